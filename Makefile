@@ -1,0 +1,31 @@
+# a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
+.PHONY: run test bench fuzz proto build lint clean
+
+## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
+run:
+	scripts/dev.sh
+
+## test: everything — gofmt, vet, staticcheck, generated code, all tests against real Postgres
+test:
+	scripts/test.sh
+
+## bench: benchmarks of the hot path, printed as tables
+bench:
+	scripts/bench.sh
+
+## fuzz: run each fuzz target for FUZZTIME (default 60s)
+FUZZTIME ?= 60s
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+## proto: regenerate api/proto/**/*.pb.go with the pinned generators
+proto:
+	scripts/proto.sh
+
+## build: static binaries into bin/
+build:
+	CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/... ./examples/...
+
+## clean: remove local data, tools and binaries
+clean:
+	rm -rf bin .tmp .data

@@ -1,0 +1,421 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"io"
+	"net"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/pgtest"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+var testDB *pgtest.DB
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &testDB)) }
+
+// stack is a running connector (the real binary's run, on a free port) with the demo agent
+// registered for a fresh tenant.
+type stack struct {
+	client pb.ConnectorClient
+	health healthpb.HealthClient
+	demo   *agent.Agent
+	tenant string
+	agent  string
+	store  *store.Store
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startStack(t *testing.T, env map[string]string) *stack {
+	t.Helper()
+	ctx := t.Context()
+	demo := agent.New(agent.Options{})
+	demoSrv := httptest.NewServer(demo.Handler())
+	t.Cleanup(demoSrv.Close)
+
+	// Register the demo agent the way the console does: fetch and validate its card for real.
+	fetcher := cardfetch.New(cardfetch.Options{
+		Client: netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
+			AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, netguard.ClientOptions{MaxRedirects: 3}),
+		AllowInsecureHTTP: true,
+	})
+	fetched, report, err := fetcher.FetchAndValidate(ctx, demoSrv.URL+agent.CardPath)
+	if err != nil || !report.Valid {
+		t.Fatalf("demo card: %v %+v", err, report.Problems)
+	}
+	st := store.New(testDB.Pool)
+	tenant, err := st.CreateTenant(ctx, "e2e "+t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := st.CreateAgent(ctx, store.NewAgent{ID: uuid.NewString(), TenantID: tenant.ID,
+		CardURL: fetched.ResolvedURL, ResolvedCardURL: fetched.ResolvedURL, Card: report.Card,
+		Profile: report.Profile, Enabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	key := make([]byte, 32)
+	rand.Read(key)
+	addr := freeAddr(t)
+	vars := map[string]string{
+		"DATABASE_URL":             testDB.URL,
+		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(key),
+		"A2AC_GRPC_ADDR":           addr,
+		"A2AC_ALLOW_INSECURE_HTTP": "true",
+		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
+		"A2AC_LOG_LEVEL":           "error",
+		"A2AC_TURN_TIMEOUT":        "10s",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() {
+		done <- run(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard)
+	}()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("connector run: %v", err)
+		}
+	})
+
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s := &stack{client: pb.NewConnectorClient(conn), health: healthpb.NewHealthClient(conn),
+		demo: demo, tenant: tenant.ID, agent: a.ID, store: st}
+	// Wait until the server answers its health check (it starts in the background).
+	for i := 0; ; i++ {
+		res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err == nil && res.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			break
+		}
+		if i > 200 {
+			t.Fatalf("connector did not become healthy: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return s
+}
+
+// turnResult is everything one HandleTurn stream said.
+type turnResult struct {
+	started *pb.TurnStarted
+	deltas  []string
+	states  []string
+	final   *pb.TurnFinal
+	order   []string
+}
+
+func (s *stack) turn(t *testing.T, sessionID, agentID, text string) turnResult {
+	t.Helper()
+	res, err := s.tryTurn(t, sessionID, agentID, text)
+	if err != nil {
+		t.Fatalf("HandleTurn(%q): %v", text, err)
+	}
+	return res
+}
+
+func (s *stack) tryTurn(t *testing.T, sessionID, agentID, text string) (turnResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	stream, err := s.client.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: sessionID,
+		TurnId: uuid.NewString(), AgentId: agentID, Text: text})
+	if err != nil {
+		return turnResult{}, err
+	}
+	var r turnResult
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return r, err
+		}
+		switch e := ev.GetEvent().(type) {
+		case *pb.TurnEvent_Started:
+			r.started = e.Started
+			r.order = append(r.order, "started")
+		case *pb.TurnEvent_TextDelta:
+			r.deltas = append(r.deltas, e.TextDelta.GetText())
+			r.order = append(r.order, "delta")
+		case *pb.TurnEvent_Status:
+			r.states = append(r.states, e.Status.GetState())
+			r.order = append(r.order, "status")
+		case *pb.TurnEvent_Final:
+			if r.final != nil {
+				t.Fatal("two final events")
+			}
+			r.final = e.Final
+			r.order = append(r.order, "final")
+		}
+	}
+	if r.final == nil {
+		t.Fatalf("stream ended without a final event: %v", r.order)
+	}
+	if r.order[len(r.order)-1] != "final" {
+		t.Fatalf("events after final: %v", r.order)
+	}
+	return r, nil
+}
+
+func wantOutcome(t *testing.T, r turnResult, want pb.Outcome) {
+	t.Helper()
+	if got := r.final.GetOutcome(); got != want {
+		t.Fatalf("outcome = %v, want %v (error %v, text %q)", got, want, r.final.GetError(), r.final.GetText())
+	}
+}
+
+func TestStreamingAnswerArrivesInPieces(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	r := s.turn(t, "s-stream", s.agent, "重复我说的话：今天天气很好，我们去公园散步吧，然后一起吃晚饭")
+	wantOutcome(t, r, pb.Outcome_OUTCOME_COMPLETED)
+	if r.order[0] != "started" || r.started.GetAgentId() != s.agent || r.started.GetHeld() {
+		t.Fatalf("first event: %v %+v", r.order, r.started)
+	}
+	if len(r.deltas) < 2 {
+		t.Fatalf("got %d text deltas, want several (streamed): %q", len(r.deltas), r.deltas)
+	}
+	if got := strings.Join(r.deltas, ""); got != r.final.GetText() {
+		t.Fatalf("deltas join to %q, final text is %q", got, r.final.GetText())
+	}
+	if !strings.Contains(r.final.GetText(), "今天天气很好") {
+		t.Fatalf("final text %q does not repeat the user", r.final.GetText())
+	}
+	// The agent saw the platform's request shape on {url}/stream.
+	var sawStream bool
+	for _, req := range s.demo.Requests() {
+		if req.Path == agent.StreamPath && req.Method == "message/stream" {
+			sawStream = true
+		}
+	}
+	if !sawStream {
+		t.Fatalf("agent never got message/stream on %s: %+v", agent.StreamPath, s.demo.Requests())
+	}
+}
+
+func TestAddFlowHoldsTheSessionAcrossTurns(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	ctx := t.Context()
+	first := s.turn(t, "s-add", s.agent, "帮我算加法")
+	wantOutcome(t, first, pb.Outcome_OUTCOME_INPUT_REQUIRED)
+	if first.final.GetHold() == nil || first.final.GetTaskId() == "" || first.final.GetText() == "" {
+		t.Fatalf("input-required final: %+v", first.final)
+	}
+	got, err := s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-add"})
+	if err != nil || !got.GetHeld() || got.GetAgentId() != s.agent || got.GetTaskId() != first.final.GetTaskId() {
+		t.Fatalf("GetSession after input-required = %+v, %v", got, err)
+	}
+
+	// The next turn names no agent: the hold routes it, continuing the same task and context.
+	second := s.turn(t, "s-add", "", "3和5")
+	wantOutcome(t, second, pb.Outcome_OUTCOME_COMPLETED)
+	if !second.started.GetHeld() || second.started.GetTaskId() != first.final.GetTaskId() {
+		t.Fatalf("second turn started = %+v, want held with task %s", second.started, first.final.GetTaskId())
+	}
+	if second.final.GetTaskId() != first.final.GetTaskId() || second.final.GetContextId() != first.final.GetContextId() {
+		t.Fatalf("task/context changed: %s/%s -> %s/%s", first.final.GetTaskId(), first.final.GetContextId(),
+			second.final.GetTaskId(), second.final.GetContextId())
+	}
+	if !strings.Contains(second.final.GetText(), "8") {
+		t.Fatalf("sum text = %q", second.final.GetText())
+	}
+	if second.final.GetHold() != nil {
+		t.Fatal("completed turn still reports a hold")
+	}
+	got, err = s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-add"})
+	if err != nil || got.GetHeld() {
+		t.Fatalf("GetSession after completion = %+v, %v", got, err)
+	}
+	// Free again: a turn without an agent has nowhere to go.
+	wantOutcome(t, s.turn(t, "s-add", "", "还有吗"), pb.Outcome_OUTCOME_NO_AGENT)
+}
+
+func TestRejectedHandsBack(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	r := s.turn(t, "s-reject", s.agent, "tell me a joke about penguins")
+	wantOutcome(t, r, pb.Outcome_OUTCOME_HANDBACK)
+	got, err := s.client.GetSession(t.Context(), &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-reject"})
+	if err != nil || got.GetHeld() {
+		t.Fatalf("GetSession after handback = %+v, %v", got, err)
+	}
+}
+
+func TestContextContinuesAcrossTasks(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	first := s.turn(t, "s-count", s.agent, "数一下我说了几句话")
+	second := s.turn(t, "s-count", s.agent, "数一下我说了几句话")
+	wantOutcome(t, second, pb.Outcome_OUTCOME_COMPLETED)
+	if first.final.GetContextId() == "" || first.final.GetContextId() != second.final.GetContextId() {
+		t.Fatalf("contexts %q then %q, want the same", first.final.GetContextId(), second.final.GetContextId())
+	}
+	if !strings.Contains(second.final.GetText(), "2") {
+		t.Fatalf("second count = %q, want it to count 2 sentences", second.final.GetText())
+	}
+	// Another session starts its own context.
+	other := s.turn(t, "s-count-2", s.agent, "数一下我说了几句话")
+	if other.final.GetContextId() == first.final.GetContextId() {
+		t.Fatal("a new session reused another session's context")
+	}
+}
+
+func TestFlashReturnsDeviceCommand(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	r := s.turn(t, "s-flash", s.agent, "进行闪光")
+	wantOutcome(t, r, pb.Outcome_OUTCOME_COMPLETED)
+	cmds, ok := r.final.GetMetadata().AsMap()["commands"].([]any)
+	if !ok || len(cmds) == 0 || cmds[0].(map[string]any)["name"] != "flash" {
+		t.Fatalf("final metadata = %v, want a flash command", r.final.GetMetadata().AsMap())
+	}
+}
+
+func TestHoldExpiresAfterTTL(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, map[string]string{"A2AC_HOLD_TTL": "300ms"})
+	wantOutcome(t, s.turn(t, "s-ttl", s.agent, "帮我算加法"), pb.Outcome_OUTCOME_INPUT_REQUIRED)
+	time.Sleep(500 * time.Millisecond) // waiting out the TTL is the behaviour under test
+	got, err := s.client.GetSession(t.Context(), &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-ttl"})
+	if err != nil || got.GetHeld() {
+		t.Fatalf("GetSession after TTL = %+v, %v", got, err)
+	}
+	wantOutcome(t, s.turn(t, "s-ttl", "", "3和5"), pb.Outcome_OUTCOME_NO_AGENT)
+}
+
+func TestReleaseSessionCancelsTheHeldTask(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	ctx := t.Context()
+	r := s.turn(t, "s-release", s.agent, "帮我算加法")
+	wantOutcome(t, r, pb.Outcome_OUTCOME_INPUT_REQUIRED)
+	rel, err := s.client.ReleaseSession(ctx, &pb.ReleaseSessionRequest{TenantId: s.tenant, SessionId: "s-release"})
+	if err != nil || !rel.GetReleased() || rel.GetAgentId() != s.agent {
+		t.Fatalf("ReleaseSession = %+v, %v", rel, err)
+	}
+	// The cancel is sent in the background; it reaches the agent promptly.
+	deadline := time.Now().Add(5 * time.Second)
+	for !s.demo.Canceled(r.final.GetTaskId()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("agent never received tasks/cancel for %s", r.final.GetTaskId())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	got, err := s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-release"})
+	if err != nil || got.GetHeld() {
+		t.Fatalf("GetSession after release = %+v, %v", got, err)
+	}
+	again, err := s.client.ReleaseSession(ctx, &pb.ReleaseSessionRequest{TenantId: s.tenant, SessionId: "s-release"})
+	if err != nil || again.GetReleased() {
+		t.Fatalf("second ReleaseSession = %+v, %v", again, err)
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	ctx := t.Context()
+	code := func(err error) codes.Code { return status.Code(err) }
+
+	_, err := s.tryTurn(t, "s-err", s.agent, "")
+	if code(err) != codes.InvalidArgument {
+		t.Errorf("empty text: %v", err)
+	}
+	_, err = s.tryTurn(t, "s-err", s.agent, strings.Repeat("a", 16<<10+1))
+	if code(err) != codes.InvalidArgument {
+		t.Errorf("text over 16 KiB: %v", err)
+	}
+	_, err = s.tryTurn(t, "s-err", uuid.NewString(), "hi")
+	if code(err) != codes.NotFound {
+		t.Errorf("unknown agent: %v", err)
+	}
+	_, err = s.tryTurn(t, "s-err", "not-a-uuid", "hi")
+	if code(err) != codes.NotFound {
+		t.Errorf("malformed agent id: %v", err)
+	}
+	// Another tenant's agent is NOT_FOUND too.
+	other, err := s.store.CreateTenant(ctx, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := s.client.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: other.ID, SessionId: "x", TurnId: "1", AgentId: s.agent, Text: "hi"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if code(err) != codes.NotFound {
+		t.Errorf("other tenant's agent: %v", err)
+	}
+	disabled := false
+	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, store.AgentPatch{Enabled: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.tryTurn(t, "s-err", s.agent, "hi")
+	if code(err) != codes.FailedPrecondition {
+		t.Errorf("disabled agent: %v", err)
+	}
+	if _, err := s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant}); code(err) != codes.InvalidArgument {
+		t.Errorf("GetSession without session: %v", err)
+	}
+}
+
+func TestListAgents(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	res, err := s.client.ListAgents(t.Context(), &pb.ListAgentsRequest{TenantId: s.tenant})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.GetAgents()) != 1 || res.GetAgents()[0].GetAgentId() != s.agent || len(res.GetAgents()[0].GetSkills()) != 5 {
+		t.Fatalf("ListAgents = %v", res)
+	}
+	var ids []string
+	for _, sk := range res.GetAgents()[0].GetSkills() {
+		ids = append(ids, sk.GetId())
+	}
+	if got := strings.Join(ids, ","); got != "ai-repeat,ai-calculate,ai-count,ai-flash,ai-coach" {
+		t.Fatalf("skills = %s", got)
+	}
+	res, err = s.client.ListAgents(t.Context(), &pb.ListAgentsRequest{TenantId: uuid.NewString()})
+	if err != nil || len(res.GetAgents()) != 0 {
+		t.Fatalf("unknown tenant: %v, %v", res, err)
+	}
+}
+

@@ -1,0 +1,154 @@
+// Command connector is the gRPC server the dialog engine calls on every user turn; it routes the
+// turn to the tenant's A2A agent and streams the agent's words back. `connector chat` plays the
+// dialog engine in a terminal, for trying an agent by hand.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/reflection"
+
+	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/config"
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/session"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "connector:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: connector [serve|chat] [flags]
+
+  serve   serve the gRPC API (default)
+  chat    play the dialog engine: read lines, send each as a turn, print the reply as it streams
+          (connector chat -h for its flags)
+
+Every setting is an environment variable (see README); each has a mirroring flag, e.g.
+A2AC_GRPC_ADDR -> -grpc-addr.`
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "chat":
+		return chat(ctx, args, getenv, stdin, stdout, stderr)
+	case "serve":
+		fs := flag.NewFlagSet("connector serve", flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+		getenv = config.WithFlags(fs, getenv)
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		cfg, err := config.Load(getenv, config.Need{Database: true, SecretKey: true})
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	default:
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+// Server-side limits: a request is at most 16 KiB of text plus 64 KiB of metadata.
+const maxRecvMsgBytes = 256 << 10
+
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+	box, err := cfg.SecretBox()
+	if err != nil {
+		return err
+	}
+	inv := invoke.New(invoke.Options{
+		Client:      netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0}),
+		Secrets:     box,
+		TurnTimeout: cfg.TurnTimeout,
+		Logger:      log,
+	})
+	router := session.New(session.Config{
+		Store: store.New(pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+	})
+
+	srv := grpc.NewServer(
+		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+	)
+	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+
+	ln, err := net.Listen("tcp", cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.GRPCAddr, err)
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	log.Info("connector listening", "addr", ln.Addr().String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+
+	// Drain: report NOT_SERVING so load balancers move away, let in-flight turns finish within
+	// the bound, then cut what is left.
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	hs.Shutdown()
+	stopped := make(chan struct{})
+	go func() { srv.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(cfg.ShutdownTimeout):
+		log.Warn("shutdown timeout: cutting remaining turns")
+		srv.Stop()
+		<-stopped
+	}
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := inv.Close(closeCtx); err != nil {
+		log.Warn("background cancels did not finish", slog.Any("error", err))
+	}
+	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+// Command console-api serves the tenant console's HTTP JSON API (agent registration, card
+// validation, key rotation) and applies database migrations (`console-api migrate`).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/config"
+	"github.com/a2a-connector/a2a-connector/internal/console"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+	"github.com/a2a-connector/a2a-connector/migrations"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "console-api:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: console-api [serve|migrate] [flags]
+
+  serve    serve the console HTTP API (default)
+  migrate  apply database migrations and exit
+
+Every setting is an environment variable (see README); each has a mirroring flag, e.g.
+A2AC_CONSOLE_ADDR -> -console-addr.`
+
+// run is main without the process: testable, with its environment passed in.
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	fs := flag.NewFlagSet("console-api "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+	getenv = config.WithFlags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch cmd {
+	case "migrate":
+		cfg, err := config.Load(getenv, config.Need{Database: true})
+		if err != nil {
+			return err
+		}
+		return migrate(ctx, cfg.DatabaseURL)
+	case "serve":
+		cfg, err := config.Load(getenv, config.Need{Database: true, SecretKey: true, AdminToken: true})
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, stderr)
+	default:
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func migrate(ctx context.Context, databaseURL string) error {
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := migrations.Apply(ctx, conn); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer pool.Close()
+	box, err := cfg.SecretBox()
+	if err != nil {
+		return err
+	}
+	cards := cardfetch.New(cardfetch.Options{
+		Client:              netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
+		AllowInsecureHTTP:   cfg.AllowInsecureHTTP,
+		SupportedExtensions: cfg.SupportedExtensions,
+	})
+	inv := invoke.New(invoke.Options{
+		Client:      netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0}),
+		Secrets:     box,
+		TurnTimeout: cfg.TurnTimeout,
+		Logger:      log,
+	})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = inv.Close(ctx)
+	}()
+	api := console.New(console.Config{
+		Store:      store.New(pool),
+		Cards:      cards,
+		Secrets:    box,
+		AdminToken: cfg.AdminToken,
+		Logger:     log,
+		Invoker:    inv,
+	})
+	srv := &http.Server{
+		Addr:              cfg.ConsoleAddr,
+		Handler:           api.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      90 * time.Second, // a test turn may take the whole turn timeout
+		IdleTimeout:       120 * time.Second,
+	}
+	ln, err := net.Listen("tcp", cfg.ConsoleAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", cfg.ConsoleAddr, err)
+	}
+	log.Info("console api listening", "addr", ln.Addr().String())
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}

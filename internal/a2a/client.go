@@ -1,0 +1,438 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// Defaults of ClientOptions.
+const (
+	DefaultMaxRetries    = 2
+	DefaultMaxEventBytes = 1 << 20
+	DefaultMaxBodyBytes  = 4 << 20
+	DefaultRetryWaitMin  = 200 * time.Millisecond
+	DefaultRetryWaitMax  = 2 * time.Second
+)
+
+// statusBodyLimit bounds what is read from a non-2xx body (to find a JSON-RPC error in it).
+const statusBodyLimit = 64 << 10
+
+// ClientOptions tune a Client. The zero value means every default.
+type ClientOptions struct {
+	// MaxRetries is the number of retries after the first attempt (default 2; negative: none).
+	MaxRetries int
+	// MaxEventBytes caps one SSE event's data (default 1 MiB).
+	MaxEventBytes int
+	// MaxBodyBytes caps a JSON (non-stream) answer (default 4 MiB).
+	MaxBodyBytes int64
+	// RetryWaitMin and RetryWaitMax bound the backoff between attempts (defaults 200ms and 2s).
+	// Without a ctx deadline, RetryWaitMax also caps the Retry-After the client is willing to
+	// wait for.
+	RetryWaitMin, RetryWaitMax time.Duration
+	// NewRequestID returns the JSON-RPC id of a new request (default: a random UUID).
+	NewRequestID func() string
+	// Now is the clock used to read Retry-After dates and deadlines (default time.Now).
+	Now func() time.Time
+}
+
+// Endpoint is where and how to call an agent.
+type Endpoint struct {
+	// URL is the JSON-RPC endpoint (the card's url, or url + "/stream"; the caller decides).
+	URL string
+	// Header is sent on every request of the call (X-API-KEY, X-A2A-Extensions, ...). It is
+	// never logged and never put in errors. Content-Type and Accept are set by the Client.
+	Header http.Header
+}
+
+// StreamOptions bound the waits of a Stream. Zero disables a limit; ctx still applies.
+type StreamOptions struct {
+	// FirstEventTimeout bounds the time from the call to the first event, including connecting,
+	// retry waits and response headers. When zero, IdleTimeout applies to the first event too.
+	FirstEventTimeout time.Duration
+	// IdleTimeout bounds the time between two events. SSE comments and skipped events do not
+	// count as events.
+	IdleTimeout time.Duration
+}
+
+// Client calls A2A agents over JSON-RPC. It is safe for concurrent use.
+type Client struct {
+	hc   *http.Client
+	opts ClientOptions
+}
+
+// NewClient returns a Client that sends requests with hc (normally the SSRF-guarded client,
+// wrapped for tracing). hc.Timeout must be zero: it would cut long streams; bound calls with ctx
+// and StreamOptions instead. The Client uses its own shallow copy of hc that never follows
+// redirects and whose retries cannot close hc's idle connections; hc itself is not modified.
+func NewClient(hc *http.Client, o ClientOptions) *Client {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	inner := *hc
+	rt := hc.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	// go-retryablehttp calls CloseIdleConnections on its client after a failed call; hiding the
+	// method keeps one agent's failure from dropping the pooled connections to every other agent.
+	inner.Transport = roundTripperOnly{rt}
+	inner.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	} else if o.MaxRetries < 0 {
+		o.MaxRetries = 0
+	}
+	if o.MaxEventBytes <= 0 {
+		o.MaxEventBytes = DefaultMaxEventBytes
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.RetryWaitMin <= 0 {
+		o.RetryWaitMin = DefaultRetryWaitMin
+	}
+	if o.RetryWaitMax <= 0 {
+		o.RetryWaitMax = DefaultRetryWaitMax
+	}
+	if o.RetryWaitMax < o.RetryWaitMin {
+		o.RetryWaitMax = o.RetryWaitMin
+	}
+	if o.NewRequestID == nil {
+		o.NewRequestID = uuid.NewString
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Client{hc: &inner, opts: o}
+}
+
+type roundTripperOnly struct{ rt http.RoundTripper }
+
+func (r roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	return r.rt.RoundTrip(req)
+}
+
+// SendMessage calls message/send and returns the result: a *Task or a *Message.
+func (c *Client) SendMessage(ctx context.Context, ep Endpoint, p MessageSendParams) (Event, error) {
+	return c.unary(ctx, ep, MethodMessageSend, p)
+}
+
+// GetTask calls tasks/get.
+func (c *Client) GetTask(ctx context.Context, ep Endpoint, p TaskQueryParams) (*Task, error) {
+	return c.taskCall(ctx, ep, MethodTasksGet, p)
+}
+
+// CancelTask calls tasks/cancel and returns the task as the agent reports it after the request.
+func (c *Client) CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*Task, error) {
+	return c.taskCall(ctx, ep, MethodTasksCancel, p)
+}
+
+// StreamMessage calls message/stream with Accept: text/event-stream. See the package doc for
+// what a Stream yields and how it ends.
+func (c *Client) StreamMessage(ctx context.Context, ep Endpoint, p MessageSendParams, so StreamOptions) (*Stream, error) {
+	return c.stream(ctx, ep, MethodMessageStream, p, so)
+}
+
+// Resubscribe calls tasks/resubscribe to reattach to a running task's event stream.
+func (c *Client) Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, so StreamOptions) (*Stream, error) {
+	return c.stream(ctx, ep, MethodTasksResubscribe, p, so)
+}
+
+func (c *Client) taskCall(ctx context.Context, ep Endpoint, method string, params any) (*Task, error) {
+	ev, err := c.unary(ctx, ep, method, params)
+	if err != nil {
+		return nil, err
+	}
+	t, ok := ev.(*Task)
+	if !ok {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolInvalidResponse, Detail: "result is a " + ev.EventKind() + ", want a task"}
+	}
+	return t, nil
+}
+
+// unary makes a non-streaming call and decodes its single JSON answer.
+func (c *Client) unary(ctx context.Context, ep Endpoint, method string, params any) (Event, error) {
+	id := c.opts.NewRequestID()
+	resp, err := c.do(ctx, ep, method, id, params, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if ct := mediaType(resp.Header); !isJSONType(ct) {
+		return nil, unexpectedType(method, ct)
+	}
+	body, err := c.readBody(ctx, method, resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	return decodeResponse(method, body, id)
+}
+
+// readBody reads a whole JSON answer, at most MaxBodyBytes.
+func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, c.opts.MaxBodyBytes+1))
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return nil, fmt.Errorf("a2a %s: read response: %w", method, cause)
+		}
+		return nil, fmt.Errorf("a2a %s: read response: %w", method, err)
+	}
+	if int64(len(body)) > c.opts.MaxBodyBytes {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolBodyTooLarge, Detail: fmt.Sprintf("response body exceeds %d bytes", c.opts.MaxBodyBytes)}
+	}
+	return body, nil
+}
+
+// do sends one JSON-RPC request with retries and returns a 2xx response (whose body the caller
+// closes), or an error. Non-2xx answers become *HTTPStatusError.
+func (c *Client) do(ctx context.Context, ep Endpoint, method, id string, params any, accept string) (*http.Response, error) {
+	rawParams, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode params: %w", method, err)
+	}
+	rawID, err := json.Marshal(id)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode id: %w", method, err)
+	}
+	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, ID: rawID, Method: method, Params: rawParams})
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode request: %w", method, err)
+	}
+
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, ep.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: build request: %w", method, err)
+	}
+	for k, vs := range ep.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+
+	pol := &retryPolicy{opts: &c.opts}
+	rc := &retryablehttp.Client{
+		HTTPClient:   c.hc,
+		Logger:       nil,
+		RetryWaitMin: c.opts.RetryWaitMin,
+		RetryWaitMax: c.opts.RetryWaitMax,
+		RetryMax:     c.opts.MaxRetries,
+		CheckRetry:   pol.checkRetry,
+		Backoff:      pol.backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	resp, err := rc.Do(req)
+	if err != nil {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		if cause := context.Cause(ctx); cause != nil {
+			// ctx ended (the caller, its deadline, or a Stream's own timer): say why, not how
+			// the transport noticed.
+			return nil, fmt.Errorf("a2a %s: %w", method, cause)
+		}
+		if pol.attempts > 1 {
+			return nil, fmt.Errorf("a2a %s: after %d attempts: %w", method, pol.attempts, err)
+		}
+		return nil, fmt.Errorf("a2a %s: %w", method, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	return nil, c.statusError(method, resp)
+}
+
+// statusError turns a non-2xx answer into *HTTPStatusError, reading a bounded part of the body.
+func (c *Client) statusError(method string, resp *http.Response) error {
+	e := &HTTPStatusError{
+		Method:     method,
+		StatusCode: resp.StatusCode,
+		RetryAfter: retryAfter(resp.Header, c.opts.Now()),
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		e.Location = resp.Header.Get("Location")
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, statusBodyLimit))
+	e.Body = clip(string(body), 512)
+	if isJSONType(mediaType(resp.Header)) && len(body) > 0 {
+		var r Response
+		if json.Unmarshal(body, &r) == nil && r.Error != nil {
+			r.Error.Method = method
+			e.RPC = r.Error
+		}
+	}
+	return e
+}
+
+// retryPolicy is per call: it remembers the wait it decided on so that Backoff returns exactly the
+// wait CheckRetry checked against the deadline.
+type retryPolicy struct {
+	opts     *ClientOptions
+	attempts int
+	wait     time.Duration
+}
+
+// checkRetry implements retryablehttp.CheckRetry. It never returns an error: a false answer makes
+// retryablehttp hand back the last response or error as it is.
+func (p *retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	p.attempts++
+	if ctx.Err() != nil {
+		return false, nil
+	}
+	var wait time.Duration
+	switch {
+	case err != nil:
+		if !retryableTransportError(err) {
+			return false, nil
+		}
+		wait = p.backoffFor(p.attempts)
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
+		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
+		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.opts.Now()); ok {
+			if _, hasDeadline := ctx.Deadline(); !hasDeadline && ra > p.opts.RetryWaitMax {
+				return false, nil
+			}
+			wait = ra
+		} else {
+			wait = p.backoffFor(p.attempts)
+		}
+	default:
+		return false, nil
+	}
+	if deadline, ok := ctx.Deadline(); ok && !p.opts.Now().Add(wait).Before(deadline) {
+		return false, nil
+	}
+	p.wait = wait
+	return true, nil
+}
+
+// backoff implements retryablehttp.Backoff.
+func (p *retryPolicy) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
+	return p.wait
+}
+
+// backoffFor is exponential from RetryWaitMin, capped at RetryWaitMax, with "equal jitter" so
+// that many connector replicas do not retry in lockstep.
+func (p *retryPolicy) backoffFor(attempt int) time.Duration {
+	d := p.opts.RetryWaitMin
+	for i := 1; i < attempt && d < p.opts.RetryWaitMax; i++ {
+		d *= 2
+	}
+	d = min(d, p.opts.RetryWaitMax)
+	half := d / 2
+	return half + rand.N(half+1)
+}
+
+// retryableTransportError reports whether err means the request never reached the agent because
+// the connection could not be made. The dialer's own refusals (the SSRF guard returns an error
+// from its Control hook), TLS failures and ctx errors are not retryable.
+func retryableTransportError(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return dnsErr.IsTimeout || dnsErr.IsTemporary
+	}
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "dial" {
+		return false
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.ETIMEDOUT) {
+		return true
+	}
+	return opErr.Timeout()
+}
+
+// retryAfter parses the Retry-After header for HTTPStatusError; 0 when absent or unreadable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	d, _ := parseRetryAfter(h.Get("Retry-After"), now)
+	return d
+}
+
+// parseRetryAfter reads delay-seconds or an HTTP date. A date in the past is a zero wait.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		if secs > int64(24*time.Hour/time.Second) {
+			secs = int64(24 * time.Hour / time.Second)
+		}
+		return time.Duration(secs) * time.Second, true
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(t.Sub(now), 0), true
+}
+
+// mediaType returns the lower-case media type of the Content-Type header, "" when absent.
+func mediaType(h http.Header) string {
+	ct := h.Get("Content-Type")
+	if ct == "" {
+		return ""
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		mt, _, _ = strings.Cut(ct, ";")
+	}
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// isJSONType accepts JSON media types, and also text/plain and no type at all: Go servers that
+// do not set Content-Type (the official A2A Go SDK among them) get text/plain from content
+// sniffing. Such a body must still parse as JSON-RPC.
+func isJSONType(mt string) bool {
+	switch {
+	case mt == "", mt == "application/json", mt == "text/json", mt == "text/plain":
+		return true
+	case strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"):
+		return true
+	}
+	return false
+}
+
+func unexpectedType(method, mt string) error {
+	return &ProtocolError{Method: method, Kind: ProtocolUnexpectedContentType, Detail: "content type " + quoteShort(mt)}
+}
+
+// clip cuts s to at most n bytes at a rune boundary and makes it valid UTF-8.
+func clip(s string, n int) string {
+	if len(s) > n {
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// trimmedEmpty reports whether b is empty or only whitespace.
+func trimmedEmpty(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }

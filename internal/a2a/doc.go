@@ -1,0 +1,85 @@
+// Package a2a is the A2A protocol's wire layer for a2a-connector: the JSON types of A2A 0.2.5
+// (decoding tolerates the A2A 0.3 additions and any unknown field) and a JSON-RPC 2.0 client over
+// HTTP, with Server-Sent Events for message/stream and tasks/resubscribe.
+//
+// It refuses to know anything about the platform: no session holds, no outcomes, no storage, no
+// choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those
+// belong to internal/invoke, which calls this package once per HTTP exchange.
+//
+// # Contract for callers
+//
+// One Client is shared by all turns; it is safe for concurrent use. Every method takes the
+// endpoint to call and the headers to put on the request (Endpoint.Header: X-API-KEY,
+// X-A2A-Extensions, ...). This package never logs, traces or puts header values in errors. The
+// *http.Client given to NewClient is expected to be the SSRF-guarded client (internal/netguard),
+// already wrapped for OpenTelemetry by the caller (otelhttp propagates traceparent); this package
+// adds no tracing of its own. The Client never follows redirects even if that client would.
+//
+// Methods and what they return:
+//
+//   - SendMessage (message/send): the result decoded as an Event (*Task or *Message).
+//   - StreamMessage (message/stream) and Resubscribe (tasks/resubscribe): a *Stream whose Next
+//     yields Events until io.EOF. A JSON body instead of an event stream is accepted: a JSON-RPC
+//     error becomes *RPCError from the call itself, a result becomes a Stream of that one event.
+//   - GetTask (tasks/get) and CancelTask (tasks/cancel): the *Task.
+//
+// Errors, all prefixed "a2a <method>: ", are one of:
+//
+//   - *HTTPStatusError: a non-2xx answer, including 3xx (Location is set, the redirect is not
+//     followed) and 404/405 (the caller's cue to fall back from `{url}/stream` to `url`). If the
+//     body held a JSON-RPC error it is available through errors.As as *RPCError too.
+//   - *RPCError: the agent answered with a JSON-RPC error object (Code, Message, Data).
+//   - *ProtocolError: the answer broke the protocol (Kind says how: bad JSON, wrong jsonrpc
+//     version, wrong id, oversized event or body, unexpected content type, unknown result kind).
+//   - ErrFirstEventTimeout / ErrIdleTimeout (errors.Is) from a Stream whose StreamOptions limits
+//     ran out.
+//   - context.Canceled / context.DeadlineExceeded (errors.Is) when ctx ended.
+//   - anything else: a transport error (dial, TLS, reset), wrapped with the number of attempts.
+//
+// # Retries
+//
+// A request is retried (at most ClientOptions.MaxRetries times, same body, so the same JSON-RPC id
+// and the same messageId) only when no response was received because the connection could not be
+// made (refused, reset or timed out while dialling, temporary DNS failure), or when the answer was
+// 429, 502, 503 or 504. A refusal by the dialer itself (the SSRF guard), TLS and certificate
+// errors, and ctx errors are never retried. The wait is Retry-After when the answer carries one
+// (seconds or HTTP date), else a jittered exponential backoff between RetryWaitMin and
+// RetryWaitMax. A wait that would end after ctx's deadline (or, without a deadline, a Retry-After
+// longer than RetryWaitMax) is not taken: the last answer is returned at once as
+// *HTTPStatusError with RetryAfter set. Nothing is retried once a 2xx response has been received,
+// so a stream that has yielded events is never replayed.
+//
+// # Streams
+//
+// A Stream owns the HTTP response. Next is called from one goroutine; Close may be called from any
+// goroutine at any time (barge-in) and is idempotent. Reaching io.EOF or an error releases the
+// connection, but callers still Close (it is cheap). Cancelling ctx ends the stream promptly: a
+// blocked Next returns an error matching ctx's error.
+//
+// StreamOptions.FirstEventTimeout bounds the time from the call until the first event (it covers
+// connecting, retry waits and response headers); IdleTimeout bounds the time between two events.
+// Only events reset the idle clock: SSE comments (": keep-alive"), pings and blank events do not,
+// so an agent that sends nothing but keep-alives still hits the idle limit. Both are implemented
+// with one time.AfterFunc timer per stream that cancels the request, not with a goroutine per read.
+//
+// # SSE framing
+//
+// The reader follows the WHATWG event-stream rules and tolerates what real agents send: a leading
+// BOM; LF, CRLF and lone CR line endings; `data:` with or without the space; multi-line data
+// joined with "\n"; `id:`, `retry:` and unknown fields (ignored); comments; a last event without the
+// blank line before EOF (dispatched, unlike the standard, because agents close streams that way).
+// Every event's data must be one JSON-RPC response. Data that is empty or only whitespace is
+// skipped. `event: error` carries a JSON-RPC error (→ *RPCError) or junk (→ *ProtocolError
+// "error_event"). Other named events (`event: ping`, ...) are skipped unless their data is a
+// JSON-RPC response, in which case they are treated like unnamed ones. An event larger than
+// ClientOptions.MaxEventBytes ends the stream with *ProtocolError "event_too_large"; memory per
+// stream stays within about twice that limit.
+//
+// # JSON-RPC ids
+//
+// Requests carry a string id (ClientOptions.NewRequestID, default a random UUID). A result whose
+// id is not that string is *ProtocolError "wrong_id". An error object whose id is null or absent
+// is accepted as the answer to our request: JSON-RPC 2.0 mandates id null when the server could
+// not read the request's id (parse error, invalid request), and the error says more than
+// "wrong_id" would. An error object carrying a different non-null id is "wrong_id".
+package a2a

@@ -1,0 +1,127 @@
+package a2a
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// JSON-RPC methods of A2A used by the connector.
+const (
+	MethodMessageSend      = "message/send"
+	MethodMessageStream    = "message/stream"
+	MethodTasksGet         = "tasks/get"
+	MethodTasksCancel      = "tasks/cancel"
+	MethodTasksResubscribe = "tasks/resubscribe"
+)
+
+// JSONRPCVersion is the only "jsonrpc" value accepted and sent.
+const JSONRPCVersion = "2.0"
+
+// Request is a JSON-RPC 2.0 request. ID and Params are raw so that the type serves both the
+// client (which marshals them) and test agents (which decode them).
+type Request struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  json.RawMessage `json:"params,omitempty"`
+}
+
+// Response is a JSON-RPC 2.0 response: exactly one of Result and Error is set.
+type Response struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *RPCError       `json:"error,omitempty"`
+}
+
+// UnmarshalJSON accepts a code written as a float with no fraction (-32001.0) or as a numeric
+// string, which some servers send, so that the agent's message is not lost to a formality. A code
+// that is no number at all decodes as 0.
+func (e *RPCError) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*e = RPCError{Message: w.Message}
+	if present(w.Data) {
+		e.Data = w.Data
+	}
+	code := bytes.Trim(w.Code, `"`)
+	if f, err := strconv.ParseFloat(string(code), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
+		e.Code = int(f)
+	}
+	return nil
+}
+
+// decodeResponse decodes one JSON-RPC response of a call with request id wantID and returns its
+// result as an Event, or the agent's *RPCError, or a *ProtocolError. See the package doc for the
+// rules on ids.
+func decodeResponse(method string, data []byte, wantID string) (Event, error) {
+	result, err := decodeEnvelope(method, data, wantID)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := DecodeEvent(result)
+	if err != nil {
+		return nil, withMethod(method, err)
+	}
+	return ev, nil
+}
+
+// decodeEnvelope checks the JSON-RPC envelope and returns the raw result.
+func decodeEnvelope(method string, data []byte, wantID string) (json.RawMessage, error) {
+	var resp Response
+	if err := json.Unmarshal(data, &resp); err != nil {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolBadJSON, Detail: "response: " + err.Error(), Err: err}
+	}
+	if resp.JSONRPC != JSONRPCVersion {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolBadVersion, Detail: fmt.Sprintf("jsonrpc is %s, want \"2.0\"", quoteShort(resp.JSONRPC))}
+	}
+	if resp.Error != nil {
+		if present(resp.ID) && !idMatches(resp.ID, wantID) {
+			return nil, wrongID(method, resp.ID, wantID)
+		}
+		resp.Error.Method = method
+		return nil, resp.Error
+	}
+	if !idMatches(resp.ID, wantID) {
+		return nil, wrongID(method, resp.ID, wantID)
+	}
+	if !present(resp.Result) {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolInvalidResponse, Detail: "response has neither result nor error"}
+	}
+	return resp.Result, nil
+}
+
+func idMatches(raw json.RawMessage, want string) bool {
+	var got string
+	return json.Unmarshal(raw, &got) == nil && got == want
+}
+
+func wrongID(method string, raw json.RawMessage, want string) error {
+	got := "absent"
+	if len(raw) > 0 {
+		got = clip(string(raw), 64)
+		if len(got) < len(raw) {
+			got += "..."
+		}
+	}
+	return &ProtocolError{Method: method, Kind: ProtocolWrongID, Detail: fmt.Sprintf("response id %s, want %s", got, strconv.Quote(want))}
+}
+
+// withMethod sets the method on a *ProtocolError from DecodeEvent.
+func withMethod(method string, err error) error {
+	if pe, ok := err.(*ProtocolError); ok {
+		c := *pe
+		c.Method = method
+		return &c
+	}
+	return fmt.Errorf("a2a %s: %w", method, err)
+}

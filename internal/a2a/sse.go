@@ -1,0 +1,174 @@
+package a2a
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// sseEvent is one dispatched Server-Sent Event.
+type sseEvent struct {
+	// Type is the "event:" field; empty means the default type "message".
+	Type string
+	// Data is the data lines joined with "\n". It is only valid until the next call to next.
+	Data []byte
+	// ID is the last event id seen so far ("id:" persists across events, per the standard).
+	ID string
+}
+
+// linePrefixAllowance lets a "data: " line carry a full MaxEventBytes value.
+const linePrefixAllowance = 16
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
+
+// sseReader splits an event stream into events following the WHATWG rules, with the deviations
+// described in the package doc (the last event is dispatched at EOF even without a blank line).
+// It holds at most one line and one event's data, each capped near max, whatever the input.
+type sseReader struct {
+	br        *bufio.Reader
+	max       int
+	lineLimit int
+
+	line      []byte
+	data      []byte
+	dataLines int
+	eventType string
+	lastID    string
+
+	started bool  // the first line (where a BOM may be) was seen
+	lastCR  bool  // the previous line ended with CR: a following LF belongs to it
+	err     error // sticky: once set, next returns it
+}
+
+func newSSEReader(r io.Reader, maxEventBytes int) *sseReader {
+	return &sseReader{
+		br:        bufio.NewReader(r),
+		max:       maxEventBytes,
+		lineLimit: maxEventBytes + linePrefixAllowance,
+	}
+}
+
+func (r *sseReader) tooLarge() error {
+	return &ProtocolError{Kind: ProtocolEventTooLarge, Detail: fmt.Sprintf("an event exceeds %d bytes", r.max)}
+}
+
+// next returns the next event that has data. It returns io.EOF after the last one, a
+// *ProtocolError of kind event_too_large for an oversized event, or the read error. Errors are
+// sticky.
+func (r *sseReader) next() (sseEvent, error) {
+	if r.err != nil {
+		return sseEvent{}, r.err
+	}
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && r.dataLines > 0 {
+				// Agents close the stream right after their last event, sometimes without the
+				// blank line; dropping it (as the standard says) would lose the final status.
+				ev := r.dispatch()
+				r.err = io.EOF
+				return ev, nil
+			}
+			r.err = err
+			return sseEvent{}, err
+		}
+		if !r.started {
+			r.started = true
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if len(line) == 0 {
+			if r.dataLines > 0 {
+				return r.dispatch(), nil
+			}
+			r.eventType = ""
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value, found := bytes.Cut(line, []byte(":"))
+		if found && len(value) > 0 && value[0] == ' ' {
+			value = value[1:]
+		}
+		switch string(name) {
+		case "data":
+			size := len(r.data) + len(value)
+			if r.dataLines > 0 {
+				size++
+			}
+			if size > r.max {
+				r.err = r.tooLarge()
+				return sseEvent{}, r.err
+			}
+			if r.dataLines > 0 {
+				r.data = append(r.data, '\n')
+			}
+			r.data = append(r.data, value...)
+			r.dataLines++
+		case "event":
+			r.eventType = string(value)
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				r.lastID = string(value)
+			}
+		default:
+			// "retry:" and unknown fields: nothing to do for a client that never reconnects.
+		}
+	}
+}
+
+// dispatch returns the pending event and clears the buffers. The returned Data aliases r.data,
+// which the next line overwrites.
+func (r *sseReader) dispatch() sseEvent {
+	ev := sseEvent{Type: r.eventType, Data: r.data, ID: r.lastID}
+	r.data = r.data[:0]
+	r.dataLines = 0
+	r.eventType = ""
+	return ev
+}
+
+// readLine returns the next line without its terminator (LF, CRLF or CR). A comment line comes
+// back as ":" alone, its content discarded unread into memory, so keep-alive padding costs
+// nothing. A last line without a terminator is returned before io.EOF. A line over lineLimit is an
+// event_too_large error.
+func (r *sseReader) readLine() ([]byte, error) {
+	r.line = r.line[:0]
+	consumed := false
+	comment := false
+	for {
+		b, err := r.br.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) && consumed {
+				return r.line, nil
+			}
+			return nil, err
+		}
+		if r.lastCR {
+			r.lastCR = false
+			if b == '\n' {
+				continue
+			}
+		}
+		switch b {
+		case '\n':
+			return r.line, nil
+		case '\r':
+			r.lastCR = true
+			return r.line, nil
+		}
+		if !consumed && b == ':' && r.started {
+			comment = true
+			r.line = append(r.line, ':')
+		}
+		consumed = true
+		if comment {
+			continue
+		}
+		if len(r.line) >= r.lineLimit {
+			return nil, r.tooLarge()
+		}
+		r.line = append(r.line, b)
+	}
+}

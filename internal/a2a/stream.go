@@ -1,0 +1,244 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Stream is the answer to message/stream or tasks/resubscribe: a sequence of Events read with
+// Next. See the package doc for its contract.
+type Stream struct {
+	method string
+	id     string
+	header http.Header
+
+	body   io.ReadCloser // nil once a JSON answer was read whole
+	sse    *sseReader    // nil for a JSON answer
+	single Event         // the one event of a JSON answer, until Next returns it
+
+	cancel context.CancelCauseFunc
+	cause  func() error // context.Cause of the request's context
+
+	timer     *time.Timer // nil when StreamOptions set no limit
+	first     time.Duration
+	idle      time.Duration
+	gotEvent  atomic.Bool
+	closed    atomic.Bool
+	cleanOnce sync.Once
+
+	events int   // owned by Next's goroutine
+	err    error // sticky, owned by Next's goroutine
+}
+
+func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params any, so StreamOptions) (*Stream, error) {
+	reqCtx, cancel := context.WithCancelCause(ctx)
+	s := &Stream{
+		method: method,
+		id:     c.opts.NewRequestID(),
+		cancel: cancel,
+		cause:  func() error { return context.Cause(reqCtx) },
+		first:  so.FirstEventTimeout,
+		idle:   so.IdleTimeout,
+	}
+	if s.first <= 0 {
+		s.first = s.idle
+	}
+	if s.first > 0 {
+		s.timer = time.AfterFunc(s.first, s.onTimer)
+	}
+
+	resp, err := c.do(reqCtx, ep, method, s.id, params, "text/event-stream")
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	s.header = resp.Header
+	switch mt := mediaType(resp.Header); {
+	case mt == "text/event-stream":
+		s.body = resp.Body
+		s.sse = newSSEReader(resp.Body, c.opts.MaxEventBytes)
+		return s, nil
+	case isJSONType(mt):
+		// A JSON body instead of a stream is one JSON-RPC answer, most often an error.
+		body, err := c.readBody(reqCtx, method, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			s.release()
+			return nil, err
+		}
+		ev, err := decodeResponse(method, body, s.id)
+		if err != nil {
+			s.release()
+			return nil, err
+		}
+		s.single = ev
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		return s, nil
+	default:
+		resp.Body.Close()
+		s.release()
+		return nil, unexpectedType(method, mt)
+	}
+}
+
+// onTimer runs on the timer's goroutine when a limit ran out: it cancels the request, which
+// makes a blocked read return at once, with a cause that Next reports.
+func (s *Stream) onTimer() {
+	if s.gotEvent.Load() {
+		s.cancel(fmt.Errorf("no event for %s: %w", s.idle, ErrIdleTimeout))
+		return
+	}
+	s.cancel(fmt.Errorf("no event within %s: %w", s.first, ErrFirstEventTimeout))
+}
+
+// Next returns the next event. It returns io.EOF (unwrapped) when the agent ended the stream
+// cleanly, and otherwise an error as described in the package doc. Errors are sticky. Next must
+// not be called from two goroutines at once.
+func (s *Stream) Next() (Event, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.closed.Load() {
+		s.err = fmt.Errorf("a2a %s: %w", s.method, errStreamClosed)
+		return nil, s.err
+	}
+	if s.sse == nil {
+		if s.single != nil {
+			ev := s.single
+			s.single = nil
+			s.events++
+			return ev, nil
+		}
+		return nil, s.fail(io.EOF)
+	}
+	for {
+		raw, err := s.sse.next()
+		if err != nil {
+			return nil, s.fail(s.readError(err))
+		}
+		ev, err := s.decode(raw)
+		if err != nil {
+			return nil, s.fail(err)
+		}
+		if ev == nil {
+			continue
+		}
+		s.events++
+		s.gotEvent.Store(true)
+		if s.timer != nil {
+			if s.idle > 0 {
+				s.timer.Reset(s.idle)
+			} else {
+				s.timer.Stop()
+			}
+		}
+		return ev, nil
+	}
+}
+
+// EventsRead returns how many events Next has returned. Callers use it to tell "failed before
+// anything was processed" (safe to fall back to another endpoint) from a stream cut short.
+func (s *Stream) EventsRead() int { return s.events }
+
+// Header returns the response headers.
+func (s *Stream) Header() http.Header { return s.header }
+
+// Close ends the stream and releases its connection and timer. It may be called at any time from
+// any goroutine, any number of times; a Next blocked in another goroutine returns an error.
+func (s *Stream) Close() error {
+	s.closed.Store(true)
+	s.release()
+	return nil
+}
+
+func (s *Stream) release() {
+	s.cleanOnce.Do(func() {
+		if s.timer != nil {
+			s.timer.Stop()
+		}
+		s.cancel(errStreamClosed)
+		if s.body != nil {
+			s.body.Close()
+		}
+	})
+}
+
+func (s *Stream) fail(err error) error {
+	s.err = err
+	s.release()
+	return err
+}
+
+// readError explains a failed read: a timer, ctx or Close ended the request (the cause says
+// which), the stream ended, or the connection broke.
+func (s *Stream) readError(err error) error {
+	if cause := s.cause(); cause != nil {
+		return fmt.Errorf("a2a %s: %w", s.method, cause)
+	}
+	if errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	var pe *ProtocolError
+	if errors.As(err, &pe) {
+		return withMethod(s.method, pe)
+	}
+	return fmt.Errorf("a2a %s: read event stream: %w", s.method, err)
+}
+
+// decode turns one SSE event into an Event; (nil, nil) means the event is to be skipped.
+func (s *Stream) decode(raw sseEvent) (Event, error) {
+	if trimmedEmpty(raw.Data) {
+		return nil, nil
+	}
+	switch raw.Type {
+	case "", "message":
+		return decodeResponse(s.method, raw.Data, s.id)
+	case "error":
+		return nil, s.errorEvent(raw.Data)
+	default:
+		// ping and other named events: skipped unless they carry a JSON-RPC answer.
+		var probe struct {
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(raw.Data, &probe) != nil || (!present(probe.Result) && !present(probe.Error)) {
+			return nil, nil
+		}
+		return decodeResponse(s.method, raw.Data, s.id)
+	}
+}
+
+// errorEvent interprets the data of an "event: error": a JSON-RPC response with an error, a bare
+// JSON-RPC error object, or junk.
+func (s *Stream) errorEvent(data []byte) error {
+	var probe struct {
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+		Code    json.RawMessage `json:"code"`
+		Message json.RawMessage `json:"message"`
+	}
+	if json.Unmarshal(data, &probe) == nil {
+		switch {
+		case present(probe.Error):
+			if _, err := decodeEnvelope(s.method, data, s.id); err != nil {
+				return err
+			}
+		case present(probe.Code) || present(probe.Message):
+			var e RPCError
+			if json.Unmarshal(data, &e) == nil {
+				e.Method = s.method
+				return &e
+			}
+		}
+	}
+	return &ProtocolError{Method: s.method, Kind: ProtocolErrorEvent, Detail: "error event data " + quoteShort(string(data))}
+}

@@ -1,0 +1,337 @@
+package cardfetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-playground/validator/v10"
+
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+)
+
+// Default limits for a fetch.
+const (
+	DefaultTimeout  = 10 * time.Second
+	DefaultMaxBytes = 1 << 20
+	// DefaultMaxRedirects is what the client given in Options should follow, and what New
+	// configures when it builds its own.
+	DefaultMaxRedirects = 3
+)
+
+// Options configure a Fetcher.
+type Options struct {
+	// Client fetches cards. It must be a netguard client (netguard.NewClient with MaxRedirects:
+	// 3); nil builds one with netguard's default policy (public addresses only).
+	Client *http.Client
+	// AllowInsecureHTTP lets the card's url, and the pasted card URL, be http://
+	// (A2AC_ALLOW_INSECURE_HTTP).
+	AllowInsecureHTTP bool
+	// SupportedExtensions are extension URIs supported besides the platform's built-ins
+	// (A2AC_SUPPORTED_EXTENSIONS).
+	SupportedExtensions []string
+	// Timeout bounds a whole Fetch, discovery included (default 10 s).
+	Timeout time.Duration
+	// MaxBytes caps the card body (default 1 MiB); Validate reports larger cards as too_long.
+	MaxBytes int64
+}
+
+// Fetcher fetches and validates agent cards. It is safe for concurrent use.
+type Fetcher struct {
+	client        *http.Client
+	allowInsecure bool
+	supported     map[string]bool
+	timeout       time.Duration
+	maxBytes      int64
+	validator     *validator.Validate
+}
+
+// New returns a Fetcher with o's settings, defaults filled in.
+func New(o Options) *Fetcher {
+	f := &Fetcher{
+		client:        o.Client,
+		allowInsecure: o.AllowInsecureHTTP,
+		supported:     map[string]bool{},
+		timeout:       o.Timeout,
+		maxBytes:      o.MaxBytes,
+		validator:     newValidator(),
+	}
+	if f.client == nil {
+		f.client = netguard.NewClient(netguard.Policy{AllowInsecureHTTP: o.AllowInsecureHTTP},
+			netguard.ClientOptions{MaxRedirects: DefaultMaxRedirects})
+	}
+	if f.timeout <= 0 {
+		f.timeout = DefaultTimeout
+	}
+	if f.maxBytes <= 0 {
+		f.maxBytes = DefaultMaxBytes
+	}
+	for _, u := range BuiltinExtensions() {
+		f.supported[u] = true
+	}
+	for _, u := range o.SupportedExtensions {
+		if u = strings.TrimSpace(u); u != "" {
+			f.supported[u] = true
+		}
+	}
+	return f
+}
+
+// Fetched is a card body as fetched.
+type Fetched struct {
+	// ResolvedURL is where the card came from: after discovery and redirects.
+	ResolvedURL string
+	Raw         []byte
+}
+
+// FetchErrorKind classifies a fetch failure; the values are stable machine words.
+type FetchErrorKind string
+
+// Fetch failure kinds.
+const (
+	KindInvalidURL     FetchErrorKind = "invalid_url"
+	KindInsecureURL    FetchErrorKind = "insecure_url"
+	KindDNS            FetchErrorKind = "dns"
+	KindRefused        FetchErrorKind = "refused"
+	KindTimeout        FetchErrorKind = "timeout"
+	KindBlockedAddress FetchErrorKind = "blocked_address"
+	KindTLS            FetchErrorKind = "tls"
+	KindHTTPStatus     FetchErrorKind = "http_status"
+	KindNotJSON        FetchErrorKind = "not_json"
+	KindTooLarge       FetchErrorKind = "too_large"
+	KindRedirects      FetchErrorKind = "redirects"
+	KindNetwork        FetchErrorKind = "network"
+	// KindCanceled: the caller's context was canceled (not the fetch's own deadline).
+	KindCanceled FetchErrorKind = "canceled"
+)
+
+// FetchError is a card that could not be fetched.
+type FetchError struct {
+	Kind FetchErrorKind
+	// URL is the URL of the failing attempt (the last one during discovery).
+	URL string
+	// StatusCode is the HTTP status for KindHTTPStatus (and the status of the response that
+	// was refused for KindNotJSON and KindTooLarge), else 0.
+	StatusCode int
+	Err        error
+	// Tried lists every URL attempted, in order (two during discovery).
+	Tried []string
+}
+
+// Error reads `fetch card "URL": why`.
+func (e *FetchError) Error() string {
+	msg := fmt.Sprintf("fetch card %q: %v", e.URL, e.Err)
+	if len(e.Tried) > 1 {
+		msg += " (tried " + strings.Join(e.Tried, ", ") + ")"
+	}
+	return msg
+}
+
+// Unwrap returns the cause.
+func (e *FetchError) Unwrap() error { return e.Err }
+
+var (
+	errNotJSON  = errors.New("response is not JSON")
+	errTooLarge = errors.New("card is too large")
+)
+
+// Fetch GETs the card at cardURL. A bare origin (no path or "/", no query) is discovered: first
+// /.well-known/agent-card.json, then /.well-known/agent.json (see the package doc for when the
+// second is tried). Otherwise exactly cardURL is fetched. Failures are *FetchError.
+func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (Fetched, error) {
+	u, ferr := f.parseCardURL(cardURL)
+	if ferr != nil {
+		return Fetched{}, ferr
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+
+	candidates := []string{u.String()}
+	if (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
+		base := *u
+		base.Path, base.RawPath = "", ""
+		candidates = []string{
+			base.String() + "/.well-known/agent-card.json",
+			base.String() + "/.well-known/agent.json",
+		}
+	}
+	var tried []string
+	for i, c := range candidates {
+		tried = append(tried, c)
+		got, err := f.get(ctx, c)
+		if err == nil {
+			return got, nil
+		}
+		var fe *FetchError
+		if !errors.As(err, &fe) {
+			fe = &FetchError{Kind: KindNetwork, URL: c, Err: err}
+		}
+		last := i == len(candidates)-1
+		moveOn := fe.Kind == KindNotJSON ||
+			(fe.Kind == KindHTTPStatus && (fe.StatusCode == http.StatusNotFound || fe.StatusCode == http.StatusGone))
+		if last || !moveOn {
+			fe.Tried = tried
+			return Fetched{}, fe
+		}
+	}
+	// Unreachable: the loop returns on its last candidate.
+	return Fetched{}, &FetchError{Kind: KindInvalidURL, URL: cardURL, Err: errors.New("no URL to fetch"), Tried: tried}
+}
+
+func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
+	s := strings.TrimSpace(cardURL)
+	u, err := url.Parse(s)
+	if err != nil {
+		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: err}
+	}
+	if !u.IsAbs() || u.Host == "" {
+		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: errors.New("not an absolute URL; paste the full https:// address of the agent card")}
+	}
+	u.Fragment, u.RawFragment = "", ""
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !f.allowInsecure {
+			return nil, &FetchError{Kind: KindInsecureURL, URL: s, Err: fmt.Errorf("plain http is not allowed, use https: %w", netguard.ErrInsecureURL)}
+		}
+	default:
+		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: fmt.Errorf("scheme %q is not supported, use https", u.Scheme)}
+	}
+	return u, nil
+}
+
+// get fetches one URL.
+func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return Fetched{}, &FetchError{Kind: KindInvalidURL, URL: target, Err: err}
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "a2a-connector-cardfetch")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		kind := classify(ctx, err)
+		// *url.Error repeats method and URL, which FetchError.Error already names.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if kind == KindTimeout {
+			err = fmt.Errorf("no answer within %s: %w", f.timeout, err)
+		}
+		return Fetched{}, &FetchError{Kind: kind, URL: target, Err: err}
+	}
+	defer resp.Body.Close()
+	resolved := target
+	if resp.Request != nil && resp.Request.URL != nil {
+		resolved = resp.Request.URL.String()
+	}
+	fail := func(kind FetchErrorKind, err error) (Fetched, error) {
+		return Fetched{}, &FetchError{Kind: kind, URL: resolved, StatusCode: resp.StatusCode, Err: err}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return fail(KindHTTPStatus, fmt.Errorf("HTTP status %s", resp.Status))
+	}
+	ct := resp.Header.Get("Content-Type")
+	mt, _, perr := mime.ParseMediaType(ct)
+	if ct != "" && perr != nil {
+		return fail(KindNotJSON, fmt.Errorf("%w: unreadable Content-Type %q", errNotJSON, ct))
+	}
+	jsonType := mt == "application/json" || strings.HasSuffix(mt, "+json")
+	lenient := mt == "" || mt == "text/plain"
+	if !jsonType && !lenient {
+		return fail(KindNotJSON, fmt.Errorf("%w: Content-Type is %q; serve the card as application/json", errNotJSON, mt))
+	}
+	if resp.ContentLength > f.maxBytes {
+		return fail(KindTooLarge, fmt.Errorf("%w: %d bytes, at most %d accepted", errTooLarge, resp.ContentLength, f.maxBytes))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
+	if err == nil && ctx.Err() != nil {
+		// The read can race the deadline and see a clean end of a body the server cut short
+		// because we went away; a body that ends at our deadline is not a whole card.
+		err = ctx.Err()
+	}
+	if err != nil {
+		kind := classify(ctx, err)
+		if kind == KindTimeout {
+			return fail(kind, fmt.Errorf("body not complete within %s: %w", f.timeout, err))
+		}
+		return fail(kind, fmt.Errorf("read body: %w", err))
+	}
+	if int64(len(body)) > f.maxBytes {
+		return fail(KindTooLarge, fmt.Errorf("%w: more than %d bytes", errTooLarge, f.maxBytes))
+	}
+	if lenient && !looksLikeJSONObject(body) {
+		return fail(KindNotJSON, fmt.Errorf("%w: Content-Type is %q and the body is not a JSON object; serve the card as application/json", errNotJSON, ct))
+	}
+	return Fetched{ResolvedURL: resolved, Raw: body}, nil
+}
+
+// looksLikeJSONObject reports whether body parses as one JSON object.
+func looksLikeJSONObject(body []byte) bool {
+	tree, err := parseJSON(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		return false
+	}
+	_, ok := tree.(map[string]any)
+	return ok
+}
+
+// classify maps a transport error to a kind. ctx is the fetch's own context, to tell its
+// deadline from the caller's cancellation.
+func classify(ctx context.Context, err error) FetchErrorKind {
+	var (
+		dnsErr     *net.DNSError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		certErr    x509.CertificateInvalidError
+		verifyErr  *tls.CertificateVerificationError
+		recordErr  tls.RecordHeaderError
+		alertErr   tls.AlertError
+		netErr     net.Error
+		blockedErr *netguard.BlockedAddressError
+	)
+	switch {
+	case errors.As(err, &blockedErr) || errors.Is(err, netguard.ErrBlockedAddress):
+		return KindBlockedAddress
+	case errors.Is(err, netguard.ErrInsecureURL):
+		return KindInsecureURL
+	case errors.Is(err, netguard.ErrTooManyRedirects):
+		return KindRedirects
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return KindTimeout
+	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+		return KindCanceled
+	case errors.As(err, &dnsErr):
+		return KindDNS
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return KindRefused
+	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &certErr),
+		errors.As(err, &verifyErr), errors.As(err, &recordErr), errors.As(err, &alertErr):
+		return KindTLS
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return KindTimeout
+	}
+	return KindNetwork
+}
+
+// FetchAndValidate fetches the card and validates it. A fetch failure is a *FetchError and the
+// Report is empty; otherwise the error is nil whatever the report says.
+func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched, Report, error) {
+	got, err := f.Fetch(ctx, cardURL)
+	if err != nil {
+		return Fetched{}, Report{}, err
+	}
+	return got, f.Validate(got.Raw), nil
+}

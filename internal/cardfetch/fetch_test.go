@@ -1,0 +1,461 @@
+package cardfetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+)
+
+// serveJSON answers with body under the given Content-Type.
+func serveJSON(contentType string, body []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", contentType)
+		w.Write(body)
+	}
+}
+
+func namedCard(name string) []byte {
+	return card(func(c map[string]any) { c["name"] = name })
+}
+
+func wantKind(t *testing.T, err error, kind FetchErrorKind) *FetchError {
+	t.Helper()
+	var fe *FetchError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error = %v, want a *FetchError of kind %s", err, kind)
+	}
+	if fe.Kind != kind {
+		t.Fatalf("kind = %s, want %s (%v)", fe.Kind, kind, err)
+	}
+	t.Logf("%s: %v", kind, err)
+	if !strings.HasPrefix(fe.Error(), `fetch card "`) {
+		t.Errorf("Error() = %q, want it to start with fetch card \"", fe.Error())
+	}
+	return fe
+}
+
+func TestFetchDiscovery(t *testing.T) {
+	t.Parallel()
+	htmlPage := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<html><body>app</body></html>")
+	}
+	tests := []struct {
+		name     string
+		routes   map[string]http.HandlerFunc // path -> handler; others 404
+		path     string                      // what is pasted after the origin
+		wantPath string                      // where the card must come from
+		wantName string
+		wantKind FetchErrorKind // set when the fetch must fail
+		wantHits map[string]int32
+	}{
+		{
+			name: "agent_card_json_wins",
+			routes: map[string]http.HandlerFunc{
+				"/.well-known/agent-card.json": serveJSON("application/json", namedCard("new")),
+				"/.well-known/agent.json":      serveJSON("application/json", namedCard("old")),
+			},
+			wantPath: "/.well-known/agent-card.json", wantName: "new",
+			wantHits: map[string]int32{"/.well-known/agent-card.json": 1, "/.well-known/agent.json": 0},
+		},
+		{
+			name:     "falls_back_to_agent_json_on_404",
+			routes:   map[string]http.HandlerFunc{"/.well-known/agent.json": serveJSON("application/json", namedCard("old"))},
+			path:     "/",
+			wantPath: "/.well-known/agent.json", wantName: "old",
+		},
+		{
+			name: "falls_back_when_the_first_is_an_html_page",
+			routes: map[string]http.HandlerFunc{
+				"/.well-known/agent-card.json": htmlPage,
+				"/.well-known/agent.json":      serveJSON("application/json", namedCard("old")),
+			},
+			wantPath: "/.well-known/agent.json", wantName: "old",
+		},
+		{
+			name: "falls_back_on_410",
+			routes: map[string]http.HandlerFunc{
+				"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusGone) },
+				"/.well-known/agent.json":      serveJSON("application/json", namedCard("old")),
+			},
+			wantPath: "/.well-known/agent.json", wantName: "old",
+		},
+		{
+			name: "server_error_on_the_first_does_not_fall_back",
+			routes: map[string]http.HandlerFunc{
+				"/.well-known/agent-card.json": func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) },
+				"/.well-known/agent.json":      serveJSON("application/json", namedCard("old")),
+			},
+			wantKind: KindHTTPStatus,
+			wantHits: map[string]int32{"/.well-known/agent.json": 0},
+		},
+		{
+			name:     "neither_found_is_http_status",
+			routes:   map[string]http.HandlerFunc{},
+			wantKind: KindHTTPStatus,
+		},
+		{
+			name: "a_path_is_fetched_exactly",
+			routes: map[string]http.HandlerFunc{
+				"/cards/mine.json":             serveJSON("application/json", namedCard("mine")),
+				"/.well-known/agent-card.json": serveJSON("application/json", namedCard("new")),
+			},
+			path: "/cards/mine.json", wantPath: "/cards/mine.json", wantName: "mine",
+		},
+		{
+			name: "a_query_on_the_origin_is_fetched_exactly",
+			routes: map[string]http.HandlerFunc{
+				"/": func(w http.ResponseWriter, r *http.Request) {
+					if r.URL.Query().Get("card") != "1" || r.URL.Path != "/" {
+						http.NotFound(w, r)
+						return
+					}
+					serveJSON("application/json", namedCard("query"))(w, r)
+				},
+			},
+			path: "/?card=1", wantPath: "/?card=1", wantName: "query",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			hits := map[string]*atomic.Int32{}
+			mux := http.NewServeMux()
+			for p, h := range tt.routes {
+				n := &atomic.Int32{}
+				hits[p] = n
+				pattern := p
+				if p == "/" {
+					pattern = "/{$}"
+				}
+				mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+					n.Add(1)
+					h(w, r)
+				})
+			}
+			srv, client := tlsServer(t, mux)
+			f := New(Options{Client: client})
+			got, rep, err := f.FetchAndValidate(t.Context(), srv.URL+tt.path)
+			if tt.wantKind != "" {
+				wantKind(t, err, tt.wantKind)
+			} else {
+				if err != nil {
+					t.Fatalf("FetchAndValidate: %v", err)
+				}
+				if got.ResolvedURL != srv.URL+tt.wantPath {
+					t.Errorf("ResolvedURL = %q, want %q", got.ResolvedURL, srv.URL+tt.wantPath)
+				}
+				if rep.Profile.Name != tt.wantName || !rep.Valid {
+					t.Errorf("name = %q valid = %v, want %q and valid; problems %+v", rep.Profile.Name, rep.Valid, tt.wantName, rep.Problems)
+				}
+			}
+			for p, want := range tt.wantHits {
+				if got := hits[p].Load(); got != want {
+					t.Errorf("%s was requested %d times, want %d", p, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestFetchErrors(t *testing.T) {
+	t.Parallel()
+	bigCard := card(func(c map[string]any) { c["padding"] = strings.Repeat("p", 1<<20) })
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		path    string
+		opts    Options // Client is filled in
+		want    FetchErrorKind
+		status  int
+	}{
+		{
+			name:    "404_is_http_status",
+			handler: http.NotFound,
+			path:    "/card.json",
+			want:    KindHTTPStatus,
+			status:  http.StatusNotFound,
+		},
+		{
+			name:    "html_is_not_json",
+			handler: serveJSON("text/html", []byte("<html><body>Not a card</body></html>")),
+			path:    "/card.json",
+			want:    KindNotJSON,
+		},
+		{
+			name:    "xml_is_not_json",
+			handler: serveJSON("application/xml", []byte("<card/>")),
+			path:    "/card.json",
+			want:    KindNotJSON,
+		},
+		{
+			name:    "text_plain_that_is_not_json_is_not_json",
+			handler: serveJSON("text/plain", []byte("hello")),
+			path:    "/card.json",
+			want:    KindNotJSON,
+		},
+		{
+			name: "body_over_1_MiB_with_length_is_too_large",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Content-Length", fmt.Sprint(len(bigCard)))
+				w.Write(bigCard)
+			},
+			path: "/card.json",
+			want: KindTooLarge,
+		},
+		{
+			name: "chunked_body_over_1_MiB_is_too_large",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				for i := 0; i < len(bigCard); i += 64 << 10 {
+					w.Write(bigCard[i:min(i+64<<10, len(bigCard))])
+					w.(http.Flusher).Flush()
+				}
+			},
+			path: "/card.json",
+			want: KindTooLarge,
+		},
+		{
+			name:    "body_over_a_smaller_limit_is_too_large",
+			handler: serveJSON("application/json", card(nil)),
+			path:    "/card.json",
+			opts:    Options{MaxBytes: 100},
+			want:    KindTooLarge,
+		},
+		{
+			name: "slow_server_is_timeout",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+			},
+			path: "/card.json",
+			opts: Options{Timeout: 200 * time.Millisecond},
+			want: KindTimeout,
+		},
+		{
+			name: "slow_body_is_timeout",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(`{"name": `))
+				w.(http.Flusher).Flush()
+				select {
+				case <-r.Context().Done():
+				case <-time.After(10 * time.Second):
+				}
+			},
+			path: "/card.json",
+			opts: Options{Timeout: 200 * time.Millisecond},
+			want: KindTimeout,
+		},
+		{
+			name:    "http_url_is_insecure_when_not_allowed",
+			handler: serveJSON("application/json", card(nil)),
+			path:    "http",
+			want:    KindInsecureURL,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv, client := tlsServer(t, tt.handler)
+			tt.opts.Client = client
+			target := srv.URL + tt.path
+			if tt.path == "http" {
+				target = strings.Replace(srv.URL, "https://", "http://", 1) + "/card.json"
+			}
+			_, err := New(tt.opts).Fetch(t.Context(), target)
+			fe := wantKind(t, err, tt.want)
+			if tt.status != 0 && fe.StatusCode != tt.status {
+				t.Errorf("StatusCode = %d, want %d", fe.StatusCode, tt.status)
+			}
+		})
+	}
+}
+
+func TestFetchAcceptsJSONContentTypes(t *testing.T) {
+	t.Parallel()
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "application/agent-card+json", "text/plain; charset=utf-8", ""} {
+		t.Run(ct, func(t *testing.T) {
+			t.Parallel()
+			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header()["Content-Type"] = []string{ct}
+				w.Write(card(nil))
+			}))
+			got, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/card.json")
+			if err != nil {
+				t.Fatalf("Fetch: %v", err)
+			}
+			if diff := cmp.Diff(string(card(nil)), string(got.Raw)); diff != "" {
+				t.Errorf("Raw (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestFetchJSONSyntaxErrorReachesValidate: a body served as JSON that does not parse is the
+// card's problem, reported with the parser's reason, not a fetch failure.
+func TestFetchJSONSyntaxErrorReachesValidate(t *testing.T) {
+	t.Parallel()
+	srv, client := tlsServer(t, serveJSON("application/json", []byte(`{"name": "x",}`)))
+	_, rep, err := New(Options{Client: client}).FetchAndValidate(t.Context(), srv.URL+"/card.json")
+	if err != nil {
+		t.Fatalf("FetchAndValidate: %v", err)
+	}
+	if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Code != CodeInvalidJSON {
+		t.Errorf("problems = %+v, want one invalid_json", rep.Problems)
+	}
+}
+
+func TestFetchRedirects(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		hops int
+		want FetchErrorKind // "" = success
+	}{
+		{name: "three_redirects_are_followed", hops: 3},
+		{name: "four_redirects_are_too_many", hops: 4, want: KindRedirects},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			mux := http.NewServeMux()
+			mux.HandleFunc("/hop/{n}", func(w http.ResponseWriter, r *http.Request) {
+				var n int
+				fmt.Sscan(r.PathValue("n"), &n)
+				if n < tt.hops {
+					http.Redirect(w, r, fmt.Sprintf("/hop/%d", n+1), http.StatusFound)
+					return
+				}
+				serveJSON("application/json", card(nil))(w, r)
+			})
+			srv, client := tlsServer(t, mux)
+			got, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/hop/0")
+			if tt.want != "" {
+				wantKind(t, err, tt.want)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Fetch: %v", err)
+			}
+			if want := fmt.Sprintf("%s/hop/%d", srv.URL, tt.hops); got.ResolvedURL != want {
+				t.Errorf("ResolvedURL = %q, want %q", got.ResolvedURL, want)
+			}
+		})
+	}
+}
+
+// TestFetchRedirectToHTTPIsInsecure: a card moved to plain http is refused on the hop.
+func TestFetchRedirectToHTTPIsInsecure(t *testing.T) {
+	t.Parallel()
+	plain := httptest.NewServer(serveJSON("application/json", card(nil)))
+	t.Cleanup(plain.Close)
+	srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, plain.URL+"/card.json", http.StatusFound)
+	}))
+	_, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/card.json")
+	wantKind(t, err, KindInsecureURL)
+}
+
+func TestFetchBlockedAddress(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	t.Cleanup(srv.Close)
+	// No AllowedCIDRs: loopback is refused, as in production.
+	client := guardedClient(t, srv, netguard.Policy{})
+	_, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/card.json")
+	wantKind(t, err, KindBlockedAddress)
+	if !errors.Is(err, netguard.ErrBlockedAddress) {
+		t.Errorf("error %v does not match netguard.ErrBlockedAddress", err)
+	}
+}
+
+func TestFetchBlockedAddressByName(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	t.Cleanup(srv.Close)
+	client := guardedClient(t, srv, netguard.Policy{})
+	// localhost resolves to loopback: the dialed address is refused, not the name.
+	target := strings.Replace(srv.URL, "127.0.0.1", "localhost", 1) + "/card.json"
+	_, err := New(Options{Client: client}).Fetch(t.Context(), target)
+	wantKind(t, err, KindBlockedAddress)
+}
+
+func TestFetchConnectionRefused(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, client := tlsServer(t, http.NotFoundHandler())
+	_, err = New(Options{Client: client}).Fetch(t.Context(), "https://"+addr+"/card.json")
+	wantKind(t, err, KindRefused)
+}
+
+func TestFetchUntrustedCertificateIsTLS(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	t.Cleanup(srv.Close)
+	// A client trusting no test CA: the system roots do not know httptest's certificate.
+	client := guardedClient(t, nil, netguard.Policy{AllowedCIDRs: loopback})
+	_, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/card.json")
+	wantKind(t, err, KindTLS)
+}
+
+func TestFetchUnknownHostIsDNS(t *testing.T) {
+	t.Parallel()
+	_, client := tlsServer(t, http.NotFoundHandler())
+	_, err := New(Options{Client: client}).Fetch(t.Context(), "https://card.invalid/agent.json")
+	wantKind(t, err, KindDNS)
+}
+
+func TestFetchInvalidURL(t *testing.T) {
+	t.Parallel()
+	_, client := tlsServer(t, http.NotFoundHandler())
+	f := New(Options{Client: client})
+	for _, u := range []string{"", "agent.example.com", "/.well-known/agent.json", "ftp://agent.example.com/card.json", "https://", "https://exa mple.com/"} {
+		_, err := f.Fetch(t.Context(), u)
+		var fe *FetchError
+		if !errors.As(err, &fe) || fe.Kind != KindInvalidURL {
+			t.Errorf("Fetch(%q) error = %v, want kind invalid_url", u, err)
+		}
+	}
+}
+
+func TestFetchCanceledByCaller(t *testing.T) {
+	t.Parallel()
+	srv, client := tlsServer(t, serveJSON("application/json", card(nil)))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := New(Options{Client: client}).Fetch(ctx, srv.URL+"/card.json")
+	wantKind(t, err, KindCanceled)
+}
+
+func TestFetchErrorNamesBothDiscoveryURLs(t *testing.T) {
+	t.Parallel()
+	srv, client := tlsServer(t, http.NotFoundHandler())
+	_, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL)
+	fe := wantKind(t, err, KindHTTPStatus)
+	want := []string{srv.URL + "/.well-known/agent-card.json", srv.URL + "/.well-known/agent.json"}
+	if diff := cmp.Diff(want, fe.Tried); diff != "" {
+		t.Errorf("Tried (-want +got):\n%s", diff)
+	}
+	if fe.URL != want[1] || !strings.Contains(fe.Error(), "404") {
+		t.Errorf("URL = %q, Error() = %q", fe.URL, fe.Error())
+	}
+}

@@ -1,0 +1,181 @@
+// Package config reads the environment of both binaries into one validated struct.
+//
+// It is called once, from each binary's run function; nothing else reads the environment. Every
+// missing or malformed setting is reported in one line naming the variable, all at once.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+)
+
+// Config is every setting of a2a-connector. See README "Configuration".
+type Config struct {
+	DatabaseURL         string
+	SecretKey           []byte   // A2AC_SECRET_KEY: current key, 32 bytes
+	PreviousSecretKeys  [][]byte // A2AC_SECRET_KEY_PREVIOUS: comma-separated, for rotation
+	AdminToken          string
+	ConsoleAddr         string
+	GRPCAddr            string
+	AllowInsecureHTTP   bool
+	AllowedCIDRs        []netip.Prefix
+	SupportedExtensions []string
+	HoldTTL             time.Duration
+	TurnTimeout         time.Duration
+	ShutdownTimeout     time.Duration
+	LogLevel            string
+	MetricsAddr         string
+}
+
+// Need says which settings a command requires; the rest get defaults.
+type Need struct {
+	Database   bool
+	SecretKey  bool
+	AdminToken bool
+}
+
+// Load reads the settings from getenv (os.Getenv in production, a map in tests).
+func Load(getenv func(string) string, need Need) (Config, error) {
+	c := Config{
+		DatabaseURL: getenv("DATABASE_URL"),
+		AdminToken:  getenv("A2AC_ADMIN_TOKEN"),
+		ConsoleAddr: orDefault(getenv("A2AC_CONSOLE_ADDR"), ":8080"),
+		GRPCAddr:    orDefault(getenv("A2AC_GRPC_ADDR"), ":9090"),
+		LogLevel:    orDefault(getenv("A2AC_LOG_LEVEL"), "info"),
+		MetricsAddr: getenv("A2AC_METRICS_ADDR"),
+	}
+	var errs []error
+	bad := func(name, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, args...)))
+	}
+
+	if need.Database && c.DatabaseURL == "" {
+		bad("DATABASE_URL", "required (a postgres:// URL)")
+	}
+	if v := getenv("A2AC_SECRET_KEY"); v != "" {
+		k, err := secret.ParseKey(v)
+		if err != nil {
+			bad("A2AC_SECRET_KEY", "%v (want 32 random bytes, base64: `openssl rand -base64 32`)", err)
+		}
+		c.SecretKey = k
+	} else if need.SecretKey {
+		bad("A2AC_SECRET_KEY", "required (32 random bytes, base64: `openssl rand -base64 32`)")
+	}
+	for _, v := range splitList(getenv("A2AC_SECRET_KEY_PREVIOUS")) {
+		k, err := secret.ParseKey(v)
+		if err != nil {
+			bad("A2AC_SECRET_KEY_PREVIOUS", "%v", err)
+			continue
+		}
+		c.PreviousSecretKeys = append(c.PreviousSecretKeys, k)
+	}
+	if need.AdminToken {
+		switch {
+		case c.AdminToken == "":
+			bad("A2AC_ADMIN_TOKEN", "required (a random string of at least 16 characters)")
+		case len(c.AdminToken) < 16:
+			bad("A2AC_ADMIN_TOKEN", "too short: %d characters, want at least 16", len(c.AdminToken))
+		}
+	}
+	if v := getenv("A2AC_ALLOW_INSECURE_HTTP"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			bad("A2AC_ALLOW_INSECURE_HTTP", "%q is not a boolean", v)
+		}
+		c.AllowInsecureHTTP = b
+	}
+	if v := getenv("A2AC_ALLOWED_CIDRS"); v != "" {
+		p, err := netguard.ParseCIDRs(v)
+		if err != nil {
+			bad("A2AC_ALLOWED_CIDRS", "%v", err)
+		}
+		c.AllowedCIDRs = p
+	}
+	c.SupportedExtensions = splitList(getenv("A2AC_SUPPORTED_EXTENSIONS"))
+	c.HoldTTL = duration(getenv, "A2AC_HOLD_TTL", 10*time.Minute, bad)
+	c.TurnTimeout = duration(getenv, "A2AC_TURN_TIMEOUT", 30*time.Second, bad)
+	c.ShutdownTimeout = duration(getenv, "A2AC_SHUTDOWN_TIMEOUT", 25*time.Second, bad)
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("A2AC_LOG_LEVEL", "%q: want debug, info, warn or error", c.LogLevel)
+	}
+	return c, errors.Join(errs...)
+}
+
+// Policy is the outbound-call policy for netguard clients.
+func (c Config) Policy() netguard.Policy {
+	return netguard.Policy{AllowedCIDRs: c.AllowedCIDRs, AllowInsecureHTTP: c.AllowInsecureHTTP}
+}
+
+// SecretBox builds the API-key sealer from the current and previous keys.
+func (c Config) SecretBox() (*secret.Box, error) {
+	return secret.New(c.SecretKey, c.PreviousSecretKeys...)
+}
+
+func duration(getenv func(string) string, name string, def time.Duration, bad func(string, string, ...any)) time.Duration {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		bad(name, "%q is not a positive duration (e.g. 30s, 10m)", v)
+		return def
+	}
+	return d
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// Names lists every environment variable Load reads, in the order of the README table.
+var names = []string{
+	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
+	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
+	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
+	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR",
+}
+
+// FlagName is the command-line flag that mirrors an environment variable:
+// A2AC_HOLD_TTL -> -hold-ttl, DATABASE_URL -> -database-url.
+func FlagName(env string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(env, "A2AC_")), "_", "-")
+}
+
+// WithFlags registers one flag per setting on fs and returns a getenv in which a flag given on
+// the command line wins over the environment. Call fs.Parse before using the result.
+func WithFlags(fs *flag.FlagSet, getenv func(string) string) func(string) string {
+	set := make(map[string]*string, len(names))
+	for _, n := range names {
+		set[n] = fs.String(FlagName(n), "", "overrides $"+n)
+	}
+	return func(name string) string {
+		if v, ok := set[name]; ok && *v != "" {
+			return *v
+		}
+		return getenv(name)
+	}
+}

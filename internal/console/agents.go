@@ -1,0 +1,323 @@
+package console
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// maxAPIKeyBytes bounds a tenant's API key; real keys are far shorter.
+const maxAPIKeyBytes = 4096
+
+// agentJSON is the agent resource. It has no field that could carry the API key.
+type agentJSON struct {
+	ID              string              `json:"id"`
+	CardURL         string              `json:"cardUrl"`
+	Name            string              `json:"name"`
+	Description     string              `json:"description"`
+	Version         string              `json:"version"`
+	ProtocolVersion string              `json:"protocolVersion"`
+	EndpointURL     string              `json:"endpointUrl"`
+	Streaming       bool                `json:"streaming"`
+	Skills          []skillJSON         `json:"skills"`
+	Extensions      []string            `json:"extensions"`
+	APIKeyRequired  bool                `json:"apiKeyRequired"`
+	APIKeySet       bool                `json:"apiKeySet"`
+	Enabled         bool                `json:"enabled"`
+	Revision        int                 `json:"revision"`
+	Warnings        []connector.Problem `json:"warnings"`
+	CreatedAt       time.Time           `json:"createdAt"`
+	UpdatedAt       time.Time           `json:"updatedAt"`
+}
+
+type skillJSON struct {
+	ID          string          `json:"id"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Tags        []string        `json:"tags"`
+	Examples    []string        `json:"examples"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+func toAgentJSON(a connector.Agent) agentJSON {
+	skills := make([]skillJSON, 0, len(a.Skills))
+	for _, sk := range a.Skills {
+		skills = append(skills, skillJSON{ID: sk.ID, Name: sk.Name, Description: sk.Description,
+			Tags: nonNil(sk.Tags), Examples: nonNil(sk.Examples), InputSchema: sk.InputSchema})
+	}
+	warnings := a.Warnings
+	if warnings == nil {
+		warnings = []connector.Problem{}
+	}
+	return agentJSON{
+		ID: a.ID, CardURL: a.CardURL, Name: a.Name, Description: a.Description, Version: a.Version,
+		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, Streaming: a.Streaming,
+		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
+		APIKeySet: a.APIKeySet, Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+type cardURLRequest struct {
+	CardURL string `json:"cardUrl"`
+}
+
+func (in *cardURLRequest) check() error {
+	in.CardURL = strings.TrimSpace(in.CardURL)
+	if in.CardURL == "" {
+		return badRequest("cardUrl is required.")
+	}
+	if len(in.CardURL) > 2048 {
+		return badRequest("cardUrl is longer than 2048 characters.")
+	}
+	return nil
+}
+
+type validateResponse struct {
+	Valid           bool                `json:"valid"`
+	ResolvedCardURL string              `json:"resolvedCardUrl"`
+	Card            json.RawMessage     `json:"card"`
+	Problems        []connector.Problem `json:"problems"`
+}
+
+func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
+	var in cardURLRequest
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	fetched, report, err := s.cards.FetchAndValidate(r.Context(), in.CardURL)
+	if err != nil {
+		return err
+	}
+	problems := report.Problems
+	if problems == nil {
+		problems = []connector.Problem{}
+	}
+	return writeJSON(w, http.StatusOK, validateResponse{Valid: report.Valid,
+		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Problems: problems})
+}
+
+func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		cardURLRequest
+		APIKey *string `json:"apiKey"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if err := in.check(); err != nil {
+		return err
+	}
+	if in.APIKey != nil && len(*in.APIKey) > maxAPIKeyBytes {
+		return badRequest("apiKey is longer than %d bytes.", maxAPIKeyBytes)
+	}
+	fetched, report, err := s.cards.FetchAndValidate(r.Context(), in.CardURL)
+	if err != nil {
+		return err
+	}
+	if !report.Valid {
+		return cardInvalid(report.Problems)
+	}
+	t := tenantFrom(r.Context())
+	id := uuid.NewString()
+	na := store.NewAgent{
+		ID: id, TenantID: t.ID, CardURL: in.CardURL, ResolvedCardURL: fetched.ResolvedURL,
+		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
+	}
+	if in.APIKey != nil && *in.APIKey != "" {
+		sealed, err := s.seal(id, *in.APIKey)
+		if err != nil {
+			return err
+		}
+		na.APIKey = sealed
+	}
+	a, err := s.store.CreateAgent(r.Context(), na)
+	if err != nil {
+		return fmt.Errorf("create agent: %w", err)
+	}
+	w.Header().Set("Location", "/v1/agents/"+a.ID)
+	return writeJSON(w, http.StatusCreated, toAgentJSON(a))
+}
+
+func (s *Server) seal(agentID, key string) (*store.Secret, error) {
+	sealed, err := s.secrets.Seal(agentID, []byte(key))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
+	}
+	return &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}, nil
+}
+
+func warningsOf(problems []connector.Problem) []connector.Problem {
+	out := []connector.Problem{}
+	for _, p := range problems {
+		if p.Severity == connector.SeverityWarning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
+	agents, err := s.store.ListAgents(r.Context(), tenantFrom(r.Context()).ID)
+	if err != nil {
+		return fmt.Errorf("list agents: %w", err)
+	}
+	out := make([]agentJSON, 0, len(agents))
+	for _, a := range agents {
+		out = append(out, toAgentJSON(a))
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"agents": out})
+}
+
+func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.store.GetAgent(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("get agent: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, toAgentJSON(a))
+}
+
+func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
+	// apiKey: absent leaves the key, "" removes it, any other string replaces it.
+	var in struct {
+		APIKey  *string `json:"apiKey"`
+		Enabled *bool   `json:"enabled"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.APIKey == nil && in.Enabled == nil {
+		return badRequest("Nothing to change: send apiKey and/or enabled.")
+	}
+	tenantID, id := tenantFrom(r.Context()).ID, r.PathValue("id")
+	patch := store.AgentPatch{Enabled: in.Enabled}
+	if in.APIKey != nil {
+		switch {
+		case *in.APIKey == "":
+			patch.ClearAPIKey = true
+		case len(*in.APIKey) > maxAPIKeyBytes:
+			return badRequest("apiKey is longer than %d bytes.", maxAPIKeyBytes)
+		default:
+			// Check the agent is this tenant's before sealing anything for its id.
+			if _, err := s.store.GetAgent(r.Context(), tenantID, id); err != nil {
+				return fmt.Errorf("patch agent: %w", err)
+			}
+			sealed, err := s.seal(id, *in.APIKey)
+			if err != nil {
+				return err
+			}
+			patch.APIKey = sealed
+		}
+	}
+	a, err := s.store.UpdateAgent(r.Context(), tenantID, id, patch)
+	if err != nil {
+		return fmt.Errorf("patch agent: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, toAgentJSON(a))
+}
+
+func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
+	if err := s.store.DeleteAgent(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id")); err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
+	tenantID := tenantFrom(r.Context()).ID
+	a, err := s.store.GetAgent(r.Context(), tenantID, r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("refresh agent: %w", err)
+	}
+	fetched, report, err := s.cards.FetchAndValidate(r.Context(), a.CardURL)
+	if err != nil {
+		return err
+	}
+	if !report.Valid {
+		// The live revision stays as it is: a broken card never replaces a working one.
+		return cardInvalid(report.Problems)
+	}
+	a, err = s.store.AddRevision(r.Context(), tenantID, a.ID, store.Revision{
+		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
+		Warnings: warningsOf(report.Problems),
+	})
+	if err != nil {
+		return fmt.Errorf("refresh agent: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, toAgentJSON(a))
+}
+
+// testResult is what the console shows after a test turn.
+type testResult struct {
+	Outcome   connector.Outcome `json:"outcome"`
+	Text      string            `json:"text"`
+	TaskID    string            `json:"taskId,omitempty"`
+	ContextID string            `json:"contextId,omitempty"`
+	Error     *testError        `json:"error,omitempty"`
+}
+
+type testError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// testAgent runs one real turn (the console's "try it"). It is a fresh conversation each time
+// and touches no dialog session: no hold is created even when the agent asks a question.
+func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
+	var in struct {
+		Text string `json:"text"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if strings.TrimSpace(in.Text) == "" || len(in.Text) > 16<<10 {
+		return badRequest("text is required and at most 16 KiB.")
+	}
+	tenantID := tenantFrom(r.Context()).ID
+	a, err := s.store.GetAgent(r.Context(), tenantID, r.PathValue("id"))
+	if err != nil {
+		return fmt.Errorf("test agent: %w", err)
+	}
+	if s.invoker == nil {
+		return &apiError{status: http.StatusNotImplemented, code: "not_implemented", detail: "Test turns are not available on this server."}
+	}
+	if err := a.Invocable(); err != nil {
+		return &apiError{status: http.StatusConflict, code: "not_invocable", detail: "The agent cannot be called: " + err.Error() + "."}
+	}
+	sealed, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
+	if err != nil {
+		return fmt.Errorf("test agent: %w", err)
+	}
+	var key *secret.Sealed
+	if sealed != nil {
+		key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
+	}
+	res := s.invoker.Turn(r.Context(), invoke.Request{
+		Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: in.Text,
+	}, func(invoke.Event) {})
+	out := testResult{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID}
+	if res.Err != nil {
+		out.Error = &testError{Code: res.Err.Code, Message: res.Err.Message}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,57 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestOpenAPIMatchesRoutes keeps openapi.json true: every registered route is documented and
+// every documented operation is registered, and the served document is the embedded one.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	t.Parallel()
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	if !strings.HasPrefix(doc.OpenAPI, "3.1") {
+		t.Errorf("openapi = %q, want 3.1.x", doc.OpenAPI)
+	}
+	var documented []string
+	for path, ops := range doc.Paths {
+		for method, op := range ops {
+			documented = append(documented, strings.ToUpper(method)+" "+path)
+			var o struct {
+				Security  *[]map[string][]string   `json:"security"`
+				Responses map[string]json.RawMessage `json:"responses"`
+			}
+			if err := json.Unmarshal(op, &o); err != nil || o.Security == nil || len(o.Responses) == 0 {
+				t.Errorf("%s %s: needs security and responses", method, path)
+			}
+		}
+	}
+	s := New(Config{})
+	var registered []string
+	for _, rt := range s.routes {
+		registered = append(registered, rt.method+" "+rt.path)
+	}
+	slices.Sort(documented)
+	slices.Sort(registered)
+	if diff := cmp.Diff(registered, documented); diff != "" {
+		t.Errorf("routes (-registered +documented):\n%s", diff)
+	}
+
+	e := newEnv(t)
+	r := e.do(http.MethodGet, "/openapi.json", "", nil)
+	e.expect(r, http.StatusOK)
+	if string(r.body) != string(openAPIDoc) {
+		t.Error("served document differs from the embedded one")
+	}
+}

@@ -1,0 +1,194 @@
+// Package console is the HTTP JSON API behind the tenant console: tenants and their tokens
+// (operator only), agent registration from a card URL, key rotation, refresh, and health.
+//
+// Handlers return errors; writeError turns them into RFC 9457 problem+json in one place. The
+// package never returns, logs or traces an API key, and every agent query is scoped by the
+// tenant of the bearer token: another tenant's agent is 404, never 403.
+package console
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// MaxBodyBytes caps every request body.
+const MaxBodyBytes = 64 << 10
+
+// Config wires a Server.
+type Config struct {
+	Store      *store.Store
+	Cards      *cardfetch.Fetcher
+	Secrets    *secret.Box
+	AdminToken string
+	Logger     *slog.Logger
+	// Invoker runs the real turn of POST /v1/agents/{id}/test; nil answers 501.
+	Invoker *invoke.Invoker
+}
+
+// Server serves the console API.
+type Server struct {
+	store     *store.Store
+	cards     *cardfetch.Fetcher
+	secrets   *secret.Box
+	adminHash [sha256.Size]byte
+	log       *slog.Logger
+	invoker   *invoke.Invoker
+	mux       *http.ServeMux
+	routes    []route
+}
+
+type access int
+
+const (
+	public access = iota
+	admin
+	tenant
+)
+
+// route is one documented endpoint; the OpenAPI test compares this table with openapi.json.
+type route struct {
+	method, path string
+	access       access
+	handle       func(w http.ResponseWriter, r *http.Request) error
+}
+
+// New builds the server and registers its routes.
+func New(c Config) *Server {
+	s := &Server{
+		store:     c.Store,
+		cards:     c.Cards,
+		secrets:   c.Secrets,
+		adminHash: sha256.Sum256([]byte(c.AdminToken)),
+		log:       c.Logger,
+		invoker:   c.Invoker,
+		mux:       http.NewServeMux(),
+	}
+	s.routes = []route{
+		{"GET", "/healthz", public, s.healthz},
+		{"GET", "/readyz", public, s.readyz},
+		{"GET", "/openapi.json", public, s.openAPI},
+		{"POST", "/v1/tenants", admin, s.createTenant},
+		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
+		{"POST", "/v1/agents/validate", tenant, s.validateCard},
+		{"POST", "/v1/agents", tenant, s.createAgent},
+		{"GET", "/v1/agents", tenant, s.listAgents},
+		{"GET", "/v1/agents/{id}", tenant, s.getAgent},
+		{"PATCH", "/v1/agents/{id}", tenant, s.patchAgent},
+		{"DELETE", "/v1/agents/{id}", tenant, s.deleteAgent},
+		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
+		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
+	}
+	for _, rt := range s.routes {
+		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errNoRoute)
+	})
+	return s
+}
+
+// Handler returns the http.Handler of the API.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+type tenantKey struct{}
+
+func tenantFrom(ctx context.Context) connector.Tenant {
+	t, _ := ctx.Value(tenantKey{}).(connector.Tenant)
+	return t
+}
+
+// wrap adds body limits, authentication, error writing and one access-log line.
+func (s *Server) wrap(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
+		ctx, err := s.authenticate(r, rt.access)
+		if err == nil {
+			r = r.WithContext(ctx)
+			err = rt.handle(rec, r)
+		}
+		if err != nil {
+			s.writeError(rec, r, err)
+		}
+		if rt.access != public || rec.status >= 500 {
+			s.log.LogAttrs(r.Context(), slog.LevelInfo, "http request",
+				slog.String("method", r.Method), slog.String("route", rt.path),
+				slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)),
+				slog.String("tenant_id", tenantFrom(r.Context()).ID))
+		}
+	})
+}
+
+// authenticate checks the bearer token for the route's access level and, for tenant routes,
+// puts the tenant into the request context.
+func (s *Server) authenticate(r *http.Request, a access) (context.Context, error) {
+	ctx := r.Context()
+	if a == public {
+		return ctx, nil
+	}
+	token, ok := bearer(r)
+	if !ok {
+		return ctx, errUnauthenticated
+	}
+	switch a {
+	case admin:
+		h := sha256.Sum256([]byte(token))
+		if subtle.ConstantTimeCompare(h[:], s.adminHash[:]) != 1 {
+			return ctx, errUnauthenticated
+		}
+		return ctx, nil
+	default:
+		// The lookup is by SHA-256 of the token, so comparing secrets in variable time never
+		// happens: the database compares hashes of unknown preimages.
+		h := sha256.Sum256([]byte(token))
+		t, err := s.store.TenantByTokenHash(ctx, h[:])
+		if err != nil {
+			return ctx, authError(err)
+		}
+		return context.WithValue(ctx, tenantKey{}, t), nil
+	}
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) <= len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return "", false
+	}
+	return strings.TrimSpace(h[len(prefix):]), true
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

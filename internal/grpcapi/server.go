@@ -1,0 +1,246 @@
+// Package grpcapi is the gRPC face of the connector (a2aconnector.v1.Connector): it checks
+// requests, converts between protobuf and domain types, and maps errors to gRPC status codes in
+// one table. All routing and protocol work happens in internal/session and internal/invoke.
+package grpcapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/session"
+)
+
+// Request limits of the API (see connector.proto).
+const (
+	MaxTextBytes     = 16 << 10
+	MaxMetadataBytes = 64 << 10
+	MaxIDBytes       = 256
+)
+
+// Server implements pb.ConnectorServer.
+type Server struct {
+	pb.UnimplementedConnectorServer
+	router *session.Router
+	log    *slog.Logger
+}
+
+var _ pb.ConnectorServer = (*Server)(nil)
+
+// New returns the gRPC service backed by router.
+func New(router *session.Router, log *slog.Logger) *Server {
+	return &Server{router: router, log: log}
+}
+
+// HandleTurn implements pb.ConnectorServer.
+func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_HandleTurnServer) error {
+	ctx := stream.Context()
+	if err := checkTurn(req); err != nil {
+		return err
+	}
+	var md map[string]any
+	if req.GetMetadata() != nil {
+		md = req.GetMetadata().AsMap()
+		b, err := json.Marshal(md)
+		if err != nil || len(b) > MaxMetadataBytes {
+			return status.Errorf(codes.InvalidArgument, "metadata: larger than %d bytes as JSON", MaxMetadataBytes)
+		}
+	}
+	err := s.router.HandleTurn(ctx, session.Turn{
+		TenantID: req.GetTenantId(), SessionID: req.GetSessionId(), TurnID: req.GetTurnId(),
+		AgentID: req.GetAgentId(), Text: req.GetText(), Metadata: md,
+	}, &sink{stream: stream})
+	return s.status(ctx, "HandleTurn", err)
+}
+
+// ReleaseSession implements pb.ConnectorServer.
+func (s *Server) ReleaseSession(ctx context.Context, req *pb.ReleaseSessionRequest) (*pb.ReleaseSessionResponse, error) {
+	if err := checkSession(req.GetTenantId(), req.GetSessionId()); err != nil {
+		return nil, err
+	}
+	released, agentID, err := s.router.Release(ctx, req.GetTenantId(), req.GetSessionId())
+	if err != nil {
+		return nil, s.status(ctx, "ReleaseSession", err)
+	}
+	return &pb.ReleaseSessionResponse{Released: released, AgentId: agentID}, nil
+}
+
+// GetSession implements pb.ConnectorServer.
+func (s *Server) GetSession(ctx context.Context, req *pb.GetSessionRequest) (*pb.GetSessionResponse, error) {
+	if err := checkSession(req.GetTenantId(), req.GetSessionId()); err != nil {
+		return nil, err
+	}
+	info, err := s.router.Get(ctx, req.GetTenantId(), req.GetSessionId())
+	if err != nil {
+		return nil, s.status(ctx, "GetSession", err)
+	}
+	if !info.Held {
+		return &pb.GetSessionResponse{}, nil
+	}
+	return &pb.GetSessionResponse{
+		Held: true, AgentId: info.Hold.AgentID, AgentName: info.AgentName,
+		TaskId: info.Hold.TaskID, ContextId: info.Hold.ContextID,
+		ExpiresAt: timestamppb.New(info.Hold.ExpiresAt),
+	}, nil
+}
+
+// ListAgents implements pb.ConnectorServer.
+func (s *Server) ListAgents(ctx context.Context, req *pb.ListAgentsRequest) (*pb.ListAgentsResponse, error) {
+	if req.GetTenantId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "tenant_id is required")
+	}
+	agents, err := s.router.Agents(ctx, req.GetTenantId())
+	if err != nil {
+		return nil, s.status(ctx, "ListAgents", err)
+	}
+	out := &pb.ListAgentsResponse{Agents: make([]*pb.Agent, 0, len(agents))}
+	for _, a := range agents {
+		out.Agents = append(out.Agents, toPBAgent(a))
+	}
+	return out, nil
+}
+
+// status is the one table from errors to gRPC status codes. Unknown errors are logged here,
+// once, and answered as INTERNAL without detail.
+func (s *Server) status(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, "canceled by the caller")
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, "deadline exceeded")
+	case errors.Is(err, connector.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, connector.ErrNotFound):
+		return status.Error(codes.NotFound, "agent not found in this tenant")
+	case errors.Is(err, connector.ErrAgentDisabled):
+		return status.Error(codes.FailedPrecondition, "agent is disabled")
+	case errors.Is(err, connector.ErrAPIKeyMissing):
+		return status.Error(codes.FailedPrecondition, "agent requires an API key and none is set")
+	case errors.Is(err, connector.ErrUnavailable):
+		return status.Error(codes.Unavailable, "connector database unavailable; retry")
+	}
+	s.log.ErrorContext(ctx, "rpc failed", slog.String("rpc", op), slog.Any("error", err))
+	return status.Error(codes.Internal, "internal error")
+}
+
+func checkSession(tenantID, sessionID string) error {
+	switch {
+	case tenantID == "":
+		return status.Error(codes.InvalidArgument, "tenant_id is required")
+	case sessionID == "":
+		return status.Error(codes.InvalidArgument, "session_id is required")
+	case len(sessionID) > MaxIDBytes || len(tenantID) > MaxIDBytes:
+		return status.Errorf(codes.InvalidArgument, "tenant_id and session_id are at most %d bytes", MaxIDBytes)
+	}
+	return nil
+}
+
+func checkTurn(req *pb.HandleTurnRequest) error {
+	if err := checkSession(req.GetTenantId(), req.GetSessionId()); err != nil {
+		return err
+	}
+	switch {
+	case req.GetTurnId() == "":
+		return status.Error(codes.InvalidArgument, "turn_id is required")
+	case len(req.GetTurnId()) > MaxIDBytes || len(req.GetAgentId()) > MaxIDBytes:
+		return status.Errorf(codes.InvalidArgument, "turn_id and agent_id are at most %d bytes", MaxIDBytes)
+	case strings.TrimSpace(req.GetText()) == "":
+		return status.Error(codes.InvalidArgument, "text is required")
+	case len(req.GetText()) > MaxTextBytes:
+		return status.Errorf(codes.InvalidArgument, "text is larger than %d bytes", MaxTextBytes)
+	case !utf8.ValidString(req.GetText()):
+		return status.Error(codes.InvalidArgument, "text is not valid UTF-8")
+	}
+	return nil
+}
+
+// sink streams a turn's events to the gRPC client.
+type sink struct {
+	stream pb.Connector_HandleTurnServer
+}
+
+func (k *sink) Started(a connector.Agent, held bool, taskID string) error {
+	return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Started{Started: &pb.TurnStarted{
+		AgentId: a.ID, AgentName: a.Name, Held: held, TaskId: taskID,
+	}}})
+}
+
+func (k *sink) Event(e invoke.Event) error {
+	switch e.Kind {
+	case invoke.TextEvent:
+		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_TextDelta{TextDelta: &pb.TextDelta{Text: e.Text}}})
+	case invoke.StatusEvent:
+		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Status{Status: &pb.StatusUpdate{State: e.State, Text: e.Text}}})
+	}
+	return nil
+}
+
+func (k *sink) Final(f session.Final) error {
+	out := &pb.TurnFinal{
+		Outcome: toPBOutcome(f.Outcome), Text: f.Text, TaskId: f.TaskID, ContextId: f.ContextID,
+	}
+	if f.Err != nil {
+		out.Error = &pb.TurnError{Code: f.Err.Code, Message: f.Err.Message}
+	}
+	if len(f.Metadata) > 0 {
+		if st, err := structpb.NewStruct(f.Metadata); err == nil {
+			out.Metadata = st
+		}
+	}
+	if !f.HoldExpiresAt.IsZero() {
+		out.Hold = &pb.Hold{ExpiresAt: timestamppb.New(f.HoldExpiresAt)}
+	}
+	return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Final{Final: out}})
+}
+
+func toPBOutcome(o connector.Outcome) pb.Outcome {
+	switch o {
+	case connector.OutcomeCompleted:
+		return pb.Outcome_OUTCOME_COMPLETED
+	case connector.OutcomeInputRequired:
+		return pb.Outcome_OUTCOME_INPUT_REQUIRED
+	case connector.OutcomeHandback:
+		return pb.Outcome_OUTCOME_HANDBACK
+	case connector.OutcomeFailed:
+		return pb.Outcome_OUTCOME_FAILED
+	case connector.OutcomeCanceled:
+		return pb.Outcome_OUTCOME_CANCELED
+	case connector.OutcomeNoAgent:
+		return pb.Outcome_OUTCOME_NO_AGENT
+	}
+	return pb.Outcome_OUTCOME_UNSPECIFIED
+}
+
+func toPBAgent(a connector.Agent) *pb.Agent {
+	out := &pb.Agent{AgentId: a.ID, Name: a.Name, Description: a.Description, Streaming: a.Streaming}
+	for _, sk := range a.Skills {
+		ps := &pb.Skill{Id: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples}
+		if len(sk.InputSchema) > 0 {
+			var m map[string]any
+			if json.Unmarshal(sk.InputSchema, &m) == nil {
+				if st, err := structpb.NewStruct(m); err == nil {
+					ps.InputSchema = st
+				}
+			}
+		}
+		out.Skills = append(out.Skills, ps)
+	}
+	return out
+}

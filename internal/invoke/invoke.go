@@ -1,0 +1,409 @@
+// Package invoke runs one user turn against one A2A agent: it builds the message and headers,
+// calls message/stream (on `{url}/stream`, falling back to `url`) or message/send (polling
+// tasks/get while the task works), assembles the reply text and streams it as deltas, ends the
+// turn at the first interrupted or terminal state, maps the result to a connector.Outcome, and
+// cancels the agent's task when our side gives up on it (timeout, barge-in). See
+// ARCHITECTURE.md §6, steps 2–10.
+//
+// It refuses to know about sessions and holds (internal/session decides what an outcome means for
+// the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to
+// follow redirects, and to log user text or API keys above debug level or put them in errors. A
+// turn never returns a Go error: every agent failure is a Result with Outcome FAILED and a reason.
+package invoke
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+)
+
+// Defaults of Options.
+const (
+	DefaultTurnTimeout       = 30 * time.Second
+	DefaultFirstEventTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 15 * time.Second
+	DefaultPollInterval      = 250 * time.Millisecond
+	DefaultCancelTimeout     = 3 * time.Second
+	DefaultMaxRetries        = 2
+	DefaultMaxTextBytes      = 256 << 10
+
+	// maxPollInterval caps the tasks/get backoff.
+	maxPollInterval = 2 * time.Second
+	// maxEventBytes is the SSE event limit of §6.10.
+	maxEventBytes = 1 << 20
+	// defaultAPIKeyHeader is the header of the platform contract.
+	defaultAPIKeyHeader = "X-API-KEY"
+	// extensionsHeader activates extensions at the agent.
+	extensionsHeader = "X-A2A-Extensions"
+)
+
+// Options configure an Invoker. Zero values mean the defaults.
+type Options struct {
+	// Client sends every agent call. It must be the netguard client built with MaxRedirects 0
+	// (agent calls never follow redirects: Go would forward X-API-KEY to the new host), wrapped
+	// for tracing by the caller. Nil means a netguard client with the zero Policy (https to
+	// public addresses only).
+	Client *http.Client
+	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
+	Secrets *secret.Box
+	// TurnTimeout bounds a turn (default 30s); the deadline is min(ctx's deadline, this).
+	TurnTimeout time.Duration
+	// FirstEventTimeout bounds the wait for the first stream event, connecting included
+	// (default 10s).
+	FirstEventTimeout time.Duration
+	// IdleTimeout bounds the wait between two stream events (default 15s). Keep-alive comments
+	// do not count as events.
+	IdleTimeout time.Duration
+	// PollInterval is the first wait before tasks/get for a non-streaming task still submitted
+	// or working (default 250ms); it doubles up to 2s.
+	PollInterval time.Duration
+	// CancelTimeout bounds a best-effort tasks/cancel (default 3s).
+	CancelTimeout time.Duration
+	// MaxRetries is how often the wire client retries a call that got no response or 429, 502,
+	// 503, 504 (default 2; negative: never).
+	MaxRetries int
+	// MaxTextBytes caps the reply text (default 256 KiB).
+	MaxTextBytes int
+	// Logger receives debug traces of turns and the results of background cancels (default:
+	// discard). User text and keys are never logged.
+	Logger *slog.Logger
+}
+
+// Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
+// shutdown, after the turns have drained.
+type Invoker struct {
+	client  *a2a.Client
+	secrets *secret.Box
+	opts    Options
+	log     *slog.Logger
+
+	// streamOnBase remembers agents whose `{url}/stream` answered 404/405 and that serve
+	// message/stream on `url` itself (standard A2A servers do). Keyed by agent id and endpoint,
+	// so a card update that changes the url starts over. It lives in this replica's memory only:
+	// another replica learns the same fact with one extra 404 of its own, which costs a round
+	// trip and nothing else, so sharing it through the store is not worth a write per agent.
+	// It grows by one entry per agent and endpoint, which stays small.
+	streamOnBase sync.Map // streamKey -> struct{}
+
+	// bg tracks background tasks/cancel calls; mu guards closed so that no call is added after
+	// Close started waiting.
+	bg     sync.WaitGroup
+	mu     sync.Mutex
+	closed bool
+}
+
+type streamKey struct{ agentID, endpoint string }
+
+// New returns an Invoker.
+func New(o Options) *Invoker {
+	if o.Client == nil {
+		o.Client = netguard.NewClient(netguard.Policy{}, netguard.ClientOptions{})
+	}
+	if o.TurnTimeout <= 0 {
+		o.TurnTimeout = DefaultTurnTimeout
+	}
+	if o.FirstEventTimeout <= 0 {
+		o.FirstEventTimeout = DefaultFirstEventTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = DefaultPollInterval
+	}
+	if o.CancelTimeout <= 0 {
+		o.CancelTimeout = DefaultCancelTimeout
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = DefaultMaxRetries
+	}
+	if o.MaxTextBytes <= 0 {
+		o.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Invoker{
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, MaxEventBytes: maxEventBytes}),
+		secrets: o.Secrets,
+		opts:    o,
+		log:     o.Logger,
+	}
+}
+
+// Request is one turn to run.
+type Request struct {
+	// Agent is the agent to call: EndpointURL, Streaming, APIKeyHeaders, Extensions and ID are
+	// used.
+	Agent connector.Agent
+	// APIKey is the agent's sealed key, opened only inside invoke; nil means no key.
+	APIKey *secret.Sealed
+	// MessageID is the A2A messageId, derived from the turn id by the caller so that a retried
+	// turn is idempotent at the agent.
+	MessageID string
+	// Text is the user's utterance, the message's one text part.
+	Text string
+	// Metadata becomes message.metadata.
+	Metadata map[string]any
+	// TaskID is set only when continuing a held task.
+	TaskID string
+	// ContextID is the context the session last had with this agent ("" = none).
+	ContextID string
+}
+
+// EventKind tells Event kinds apart.
+type EventKind int
+
+// Event kinds.
+const (
+	// TextEvent carries new speakable text.
+	TextEvent EventKind = iota + 1
+	// StatusEvent carries a task state and its status message text.
+	StatusEvent
+)
+
+// String returns the kind's name.
+func (k EventKind) String() string {
+	switch k {
+	case TextEvent:
+		return "text"
+	case StatusEvent:
+		return "status"
+	}
+	return fmt.Sprintf("EventKind(%d)", int(k))
+}
+
+// Event is something the caller streams to the dialog engine while the turn runs.
+type Event struct {
+	Kind EventKind
+	// Text is, for TextEvent, the new text (a delta: the events' texts concatenated are what
+	// was spoken); for StatusEvent, the status message's text ("" when none).
+	//
+	// Deltas never take text back. When an agent replaces artifact text already sent with text
+	// that does not extend it (a correction), no delta is emitted until the reply again starts
+	// with everything sent and grows past it; Result.Text is then the agent's final version,
+	// which may differ from what was spoken.
+	Text string
+	// State is the A2A task state of a StatusEvent.
+	State string
+}
+
+// Result is how a turn ended.
+type Result struct {
+	Outcome connector.Outcome
+	// Text is the whole resolved reply: the text of every artifact in order of appearance (or
+	// of the Message result). When no artifact text came, the status message of a completed or
+	// input-required task is the reply (where agents put their question); status messages of
+	// working tasks are progress, reported only as StatusEvents. After too_large it is only what
+	// was sent.
+	Text string
+	// TaskID and ContextID are the last ones the agent named (or the request's when it named
+	// none).
+	TaskID, ContextID string
+	// State is the last A2A task state seen ("" for a Message result or when none came).
+	State string
+	// Err says why, when Outcome is FAILED, or CANCELED because the caller canceled.
+	Err *Error
+	// Metadata is the metadata of the latest artifact that carried some (agents put device
+	// commands there); a Message result's metadata counts as an artifact's.
+	Metadata map[string]any
+	// Interrupted is true when OUR side ended the turn (turn, first-event or idle timeout,
+	// caller cancel): the caller keeps the hold as it was before the turn.
+	Interrupted bool
+	// NonTextParts is how many non-text parts were skipped (for the trace).
+	NonTextParts int
+}
+
+// Error codes of Result.Err.
+const (
+	CodeTimeout          = "timeout"
+	CodeAgentUnreachable = "agent_unreachable"
+	CodeAgentHTTPStatus  = "agent_http_status"
+	CodeRedirect         = "redirect"
+	CodeAgentRPCError    = "agent_rpc_error"
+	CodeProtocolError    = "protocol_error"
+	CodeBlockedAddress   = "blocked_address"
+	CodeTooLarge         = "too_large"
+	CodeAuthRequired     = "auth_required"
+	CodeUnknownState     = "unknown_state"
+	CodeStreamEnded      = "stream_ended"
+	CodeCanceled         = "canceled"
+	CodeAPIKey           = "api_key"
+	// CodeTaskFailed: the agent reported the task failed; Message is its status message.
+	CodeTaskFailed = "task_failed"
+)
+
+// Error is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API key
+// or the user's text; it may quote a short part of what the agent sent.
+type Error struct {
+	Code    string
+	Message string
+}
+
+// Error implements error, so that callers can wrap and log it.
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and
+// never after Turn returns. Turn never panics on agent input and returns within the turn
+// deadline plus a little slack.
+func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(Event)) Result {
+	if emit == nil {
+		emit = func(Event) {}
+	}
+	turnCtx, cancel := context.WithTimeout(ctx, inv.opts.TurnTimeout)
+	defer cancel()
+	t := &turn{
+		inv:       inv,
+		parent:    ctx,
+		ctx:       turnCtx,
+		req:       req,
+		emit:      emit,
+		asm:       newAssembler(inv.opts.MaxTextBytes),
+		taskID:    req.TaskID,
+		contextID: req.ContextID,
+	}
+	inv.log.DebugContext(ctx, "turn start", "agent_id", req.Agent.ID, "streaming", req.Agent.Streaming,
+		"continuing", req.TaskID != "", "text_bytes", len(req.Text))
+	res := t.run()
+	inv.log.DebugContext(ctx, "turn end", "agent_id", req.Agent.ID, "outcome", res.Outcome, "state", res.State,
+		"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
+	return res
+}
+
+func errCode(e *Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.Code
+}
+
+// CancelTask sends tasks/cancel for taskID in the background, bounded by CancelTimeout. The call
+// keeps ctx's values (trace) but not its cancellation, so it may run after the caller is gone.
+// Failures are logged, never returned: the cancel is best effort. After Close it does nothing.
+func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKey *secret.Sealed, taskID string) {
+	if taskID == "" {
+		return
+	}
+	var key *secret.Sealed
+	if apiKey != nil {
+		k := *apiKey
+		key = &k
+	}
+	inv.mu.Lock()
+	if inv.closed {
+		inv.mu.Unlock()
+		inv.log.WarnContext(ctx, "tasks/cancel dropped: invoker closed", "agent_id", agent.ID, "task_id", taskID)
+		return
+	}
+	inv.bg.Add(1)
+	inv.mu.Unlock()
+	bgCtx := context.WithoutCancel(ctx)
+	go func() {
+		defer inv.bg.Done()
+		ctx, cancel := context.WithTimeout(bgCtx, inv.opts.CancelTimeout)
+		defer cancel()
+		hdr, herr := inv.header(agent, key)
+		if herr != nil {
+			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
+			return
+		}
+		_, err := inv.client.CancelTask(ctx, a2a.Endpoint{URL: agent.EndpointURL, Header: hdr}, a2a.TaskIDParams{ID: taskID})
+		if err != nil {
+			inv.log.InfoContext(ctx, "tasks/cancel failed", "agent_id", agent.ID, "task_id", taskID, "error", err.Error())
+			return
+		}
+		inv.log.DebugContext(ctx, "tasks/cancel sent", "agent_id", agent.ID, "task_id", taskID)
+	}()
+}
+
+// Close stops accepting background cancels and waits for the running ones, at most until ctx
+// ends (each is bounded by CancelTimeout anyway).
+func (inv *Invoker) Close(ctx context.Context) error {
+	inv.mu.Lock()
+	inv.closed = true
+	inv.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		// Ends when the cancels end, each within CancelTimeout, even if ctx ends first.
+		inv.bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("invoke: close: waiting for background cancels: %w", context.Cause(ctx))
+	}
+}
+
+// header builds the headers of every call to the agent: the API key under each of its header
+// names and the activated extensions.
+func (inv *Invoker) header(agent connector.Agent, apiKey *secret.Sealed) (http.Header, *Error) {
+	h := make(http.Header, 2)
+	if apiKey != nil {
+		if inv.secrets == nil {
+			return nil, &Error{Code: CodeAPIKey, Message: "the agent has an API key but no secret key is configured to open it"}
+		}
+		key, err := inv.secrets.Open(agent.ID, *apiKey)
+		if err != nil {
+			// secret's errors never contain plaintext.
+			return nil, &Error{Code: CodeAPIKey, Message: "the agent's API key cannot be opened: " + err.Error()}
+		}
+		value := string(key)
+		clear(key)
+		if !validHeaderValue(value) {
+			return nil, &Error{Code: CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
+		}
+		names := agent.APIKeyHeaders
+		if len(names) == 0 {
+			names = []string{defaultAPIKeyHeader}
+		}
+		for _, name := range names {
+			if !validHeaderName(name) {
+				continue // cardfetch validated the card; a bad name here is not worth failing the turn
+			}
+			h.Set(name, value)
+		}
+	}
+	if len(agent.Extensions) > 0 {
+		h.Set(extensionsHeader, strings.Join(agent.Extensions, ", "))
+	}
+	return h, nil
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue refuses control characters (CR and LF above all), which would otherwise fail
+// the request with an error naming the header.
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,411 @@
+package invoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+)
+
+// turn is the state of one Turn call. It lives on the calling goroutine only.
+type turn struct {
+	inv    *Invoker
+	parent context.Context // the caller's: tells caller cancel and caller deadline apart
+	ctx    context.Context // parent bounded by TurnTimeout
+	req    Request
+	emit   func(Event)
+	asm    *assembler
+
+	taskID, contextID string
+	// taskSeen: the agent named a task during this turn (it started or continued one).
+	taskSeen bool
+	// state is the last task state seen.
+	state a2a.TaskState
+	// end is the status that ended the turn (interrupted, terminal or not understood).
+	end *a2a.TaskStatus
+	// messageResult: a Message ended the turn.
+	messageResult bool
+
+	// Last status event emitted, to skip repeats while polling.
+	emittedState, emittedStatusText string
+	emittedAnyStatus                bool
+}
+
+func (t *turn) run() Result {
+	hdr, herr := t.inv.header(t.req.Agent, t.req.APIKey)
+	if herr != nil {
+		return t.finish(herr)
+	}
+	if t.req.Agent.EndpointURL == "" {
+		return t.finish(&Error{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"})
+	}
+	msg := a2a.Message{
+		Kind:      a2a.KindMessage,
+		Role:      a2a.RoleUser,
+		Parts:     a2a.Parts{a2a.TextPart(t.req.Text)},
+		MessageID: t.req.MessageID,
+		ContextID: t.req.ContextID,
+		TaskID:    t.req.TaskID,
+		Metadata:  t.req.Metadata,
+	}
+	var err error
+	if t.req.Agent.Streaming {
+		err = t.stream(hdr, msg)
+	} else {
+		err = t.send(hdr, msg)
+	}
+	return t.finish(err)
+}
+
+// stream runs message/stream: on `{url}/stream`, or on `url` when that answered 404/405 before
+// (for this agent and endpoint) or does now. A stream that ends without a final state gets one
+// tasks/resubscribe.
+func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
+	inv := t.inv
+	base := t.req.Agent.EndpointURL
+	key := streamKey{agentID: t.req.Agent.ID, endpoint: base}
+	target := streamURL(base)
+	if _, ok := inv.streamOnBase.Load(key); ok {
+		target = base
+	}
+	so := a2a.StreamOptions{FirstEventTimeout: inv.opts.FirstEventTimeout, IdleTimeout: inv.opts.IdleTimeout}
+	params := a2a.MessageSendParams{Message: msg}
+
+	st, err := inv.client.StreamMessage(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, params, so)
+	if err != nil && target != base && notFoundOrNotAllowed(err) && t.ctx.Err() == nil {
+		// Standard A2A servers (the official SDKs among them) stream on url itself. Nothing was
+		// processed: the 404/405 came before any event, so sending again is safe.
+		inv.streamOnBase.Store(key, struct{}{})
+		inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
+			"agent_id", t.req.Agent.ID, "status", statusCode(err))
+		target = base
+		st, err = inv.client.StreamMessage(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, params, so)
+	}
+	if err != nil {
+		return err
+	}
+	if done, err := t.consume(st); done || err != nil {
+		return err
+	}
+	if t.taskID == "" {
+		return &Error{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
+	}
+	inv.log.DebugContext(t.ctx, "stream ended without a final state; resubscribing", "agent_id", t.req.Agent.ID, "task_id", t.taskID)
+	rs, err := inv.client.Resubscribe(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, a2a.TaskIDParams{ID: t.taskID}, so)
+	if err != nil {
+		if t.ours(err) {
+			return err
+		}
+		return &Error{Code: CodeStreamEnded, Message: "the stream ended without a final state and tasks/resubscribe failed: " + err.Error()}
+	}
+	if done, err := t.consume(rs); done || err != nil {
+		return err
+	}
+	return &Error{Code: CodeStreamEnded, Message: "the stream ended without a final state, also after tasks/resubscribe"}
+}
+
+// consume reads events until one ends the turn (done), the stream ends (false, nil) or fails.
+func (t *turn) consume(st *a2a.Stream) (done bool, err error) {
+	defer st.Close() // also how the connector closes its side at input-required
+	for {
+		ev, err := st.Next()
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		if t.handle(ev) || t.asm.tooLarge {
+			return true, nil
+		}
+	}
+}
+
+// send runs message/send and polls tasks/get, with backoff, while the task is submitted or
+// working.
+func (t *turn) send(hdr http.Header, msg a2a.Message) error {
+	inv := t.inv
+	ep := a2a.Endpoint{URL: t.req.Agent.EndpointURL, Header: hdr}
+	blocking := true
+	params := a2a.MessageSendParams{
+		Message:       msg,
+		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking},
+	}
+	ev, err := inv.client.SendMessage(t.ctx, ep, params)
+	if err != nil {
+		return err
+	}
+	if t.handle(ev) || t.asm.tooLarge {
+		return nil
+	}
+	if t.taskID == "" {
+		return &Error{Code: CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
+	}
+	delay := inv.opts.PollInterval
+	for {
+		if err := sleep(t.ctx, delay); err != nil {
+			return err
+		}
+		task, err := inv.client.GetTask(t.ctx, ep, a2a.TaskQueryParams{ID: t.taskID})
+		if err != nil {
+			return err
+		}
+		if t.handle(task) || t.asm.tooLarge {
+			return nil
+		}
+		delay = min(delay*2, maxPollInterval)
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-tm.C:
+		return nil
+	}
+}
+
+// handle applies one event and reports whether it ends the turn: the first interrupted or
+// terminal state (or one we do not understand) or a Message, whatever `final` says.
+func (t *turn) handle(ev a2a.Event) bool {
+	switch e := ev.(type) {
+	case *a2a.Task:
+		t.note(e.ID, e.ContextID)
+		t.text(t.asm.snapshot(e))
+		return t.status(e.Status)
+	case *a2a.TaskStatusUpdateEvent:
+		t.note(e.TaskID, e.ContextID)
+		return t.status(e.Status)
+	case *a2a.TaskArtifactUpdateEvent:
+		t.note(e.TaskID, e.ContextID)
+		t.text(t.asm.artifact(e))
+		return false
+	case *a2a.Message:
+		if e.ContextID != "" {
+			t.contextID = e.ContextID
+		}
+		t.text(t.asm.message(e))
+		t.messageResult = true
+		return true
+	}
+	return false
+}
+
+func (t *turn) note(taskID, contextID string) {
+	if taskID != "" {
+		t.taskID = taskID
+		t.taskSeen = true
+	}
+	if contextID != "" {
+		t.contextID = contextID
+	}
+}
+
+func (t *turn) text(delta string) {
+	if delta != "" {
+		t.emit(Event{Kind: TextEvent, Text: delta})
+	}
+}
+
+// status records a task status, emits it unless it repeats the last one, and reports whether it
+// ends the turn.
+func (t *turn) status(st a2a.TaskStatus) bool {
+	t.state = st.State
+	text := statusText(st)
+	if !t.emittedAnyStatus || string(st.State) != t.emittedState || text != t.emittedStatusText {
+		t.emittedAnyStatus, t.emittedState, t.emittedStatusText = true, string(st.State), text
+		t.emit(Event{Kind: StatusEvent, State: string(st.State), Text: text})
+	}
+	switch st.State {
+	case a2a.TaskStateSubmitted, a2a.TaskStateWorking:
+		return false
+	}
+	end := st
+	t.end = &end
+	return true
+}
+
+func statusText(st a2a.TaskStatus) string {
+	if st.Message == nil {
+		return ""
+	}
+	b, _ := partsText(st.Message.Parts)
+	return string(b)
+}
+
+// finish builds the Result, and sends tasks/cancel when our side abandons a task that is not
+// final.
+func (t *turn) finish(err error) Result {
+	res := Result{TaskID: t.taskID, ContextID: t.contextID, State: string(t.state)}
+	switch {
+	case err != nil:
+		res.Outcome, res.Err, res.Interrupted = t.classify(err)
+	case t.messageResult:
+		res.Outcome, res.State = connector.OutcomeCompleted, ""
+	case t.end != nil:
+		res.Outcome, res.Err = t.outcome(*t.end)
+	default:
+		// Only a too-large reply (set below) stops a turn without an error or an ending state;
+		// anything else would be a bug here, and must still not leave the outcome empty.
+		res.Outcome = connector.OutcomeFailed
+		res.Err = &Error{Code: CodeProtocolError, Message: "the turn ended without a final state"}
+	}
+	if t.asm.tooLarge {
+		res.Outcome = connector.OutcomeFailed
+		res.Err = &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
+	}
+	res.Text = t.asm.text()
+	res.Metadata = t.asm.meta
+	res.NonTextParts = t.asm.nonText()
+	if res.Err != nil {
+		res.Err.Message = clip(res.Err.Message, 512)
+	}
+
+	final := t.state.IsTerminal() || t.state.IsInterrupted()
+	abandoned := res.Interrupted || (t.taskSeen && res.Outcome == connector.OutcomeFailed && t.end == nil)
+	// A held task that this turn only continued, and that our side interrupted, stays alive:
+	// the session keeps its hold (ARCHITECTURE §6.7), so the user's next turn continues it.
+	keptByHold := res.Interrupted && t.req.TaskID != "" && t.taskID == t.req.TaskID
+	if t.taskID != "" && !final && abandoned && !keptByHold {
+		t.inv.CancelTask(t.parent, t.req.Agent, t.req.APIKey, t.taskID)
+	}
+	return res
+}
+
+// outcome maps the status that ended the turn. The status message is the reply of a completed
+// or input-required task that sent no other text.
+func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *Error) {
+	text := statusText(st)
+	switch st.State {
+	case a2a.TaskStateCompleted:
+		t.text(t.asm.finalStatus([]byte(text)))
+		return connector.OutcomeCompleted, nil
+	case a2a.TaskStateInputRequired:
+		t.text(t.asm.finalStatus([]byte(text)))
+		return connector.OutcomeInputRequired, nil
+	case a2a.TaskStateRejected:
+		return connector.OutcomeHandback, nil
+	case a2a.TaskStateCanceled:
+		return connector.OutcomeCanceled, nil
+	case a2a.TaskStateFailed:
+		if text == "" {
+			text = "the agent reported the task failed"
+		}
+		return connector.OutcomeFailed, &Error{Code: CodeTaskFailed, Message: text}
+	case a2a.TaskStateAuthRequired:
+		msg := "the agent requires authentication the platform cannot provide"
+		if text != "" {
+			msg += ": " + text
+		}
+		return connector.OutcomeFailed, &Error{Code: CodeAuthRequired, Message: msg}
+	case a2a.TaskStateUnknown:
+		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
+	default:
+		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", clip(string(st.State), 64))}
+	}
+}
+
+// ours reports whether err means our side ended the call: the caller, the turn deadline, or the
+// first-event or idle limit.
+func (t *turn) ours(err error) bool {
+	return t.ctx.Err() != nil || errors.Is(err, a2a.ErrFirstEventTimeout) || errors.Is(err, a2a.ErrIdleTimeout)
+}
+
+// classify maps a call's error to an outcome and a reason. Our own endings are checked first:
+// after a cancel or a deadline every layer reports some error, and only the context says which.
+func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
+	failed := func(code, msg string) (connector.Outcome, *Error, bool) {
+		return connector.OutcomeFailed, &Error{Code: code, Message: msg}, false
+	}
+	var own *Error
+	if errors.As(err, &own) {
+		return connector.OutcomeFailed, own, false
+	}
+	if perr := t.parent.Err(); perr != nil {
+		if errors.Is(perr, context.Canceled) {
+			return connector.OutcomeCanceled, &Error{Code: CodeCanceled, Message: "the caller canceled the turn"}, true
+		}
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: "the caller's deadline passed before the agent finished"}, true
+	}
+	if t.ctx.Err() != nil {
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent did not finish within the turn timeout of %s", t.inv.opts.TurnTimeout)}, true
+	}
+	if errors.Is(err, a2a.ErrFirstEventTimeout) {
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent no event within %s", t.inv.opts.FirstEventTimeout)}, true
+	}
+	if errors.Is(err, a2a.ErrIdleTimeout) {
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent no event for %s", t.inv.opts.IdleTimeout)}, true
+	}
+	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
+		return failed(CodeBlockedAddress, err.Error())
+	}
+	var hse *a2a.HTTPStatusError
+	if errors.As(err, &hse) {
+		if hse.StatusCode >= 300 && hse.StatusCode < 400 {
+			return failed(CodeRedirect, hse.Error()+" (agent calls never follow redirects: the API key must not reach another host)")
+		}
+		return failed(CodeAgentHTTPStatus, hse.Error())
+	}
+	var rpc *a2a.RPCError
+	if errors.As(err, &rpc) {
+		return failed(CodeAgentRPCError, fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message))
+	}
+	var pe *a2a.ProtocolError
+	if errors.As(err, &pe) {
+		if pe.Kind == a2a.ProtocolEventTooLarge || pe.Kind == a2a.ProtocolBodyTooLarge {
+			return failed(CodeTooLarge, pe.Error())
+		}
+		return failed(CodeProtocolError, pe.Error())
+	}
+	return failed(CodeAgentUnreachable, err.Error())
+}
+
+func notFoundOrNotAllowed(err error) bool {
+	var hse *a2a.HTTPStatusError
+	return errors.As(err, &hse) && (hse.StatusCode == http.StatusNotFound || hse.StatusCode == http.StatusMethodNotAllowed)
+}
+
+func statusCode(err error) int {
+	var hse *a2a.HTTPStatusError
+	if errors.As(err, &hse) {
+		return hse.StatusCode
+	}
+	return 0
+}
+
+// streamURL is the platform's streaming endpoint: the url's path with "/stream" appended (the
+// query, if any, stays where it is).
+func streamURL(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return strings.TrimSuffix(base, "/") + "/stream"
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/stream"
+	if u.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(u.RawPath, "/") + "/stream"
+	}
+	return u.String()
+}
+
+// clip cuts s to at most n bytes at a rune boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

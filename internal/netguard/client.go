@@ -1,0 +1,137 @@
+package netguard
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"syscall"
+	"time"
+)
+
+// ErrTooManyRedirects is returned (wrapped in a *url.Error) when a response would be the
+// redirect beyond ClientOptions.MaxRedirects.
+var ErrTooManyRedirects = errors.New("too many redirects")
+
+// ClientOptions tune one client. The zero value is a client that follows no redirects, with
+// 5 s dial and TLS handshake timeouts and no response header timeout.
+type ClientOptions struct {
+	// MaxRedirects is how many redirects are followed. 0: none; the 3xx response is returned
+	// to the caller as is. N > 0: up to N, each hop re-checked (scheme and dialed address);
+	// the N+1th is an error matching ErrTooManyRedirects.
+	MaxRedirects int
+	// DialTimeout bounds one TCP connect (default 5 s).
+	DialTimeout time.Duration
+	// TLSHandshakeTimeout bounds the TLS handshake (default 5 s).
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for response headers after the request is written;
+	// 0 means none (streaming clients rely on the context).
+	ResponseHeaderTimeout time.Duration
+	// RootCAs verifies servers; nil means the system roots (tests pass a test CA).
+	RootCAs *x509.CertPool
+	// WrapTransport, if set, wraps the guarded transport (e.g. otelhttp). It is applied
+	// outermost, so the URL check still sees the request as it is finally sent.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+}
+
+const defaultTimeout = 5 * time.Second
+
+// NewClient returns an *http.Client whose every dial is checked against p, on the address
+// actually dialed, and whose every request, redirect hops included, is checked with
+// p.CheckURL. It never sets Client.Timeout, which would cut SSE streams; deadlines come from
+// the request context. It uses no proxy: a proxy would dial on the client's behalf and defeat
+// the check. Share one client per purpose; it is safe for concurrent use.
+func NewClient(p Policy, o ClientOptions) *http.Client {
+	// The caller keeps its slice; a later change to it must not race with or alter this client.
+	p.AllowedCIDRs = slices.Clone(p.AllowedCIDRs)
+	dialTimeout := orDefault(o.DialTimeout)
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return p.dial(ctx, dialTimeout, network, addr)
+		},
+		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs},
+		TLSHandshakeTimeout:   orDefault(o.TLSHandshakeTimeout),
+		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+	var rt http.RoundTripper = &guardedTransport{policy: p, next: tr}
+	if o.WrapTransport != nil {
+		rt = o.WrapTransport(rt)
+	}
+	maxRedirects := o.MaxRedirects
+	return &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if maxRedirects <= 0 {
+				return http.ErrUseLastResponse
+			}
+			if len(via) > maxRedirects {
+				return fmt.Errorf("stopped after %d: %w", maxRedirects, ErrTooManyRedirects)
+			}
+			// The transport checks again; refusing here means the hop is never attempted.
+			return p.CheckURL(req.URL)
+		},
+	}
+}
+
+func orDefault(d time.Duration) time.Duration {
+	if d <= 0 {
+		return defaultTimeout
+	}
+	return d
+}
+
+// dial connects to addr ("host:port"), refusing in the Control hook, after resolution and
+// before connect(2), any address p refuses. When a name resolves to several addresses each
+// is checked as it is tried.
+func (p Policy) dial(ctx context.Context, timeout time.Duration, network, addr string) (net.Conn, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	d := net.Dialer{
+		Timeout:   timeout,
+		KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				// Fail closed: an address we cannot read is an address we cannot vouch for.
+				return &BlockedAddressError{Host: host, Reason: fmt.Sprintf("unparsable dial address %q", address)}
+			}
+			return p.checkAddr(ap.Addr(), host)
+		},
+	}
+	return d.DialContext(ctx, network, addr)
+}
+
+// guardedTransport checks every request's URL, including each redirect hop, before the
+// inner transport sees it.
+type guardedTransport struct {
+	policy Policy
+	next   *http.Transport
+}
+
+// RoundTrip refuses a request whose URL p.CheckURL refuses, else passes it on.
+func (g *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if err := g.policy.CheckURL(req.URL); err != nil {
+		// A RoundTripper must close the body even when it fails.
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, err
+	}
+	return g.next.RoundTrip(req)
+}
+
+// CloseIdleConnections lets http.Client.CloseIdleConnections reach the inner transport.
+func (g *guardedTransport) CloseIdleConnections() { g.next.CloseIdleConnections() }

@@ -1,0 +1,401 @@
+package netguard_test
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// noHang is the bound on a refusal: it must come before any connect, never after a timeout.
+const noHang = time.Second
+
+// server is a real HTTP server on a loopback address that counts the requests it served.
+type server struct {
+	*httptest.Server
+	hits atomic.Int64
+}
+
+// startServer serves h on listenAddr ("127.0.0.1:0", "127.0.0.2:0", "[::1]:0"); tls picks https.
+func startServer(t *testing.T, listenAddr string, tls bool, h http.Handler) *server {
+	t.Helper()
+	l, err := net.Listen("tcp", listenAddr)
+	if err != nil {
+		t.Skipf("cannot listen on %s here: %v", listenAddr, err)
+	}
+	s := &server{}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	s.Listener.Close()
+	s.Listener = l
+	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusted-CA case makes TLS noise
+	if tls {
+		s.StartTLS()
+	} else {
+		s.Start()
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func okHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") })
+}
+
+func port(t *testing.T, s *server) string {
+	t.Helper()
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Port()
+}
+
+func newClient(t *testing.T, p netguard.Policy, o netguard.ClientOptions) *http.Client {
+	t.Helper()
+	c := netguard.NewClient(p, o)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
+// get does a GET and returns the body of a 2xx response, or the error, and how long it took.
+func get(t *testing.T, c *http.Client, u string) (string, time.Duration, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	elapsed := time.Since(start)
+	if err != nil {
+		return "", elapsed, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", elapsed, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", elapsed, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return string(b), elapsed, nil
+}
+
+func wantBlocked(t *testing.T, err error, elapsed time.Duration) *netguard.BlockedAddressError {
+	t.Helper()
+	if elapsed > noHang {
+		t.Errorf("refusal took %v, want under %v (no connect, no hang)", elapsed, noHang)
+	}
+	if !errors.Is(err, netguard.ErrBlockedAddress) {
+		t.Fatalf("err = %v, want ErrBlockedAddress", err)
+	}
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		t.Errorf("err = %T, want it to come wrapped in *url.Error as from any client.Do", err)
+	}
+	var be *netguard.BlockedAddressError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v, want a *BlockedAddressError in the chain", err)
+	}
+	return be
+}
+
+// targets are the destinations every client must refuse unless allowed. For each, listen is
+// where a real server can stand behind that address on Linux ("" if none can), and allow is
+// what AllowedCIDRs needs to let the client reach it.
+var targets = []struct {
+	name   string
+	host   string // URL host, without port
+	listen string
+	allow  string
+}{
+	{name: "loopback_127.0.0.1", host: "127.0.0.1", listen: "127.0.0.1:0", allow: "127.0.0.1/32"},
+	{name: "loopback_127.0.0.2", host: "127.0.0.2", listen: "127.0.0.2:0", allow: "127.0.0.2"},
+	{name: "loopback_v6", host: "[::1]", listen: "[::1]:0", allow: "::1/128"},
+	{name: "ipv4_mapped_loopback", host: "[::ffff:127.0.0.1]", listen: "127.0.0.1:0", allow: "127.0.0.0/8"},
+	// On Linux a connect to 0.0.0.0 reaches the local host: that is why it is refused.
+	{name: "unspecified_0.0.0.0", host: "0.0.0.0", listen: "127.0.0.1:0", allow: "0.0.0.0/32"},
+	// A name: only the dial hook, after resolution, can catch it.
+	{name: "name_resolving_to_loopback", host: "localhost", listen: "127.0.0.1:0", allow: "127.0.0.0/8, ::1"},
+	// No server can stand behind these here; the CheckAddr table covers allowing them.
+	{name: "cloud_metadata", host: "169.254.169.254"},
+	{name: "private_10.0.0.1", host: "10.0.0.1"},
+}
+
+func TestClient_refuses_blocked_destinations_at_once(t *testing.T) {
+	t.Parallel()
+	for _, tt := range targets {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			listen := tt.listen
+			if listen == "" {
+				listen = "127.0.0.1:0" // a real server anyway, so a leak would be seen as a hit
+			}
+			s := startServer(t, listen, false, okHandler())
+			c := newClient(t, netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{})
+
+			_, elapsed, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
+			be := wantBlocked(t, err, elapsed)
+			if be.Reason == "" {
+				t.Errorf("refusal %v gives no reason", be)
+			}
+			if n := s.hits.Load(); n != 0 {
+				t.Errorf("server served %d requests, want 0", n)
+			}
+		})
+	}
+}
+
+func TestClient_refusal_of_a_name_names_the_host_and_dialed_address(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "127.0.0.1:0", false, okHandler())
+	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{})
+
+	_, elapsed, err := get(t, c, "http://localhost:"+port(t, s)+"/")
+	be := wantBlocked(t, err, elapsed)
+	if be.Host != "localhost" || !be.Addr.IsLoopback() {
+		t.Errorf("refusal = {Host: %q, Addr: %s}, want host localhost and a loopback address", be.Host, be.Addr)
+	}
+	if !strings.Contains(err.Error(), "A2AC_ALLOWED_CIDRS") {
+		t.Errorf("message %q does not say how to allow it", err)
+	}
+}
+
+func TestClient_reaches_blocked_destinations_inside_AllowedCIDRs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range targets {
+		if tt.listen == "" {
+			continue
+		}
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, tt.listen, false, okHandler())
+			p := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, tt.allow)}
+			c := newClient(t, p, netguard.ClientOptions{})
+
+			body, _, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
+			if err != nil {
+				t.Fatalf("GET with %s allowed: %v", tt.allow, err)
+			}
+			if body != "ok" || s.hits.Load() != 1 {
+				t.Errorf("body %q, hits %d; want \"ok\", 1", body, s.hits.Load())
+			}
+		})
+	}
+}
+
+func TestClient_refuses_redirect_from_allowed_to_blocked_host(t *testing.T) {
+	t.Parallel()
+	blockedTarget := startServer(t, "127.0.0.2:0", false, okHandler())
+	tests := []struct {
+		name     string
+		location string
+	}{
+		{name: "to_other_loopback_address", location: blockedTarget.URL + "/"},
+		{name: "to_cloud_metadata", location: "http://169.254.169.254/latest/meta-data/"},
+		{name: "to_private_address", location: "http://10.0.0.1/"},
+		{name: "to_v6_loopback", location: "http://[::1]:" + port(t, blockedTarget) + "/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			allowed := startServer(t, "127.0.0.1:0", false, http.RedirectHandler(tt.location, http.StatusFound))
+			p := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.1/32")}
+			c := newClient(t, p, netguard.ClientOptions{MaxRedirects: 5})
+
+			_, elapsed, err := get(t, c, allowed.URL+"/")
+			wantBlocked(t, err, elapsed)
+			if n := allowed.hits.Load(); n != 1 {
+				t.Errorf("allowed server hits = %d, want 1 (the request that redirected)", n)
+			}
+		})
+	}
+	// The parallel subtests run after this function returns; cleanup runs after them.
+	t.Cleanup(func() {
+		if n := blockedTarget.hits.Load(); n != 0 {
+			t.Errorf("blocked server served %d redirected requests, want 0", n)
+		}
+	})
+}
+
+// chain serves /r/N: a 302 to /r/N-1, and /r/0: 200 "ok".
+func chain(t *testing.T) *server {
+	return startServer(t, "127.0.0.1:0", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		if n == 0 {
+			io.WriteString(w, "ok")
+			return
+		}
+		http.Redirect(w, r, "/r/"+strconv.Itoa(n-1), http.StatusFound)
+	}))
+}
+
+func TestClient_MaxRedirects_zero_returns_the_redirect_unfollowed(t *testing.T) {
+	t.Parallel()
+	s := chain(t)
+	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")}, netguard.ClientOptions{})
+
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, s.URL+"/r/1", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/r/0" {
+		t.Errorf("got %d Location %q, want 302 Location /r/0", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if n := s.hits.Load(); n != 1 {
+		t.Errorf("server hits = %d, want 1 (redirect not followed)", n)
+	}
+}
+
+func TestClient_MaxRedirects_follows_up_to_N_and_refuses_the_next(t *testing.T) {
+	t.Parallel()
+	p := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")}
+	opts := netguard.ClientOptions{MaxRedirects: 3}
+
+	t.Run("three_redirects_are_followed", func(t *testing.T) {
+		t.Parallel()
+		s := chain(t)
+		body, _, err := get(t, newClient(t, p, opts), s.URL+"/r/3")
+		if err != nil || body != "ok" {
+			t.Fatalf("GET /r/3 = %q, %v; want \"ok\"", body, err)
+		}
+		if n := s.hits.Load(); n != 4 {
+			t.Errorf("server hits = %d, want 4", n)
+		}
+	})
+	t.Run("fourth_redirect_is_refused", func(t *testing.T) {
+		t.Parallel()
+		s := chain(t)
+		_, _, err := get(t, newClient(t, p, opts), s.URL+"/r/4")
+		if !errors.Is(err, netguard.ErrTooManyRedirects) {
+			t.Fatalf("GET /r/4: err = %v, want ErrTooManyRedirects", err)
+		}
+		if n := s.hits.Load(); n != 4 {
+			t.Errorf("server hits = %d, want 4 (/r/0 never requested)", n)
+		}
+	})
+}
+
+func certPool(s *server) *x509.CertPool {
+	pool := x509.NewCertPool()
+	pool.AddCert(s.Certificate())
+	return pool
+}
+
+func TestClient_https(t *testing.T) {
+	t.Parallel()
+	p := netguard.Policy{AllowedCIDRs: prefixes(t, "127.0.0.0/8")} // https only
+
+	t.Run("trusted_by_RootCAs", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t, "127.0.0.1:0", true, okHandler())
+		body, _, err := get(t, newClient(t, p, netguard.ClientOptions{RootCAs: certPool(s)}), s.URL+"/")
+		if err != nil || body != "ok" {
+			t.Fatalf("GET = %q, %v; want \"ok\"", body, err)
+		}
+	})
+	t.Run("untrusted_without_RootCAs", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t, "127.0.0.1:0", true, okHandler())
+		_, _, err := get(t, newClient(t, p, netguard.ClientOptions{}), s.URL+"/")
+		var uae x509.UnknownAuthorityError
+		if !errors.As(err, &uae) {
+			t.Fatalf("GET with system roots: err = %v, want x509.UnknownAuthorityError", err)
+		}
+	})
+	t.Run("plain_http_is_refused", func(t *testing.T) {
+		t.Parallel()
+		s := startServer(t, "127.0.0.1:0", false, okHandler())
+		_, elapsed, err := get(t, newClient(t, p, netguard.ClientOptions{}), s.URL+"/")
+		if !errors.Is(err, netguard.ErrInsecureURL) {
+			t.Fatalf("GET http: err = %v, want ErrInsecureURL", err)
+		}
+		if elapsed > noHang || s.hits.Load() != 0 {
+			t.Errorf("took %v, hits %d; want immediate, 0", elapsed, s.hits.Load())
+		}
+	})
+	t.Run("redirect_to_http_is_refused", func(t *testing.T) {
+		t.Parallel()
+		plain := startServer(t, "127.0.0.1:0", false, okHandler())
+		secure := startServer(t, "127.0.0.1:0", true, http.RedirectHandler(plain.URL+"/", http.StatusFound))
+		c := newClient(t, p, netguard.ClientOptions{MaxRedirects: 3, RootCAs: certPool(secure)})
+
+		_, _, err := get(t, c, secure.URL+"/")
+		if !errors.Is(err, netguard.ErrInsecureURL) {
+			t.Fatalf("GET https redirecting to http: err = %v, want ErrInsecureURL", err)
+		}
+		if secure.hits.Load() != 1 || plain.hits.Load() != 0 {
+			t.Errorf("hits https %d, http %d; want 1, 0", secure.hits.Load(), plain.hits.Load())
+		}
+	})
+}
+
+func TestClient_WrapTransport_is_outermost_and_cannot_skip_the_check(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "127.0.0.1:0", false, okHandler())
+	var seen atomic.Int64
+	wrap := func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			seen.Add(1)
+			return next.RoundTrip(r)
+		})
+	}
+	refusing := newClient(t, netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{WrapTransport: wrap})
+	_, elapsed, err := get(t, refusing, s.URL+"/")
+	wantBlocked(t, err, elapsed)
+
+	allowing := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")},
+		netguard.ClientOptions{WrapTransport: wrap})
+	if body, _, err := get(t, allowing, s.URL+"/"); err != nil || body != "ok" {
+		t.Fatalf("GET through wrapper = %q, %v; want \"ok\"", body, err)
+	}
+	if seen.Load() != 2 || s.hits.Load() != 1 {
+		t.Errorf("wrapper saw %d, server hits %d; want 2, 1", seen.Load(), s.hits.Load())
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestClient_policy_is_copied(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, "127.0.0.1:0", false, okHandler())
+	allowed := prefixes(t, "127.0.0.0/8")
+	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: allowed}, netguard.ClientOptions{})
+	allowed[0] = prefixes(t, "10.0.0.0/8")[0] // the caller's later change must not reach the client
+
+	if _, _, err := get(t, c, s.URL+"/"); err != nil {
+		t.Fatalf("GET: %v", err)
+	}
+}

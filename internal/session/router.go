@@ -1,0 +1,278 @@
+package session
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// saveTimeout bounds writing a turn's result after the turn itself ended, even when the caller
+// has gone (barge-in): the hold decision must not be lost with the RPC.
+const saveTimeout = 5 * time.Second
+
+// Config wires a Router.
+type Config struct {
+	Store   *store.Store
+	Invoker *invoke.Invoker
+	HoldTTL time.Duration // A2AC_HOLD_TTL; default 10m
+	Now     func() time.Time
+	Logger  *slog.Logger
+}
+
+// Router runs turns and keeps session holds. It is safe for concurrent use.
+type Router struct {
+	store   *store.Store
+	invoker *invoke.Invoker
+	agents  *agentCache
+	holdTTL time.Duration
+	now     func() time.Time
+	log     *slog.Logger
+}
+
+// New returns a Router.
+func New(c Config) *Router {
+	if c.HoldTTL <= 0 {
+		c.HoldTTL = 10 * time.Minute
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
+		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger}
+}
+
+// Turn is one user turn as the dialog engine sends it.
+type Turn struct {
+	TenantID, SessionID, TurnID string
+	AgentID                     string // the engine's choice; "" for none
+	Text                        string
+	Metadata                    map[string]any
+}
+
+// Final is how a turn ended, as the engine sees it.
+type Final struct {
+	Outcome           connector.Outcome
+	Text              string
+	TaskID, ContextID string
+	Err               *invoke.Error
+	Metadata          map[string]any
+	// HoldExpiresAt is set when the session is held after the turn.
+	HoldExpiresAt time.Time
+}
+
+// Sink receives a turn's events in order: Started, then Events, then Final. NO_AGENT is a lone
+// Final. Errors from Started and Final end the turn (the caller is gone); Event errors are
+// ignored because the caller's cancellation reaches the agent call through ctx anyway.
+type Sink interface {
+	Started(agent connector.Agent, held bool, taskID string) error
+	Event(e invoke.Event) error
+	Final(f Final) error
+}
+
+// messageNamespace derives A2A messageIds from turn ids (UUIDv5), so a retried turn sends the
+// agent the same messageId.
+var messageNamespace = uuid.MustParse("6f0b8a52-4a55-4f43-9c35-3f1f6e5d2a10")
+
+// MessageID is the A2A messageId of a turn: stable for (tenant, session, turn).
+func MessageID(tenantID, sessionID, turnID string) string {
+	return uuid.NewHash(sha1.New(), messageNamespace, []byte(tenantID+"\x00"+sessionID+"\x00"+turnID), 5).String()
+}
+
+// HandleTurn routes and runs one turn. Request problems are returned as errors before anything
+// reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
+// ErrAPIKeyMissing, ErrUnavailable (store down). Agent misbehaviour is a Final{FAILED}.
+func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
+	startedAt := r.now()
+	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
+	if err != nil {
+		return fmt.Errorf("session %s: %w", t.SessionID, err)
+	}
+
+	var (
+		agent        connector.Agent
+		key          *secret.Sealed
+		held         bool
+		taskID       string
+		contextID    = lookup.ContextID
+		routeAgentID = t.AgentID
+	)
+	if h := lookup.Hold; h != nil {
+		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
+		switch {
+		case err == nil && a.Invocable() == nil:
+			agent, key, held, taskID, contextID, routeAgentID = a, k, true, h.TaskID, h.ContextID, h.AgentID
+		case err == nil || errors.Is(err, connector.ErrNotFound):
+			// The holding agent was deleted or disabled: the hold is dropped and the turn is
+			// routed as if there were none. The save below overwrites it.
+			r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
+				slog.String("tenant_id", t.TenantID), slog.String("agent_id", h.AgentID))
+		default:
+			return fmt.Errorf("session %s: %w", t.SessionID, err)
+		}
+	}
+	if !held {
+		if t.AgentID == "" {
+			return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
+		}
+		a, k, err := r.agent(ctx, t.TenantID, t.AgentID, lookup.AgentUpdatedAt)
+		if err != nil {
+			return fmt.Errorf("agent %s: %w", t.AgentID, err)
+		}
+		if err := a.Invocable(); err != nil {
+			return fmt.Errorf("agent %s: %w", a.ID, err)
+		}
+		agent, key = a, k
+	}
+
+	if err := sink.Started(agent, held, taskID); err != nil {
+		return err
+	}
+	res := r.invoker.Turn(ctx, invoke.Request{
+		Agent:     agent,
+		APIKey:    key,
+		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
+		Text:      t.Text,
+		Metadata:  t.Metadata,
+		TaskID:    taskID,
+		ContextID: contextID,
+	}, func(e invoke.Event) { _ = sink.Event(e) })
+
+	change := After(TurnEnd{
+		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: routeAgentID,
+		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
+	}, r.now(), r.holdTTL)
+	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
+		Err: res.Err, Metadata: res.Metadata}
+	if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
+		r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
+			slog.String("agent_id", routeAgentID), slog.String("change", change.Kind.String()), slog.Any("error", err))
+		if change.Kind == Set {
+			// The agent wants the next turn but we could not remember that: say so rather than
+			// let the engine believe the session is held.
+			final.Outcome = connector.OutcomeFailed
+			final.Err = &invoke.Error{Code: "internal", Message: "the session hold could not be saved"}
+		}
+	}
+	switch {
+	case change.Kind == Set:
+		final.HoldExpiresAt = change.Hold.ExpiresAt
+	case change.Kind == Keep && held:
+		final.HoldExpiresAt = lookup.Hold.ExpiresAt
+	}
+	if ctx.Err() != nil {
+		// Barge-in or deadline: the caller is gone; there is no one to send a final to.
+		return ctx.Err()
+	}
+	return sink.Final(final)
+}
+
+// save records the turn: the session's context with the agent, and the hold change (none for
+// Keep). It runs even when the caller went away, with its own bound.
+func (r *Router) save(ctx context.Context, t Turn, agentID string, startedAt time.Time, contextID string, c Change) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
+	rec := store.TurnRecord{
+		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
+		StartedAt: startedAt, ContextID: contextID,
+	}
+	switch c.Kind {
+	case Set:
+		h := c.Hold
+		rec.SetHold = &h
+	case Release:
+		rec.ReleaseHold = true
+	}
+	return r.store.SaveTurn(ctx, rec)
+}
+
+// agent returns the agent and its sealed key from the cache when the stored version
+// (updated_at, read by LookupTurn in the same round trip as the hold) matches, else from the
+// store. So a change made through any replica's console is seen by the very next turn.
+func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (connector.Agent, *secret.Sealed, error) {
+	if version.IsZero() {
+		return connector.Agent{}, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
+	}
+	if e, ok := r.agents.get(tenantID, agentID, version); ok {
+		return e.agent, e.key, nil
+	}
+	a, s, err := r.store.AgentForTurn(ctx, tenantID, agentID)
+	if err != nil {
+		return connector.Agent{}, nil, err
+	}
+	var key *secret.Sealed
+	if s != nil {
+		key = &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
+	}
+	r.agents.put(tenantID, cachedAgent{agent: a, key: key})
+	return a, key, nil
+}
+
+// Release ends the session's hold and asks the agent to cancel the held task (best effort, in
+// the background). released is false when the session was free.
+func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (released bool, agentID string, err error) {
+	h, err := r.store.ReleaseHold(ctx, tenantID, sessionID, r.now())
+	if err != nil {
+		if errors.Is(err, connector.ErrNotFound) {
+			return false, "", nil
+		}
+		return false, "", fmt.Errorf("session %s: release: %w", sessionID, err)
+	}
+	a, s, err := r.store.AgentForTurn(ctx, tenantID, h.AgentID)
+	if err != nil {
+		// Agent gone: nothing to cancel at.
+		return true, h.AgentID, nil
+	}
+	var key *secret.Sealed
+	if s != nil {
+		key = &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
+	}
+	r.invoker.CancelTask(ctx, a, key, h.TaskID)
+	return true, h.AgentID, nil
+}
+
+// SessionInfo is what GetSession answers.
+type SessionInfo struct {
+	Held      bool
+	Hold      connector.Hold
+	AgentName string
+}
+
+// Get reports the session's live hold, if any.
+func (r *Router) Get(ctx context.Context, tenantID, sessionID string) (SessionInfo, error) {
+	h, a, err := r.store.GetHold(ctx, tenantID, sessionID, r.now())
+	if errors.Is(err, connector.ErrNotFound) {
+		return SessionInfo{}, nil
+	}
+	if err != nil {
+		return SessionInfo{}, fmt.Errorf("session %s: %w", sessionID, err)
+	}
+	if a.Invocable() != nil {
+		return SessionInfo{}, nil
+	}
+	return SessionInfo{Held: true, Hold: h, AgentName: a.Name}, nil
+}
+
+// Agents lists the tenant's agents that can be called now.
+func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent, error) {
+	all, err := r.store.ListAgents(ctx, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("list agents: %w", err)
+	}
+	out := all[:0]
+	for _, a := range all {
+		if a.Invocable() == nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}

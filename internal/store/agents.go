@@ -1,0 +1,433 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	connector "github.com/a2a-connector/a2a-connector"
+)
+
+// Secret is an agent's API key as stored: AES-256-GCM ciphertext (sealed with the agent id as
+// associated data) and the id of the key that sealed it. The store never sees the plaintext.
+type Secret struct {
+	Ciphertext []byte
+	KeyID      string
+}
+
+func (s *Secret) valid() bool {
+	return s != nil && len(s.Ciphertext) > 0 && s.KeyID != ""
+}
+
+// NewAgent is an agent to register, with its first card revision.
+type NewAgent struct {
+	// ID is the agent's UUID. Empty: the store picks one — not allowed with an APIKey, whose
+	// ciphertext is bound to the id and so must be sealed after the id is chosen.
+	ID       string
+	TenantID string
+	// CardURL is what the tenant pasted; unique per tenant.
+	CardURL string
+	// ResolvedCardURL is where the card was actually found (after discovery and redirects).
+	ResolvedCardURL string
+	// Card is the card JSON as fetched.
+	Card     json.RawMessage
+	Profile  connector.CardProfile
+	Warnings []connector.Problem
+	APIKey   *Secret
+	Enabled  bool
+}
+
+// Revision is a newly fetched and validated card of an existing agent.
+type Revision struct {
+	ResolvedCardURL string
+	Card            json.RawMessage
+	Profile         connector.CardProfile
+	Warnings        []connector.Problem
+}
+
+// RevisionInfo is one stored card revision of an agent.
+type RevisionInfo struct {
+	Revision        int
+	ResolvedCardURL string
+	// Card is the card as jsonb gives it back: the same JSON value as fetched, but keys may be
+	// reordered and whitespace differs.
+	Card      json.RawMessage
+	Profile   connector.CardProfile
+	Warnings  []connector.Problem
+	FetchedAt time.Time
+}
+
+// AgentPatch changes an agent's settings; nil fields stay as they are.
+type AgentPatch struct {
+	// APIKey replaces the agent's key.
+	APIKey *Secret
+	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
+	ClearAPIKey bool
+	Enabled     *bool
+}
+
+// agentColumns and agentJoin read a connector.Agent: the agent row (alias a) joined with its
+// live revision, in one query.
+const (
+	agentColumns = `a.id, a.tenant_id, a.card_url, a.enabled, a.api_key_ciphertext is not null,
+	       a.current_revision, a.created_at, a.updated_at, r.profile, r.warnings`
+	agentJoin = `
+	  join agent_revisions r
+	    on r.tenant_id = a.tenant_id and r.agent_id = a.id and r.revision = a.current_revision`
+	agentSelect = `select ` + agentColumns + ` from agents a` + agentJoin
+)
+
+func scanAgent(row pgx.Row) (connector.Agent, error) { return scanAgentWith(row) }
+
+// scanAgentWith scans agentColumns followed by extra destinations.
+func scanAgentWith(row pgx.Row, extra ...any) (connector.Agent, error) {
+	var (
+		a                 connector.Agent
+		profile, warnings []byte
+	)
+	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.APIKeySet,
+		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return connector.Agent{}, err
+	}
+	var err error
+	if a.CardProfile, err = decodeProfile(profile); err != nil {
+		return connector.Agent{}, err
+	}
+	if a.Warnings, err = decodeWarnings(warnings); err != nil {
+		return connector.Agent{}, err
+	}
+	return a, nil
+}
+
+// querier is what the pool and a transaction have in common.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// getAgent reads one agent through q (the pool or a transaction). Not found is pgx.ErrNoRows.
+func getAgent(ctx context.Context, q querier, tenantID, agentID string) (connector.Agent, error) {
+	return scanAgent(q.QueryRow(ctx, agentSelect+` where a.tenant_id = $1 and a.id = $2`, tenantID, agentID))
+}
+
+// notFound is the error for an agent the tenant does not have (or an id that is no UUID).
+func notFound(op, agentID string) error {
+	return fmt.Errorf("%s %q: %w", op, agentID, connector.ErrNotFound)
+}
+
+// CreateAgent stores the agent and its revision 1 in one transaction. The same card URL already
+// registered by the tenant is ErrConflict; a missing tenant is ErrNotFound; a card that is not
+// JSON, or an APIKey with an empty part, is ErrInvalid.
+func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, error) {
+	const op = "create agent"
+	tid, ok := parseID(a.TenantID)
+	if !ok {
+		return connector.Agent{}, fmt.Errorf("%s: tenant %q: %w", op, a.TenantID, connector.ErrNotFound)
+	}
+	var id string
+	switch {
+	case a.ID == "" && a.APIKey != nil:
+		return connector.Agent{}, fmt.Errorf("%s: an API key needs the agent id it was sealed with: %w", op, connector.ErrInvalid)
+	case a.ID == "":
+		id = uuid.NewString()
+	default:
+		if id, ok = parseID(a.ID); !ok {
+			return connector.Agent{}, fmt.Errorf("%s: id %q is not a UUID: %w", op, a.ID, connector.ErrInvalid)
+		}
+	}
+	var ciphertext []byte
+	var keyID *string
+	if a.APIKey != nil {
+		if !a.APIKey.valid() {
+			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
+		}
+		ciphertext, keyID = a.APIKey.Ciphertext, &a.APIKey.KeyID
+	}
+	profile, warnings, err := encodeRevision(a.Profile, a.Warnings)
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, err)
+	}
+
+	var agent connector.Agent
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx,
+			`insert into agents (tenant_id, id, card_url, enabled, api_key_ciphertext, api_key_key_id, current_revision)
+			 values ($1, $2, $3, $4, $5, $6, 1)`,
+			tid, id, a.CardURL, a.Enabled, ciphertext, keyID,
+		); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx,
+			`insert into agent_revisions (tenant_id, agent_id, revision, card, profile, warnings, resolved_card_url)
+			 values ($1, $2, 1, $3, $4, $5, $6)`,
+			tid, id, a.Card, profile, warnings, a.ResolvedCardURL,
+		); err != nil {
+			return err
+		}
+		var err error
+		agent, err = getAgent(ctx, tx, tid, id)
+		return err
+	})
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	return agent, nil
+}
+
+func encodeRevision(p connector.CardProfile, w []connector.Problem) (profile, warnings []byte, err error) {
+	if profile, err = encodeProfile(p); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", connector.ErrInvalid, err)
+	}
+	if warnings, err = encodeWarnings(w); err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", connector.ErrInvalid, err)
+	}
+	return profile, warnings, nil
+}
+
+// GetAgent returns the tenant's agent at its live revision. Another tenant's agent, a missing
+// one and an id that is not a UUID are all ErrNotFound.
+func (s *Store) GetAgent(ctx context.Context, tenantID, agentID string) (connector.Agent, error) {
+	const op = "get agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	a, err := getAgent(ctx, s.pool, tid, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	return a, nil
+}
+
+// ListAgents returns the tenant's agents, oldest first. A tenant without agents (or one that
+// does not exist) gets an empty list; a tenant id that is not a UUID is ErrNotFound.
+func (s *Store) ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error) {
+	const op = "list agents"
+	tid, ok := parseID(tenantID)
+	if !ok {
+		return nil, fmt.Errorf("%s: tenant %q: %w", op, tenantID, connector.ErrNotFound)
+	}
+	rows, err := s.pool.Query(ctx, agentSelect+` where a.tenant_id = $1 order by a.created_at, a.id`, tid)
+	if err != nil {
+		return nil, fmt.Errorf("%s of tenant %s: %w", op, tid, classify(err))
+	}
+	agents, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (connector.Agent, error) {
+		return scanAgent(row)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s of tenant %s: %w", op, tid, classify(err))
+	}
+	return agents, nil
+}
+
+// UpdateAgent applies p and returns the agent as it now is. An empty patch changes nothing (not
+// even updated_at).
+func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p AgentPatch) (connector.Agent, error) {
+	const op = "update agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	args := []any{tid, id}
+	var set []string
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	switch {
+	case p.APIKey != nil && p.ClearAPIKey:
+		return connector.Agent{}, fmt.Errorf("%s %s: both a new API key and clearing it: %w", op, id, connector.ErrInvalid)
+	case p.APIKey != nil:
+		if !p.APIKey.valid() {
+			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
+		}
+		set = append(set, "api_key_ciphertext = "+arg(p.APIKey.Ciphertext), "api_key_key_id = "+arg(p.APIKey.KeyID))
+	case p.ClearAPIKey:
+		set = append(set, "api_key_ciphertext = null", "api_key_key_id = null")
+	}
+	if p.Enabled != nil {
+		set = append(set, "enabled = "+arg(*p.Enabled))
+	}
+	if len(set) == 0 {
+		return s.GetAgent(ctx, tid, id)
+	}
+
+	// One statement: the update and the read of the live revision see the same snapshot.
+	q := `with a as (update agents set ` + strings.Join(set, ", ") + `, updated_at = now()
+	                  where tenant_id = $1 and id = $2 returning *)
+	      select ` + agentColumns + ` from a` + agentJoin
+	a, err := scanAgent(s.pool.QueryRow(ctx, q, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	return a, nil
+}
+
+// AddRevision stores a new card revision of the agent and makes it live, in one transaction
+// that locks the agent row, so concurrent refreshes get consecutive numbers and none is lost.
+func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r Revision) (connector.Agent, error) {
+	const op = "add revision to agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	profile, warnings, err := encodeRevision(r.Profile, r.Warnings)
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, err)
+	}
+
+	var agent connector.Agent
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx,
+			`select 1 from agents where tenant_id = $1 and id = $2 for update`, tid, id,
+		).Scan(&one); err != nil {
+			return err
+		}
+		// max+1 rather than current_revision+1: the live revision need not be the newest one
+		// forever (a rollback to an older card would keep the newer ones).
+		var next int
+		if err := tx.QueryRow(ctx,
+			`select coalesce(max(revision), 0) + 1 from agent_revisions where tenant_id = $1 and agent_id = $2`,
+			tid, id,
+		).Scan(&next); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx,
+			`insert into agent_revisions (tenant_id, agent_id, revision, card, profile, warnings, resolved_card_url)
+			 values ($1, $2, $3, $4, $5, $6, $7)`,
+			tid, id, next, r.Card, profile, warnings, r.ResolvedCardURL,
+		); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx,
+			`update agents set current_revision = $3, updated_at = now() where tenant_id = $1 and id = $2`,
+			tid, id, next,
+		); err != nil {
+			return err
+		}
+		var err error
+		agent, err = getAgent(ctx, tx, tid, id)
+		return err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return connector.Agent{}, notFound(op, agentID)
+	}
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	return agent, nil
+}
+
+// Revisions returns every stored card revision of the agent, oldest first (audit, tests).
+func (s *Store) Revisions(ctx context.Context, tenantID, agentID string) ([]RevisionInfo, error) {
+	const op = "list revisions of agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return nil, notFound(op, agentID)
+	}
+	rows, err := s.pool.Query(ctx,
+		`select revision, resolved_card_url, card, profile, warnings, fetched_at
+		   from agent_revisions
+		  where tenant_id = $1 and agent_id = $2
+		  order by revision`,
+		tid, id,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	revs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RevisionInfo, error) {
+		var (
+			r                 RevisionInfo
+			profile, warnings []byte
+		)
+		if err := row.Scan(&r.Revision, &r.ResolvedCardURL, &r.Card, &profile, &warnings, &r.FetchedAt); err != nil {
+			return RevisionInfo{}, err
+		}
+		var err error
+		if r.Profile, err = decodeProfile(profile); err != nil {
+			return RevisionInfo{}, err
+		}
+		if r.Warnings, err = decodeWarnings(warnings); err != nil {
+			return RevisionInfo{}, err
+		}
+		return r, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	// Every agent has at least its first revision (a deferred foreign key guarantees it), so
+	// none means no such agent in this tenant.
+	if len(revs) == 0 {
+		return nil, notFound(op, agentID)
+	}
+	return revs, nil
+}
+
+// AgentSecret returns the agent's stored API key, or nil and no error when none is set.
+func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*Secret, error) {
+	const op = "read API key of agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return nil, notFound(op, agentID)
+	}
+	var (
+		ciphertext []byte
+		keyID      *string
+	)
+	err := s.pool.QueryRow(ctx,
+		`select api_key_ciphertext, api_key_key_id from agents where tenant_id = $1 and id = $2`, tid, id,
+	).Scan(&ciphertext, &keyID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, notFound(op, agentID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	if ciphertext == nil || keyID == nil {
+		return nil, nil
+	}
+	return &Secret{Ciphertext: ciphertext, KeyID: *keyID}, nil
+}
+
+// DeleteAgent removes the agent with its revisions, session holds and session contexts.
+func (s *Store) DeleteAgent(ctx context.Context, tenantID, agentID string) error {
+	const op = "delete agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return notFound(op, agentID)
+	}
+	// One statement, so the holds go with the agent atomically: its sessions become free.
+	tag, err := s.pool.Exec(ctx, `
+		with released as (
+			update sessions set hold_agent_id = null, hold_task_id = null, hold_context_id = null,
+			       hold_turn_id = null, hold_expires_at = null, updated_at = now()
+			 where tenant_id = $1 and hold_agent_id = $2)
+		delete from agents where tenant_id = $1 and id = $2`, tid, id)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	if tag.RowsAffected() == 0 {
+		return notFound(op, agentID)
+	}
+	return nil
+}

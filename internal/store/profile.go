@@ -1,0 +1,124 @@
+package store
+
+import (
+	"encoding/json"
+	"fmt"
+
+	connector "github.com/a2a-connector/a2a-connector"
+)
+
+// profileJSON is how a connector.CardProfile is kept in agent_revisions.profile. It has its own
+// field names so that renaming a Go field never makes stored revisions unreadable; a test fails
+// when connector.CardProfile or connector.Skill gains a field this mapping does not carry.
+type profileJSON struct {
+	Name            string      `json:"name"`
+	Description     string      `json:"description"`
+	Version         string      `json:"version"`
+	ProtocolVersion string      `json:"protocolVersion"`
+	EndpointURL     string      `json:"endpointUrl"`
+	Streaming       bool        `json:"streaming"`
+	Skills          []skillJSON `json:"skills"`
+	APIKeyRequired  bool        `json:"apiKeyRequired"`
+	APIKeyHeaders   []string    `json:"apiKeyHeaders"`
+	Extensions      []string    `json:"extensions"`
+}
+
+type skillJSON struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Examples    []string `json:"examples"`
+	// InputSchema is the schema's JSON text as a JSON string: jsonb would reorder its keys and
+	// respace it, and the dialog engine should get the schema exactly as the card had it.
+	InputSchema *string `json:"inputSchema,omitempty"`
+}
+
+func encodeProfile(p connector.CardProfile) ([]byte, error) {
+	pj := profileJSON{
+		Name:            p.Name,
+		Description:     p.Description,
+		Version:         p.Version,
+		ProtocolVersion: p.ProtocolVersion,
+		EndpointURL:     p.EndpointURL,
+		Streaming:       p.Streaming,
+		APIKeyRequired:  p.APIKeyRequired,
+		APIKeyHeaders:   p.APIKeyHeaders,
+		Extensions:      p.Extensions,
+	}
+	if p.Skills != nil {
+		pj.Skills = make([]skillJSON, len(p.Skills))
+	}
+	for i, s := range p.Skills {
+		pj.Skills[i] = skillJSON{
+			ID:          s.ID,
+			Name:        s.Name,
+			Description: s.Description,
+			Tags:        s.Tags,
+			Examples:    s.Examples,
+		}
+		if s.InputSchema != nil {
+			if !json.Valid(s.InputSchema) {
+				return nil, fmt.Errorf("skill %q: input schema is not JSON", s.ID)
+			}
+			schema := string(s.InputSchema)
+			pj.Skills[i].InputSchema = &schema
+		}
+	}
+	return json.Marshal(pj)
+}
+
+func decodeProfile(b []byte) (connector.CardProfile, error) {
+	var pj profileJSON
+	if err := json.Unmarshal(b, &pj); err != nil {
+		return connector.CardProfile{}, fmt.Errorf("decode profile: %w", err)
+	}
+	p := connector.CardProfile{
+		Name:            pj.Name,
+		Description:     pj.Description,
+		Version:         pj.Version,
+		ProtocolVersion: pj.ProtocolVersion,
+		EndpointURL:     pj.EndpointURL,
+		Streaming:       pj.Streaming,
+		APIKeyRequired:  pj.APIKeyRequired,
+		APIKeyHeaders:   pj.APIKeyHeaders,
+		Extensions:      pj.Extensions,
+	}
+	if pj.Skills != nil {
+		p.Skills = make([]connector.Skill, len(pj.Skills))
+	}
+	for i, s := range pj.Skills {
+		p.Skills[i] = connector.Skill{
+			ID:          s.ID,
+			Name:        s.Name,
+			Description: s.Description,
+			Tags:        s.Tags,
+			Examples:    s.Examples,
+		}
+		if s.InputSchema != nil {
+			p.Skills[i].InputSchema = json.RawMessage(*s.InputSchema)
+		}
+	}
+	return p, nil
+}
+
+// encodeWarnings stores no warnings as [] rather than null, so SQL over the column needs no
+// null case.
+func encodeWarnings(w []connector.Problem) ([]byte, error) {
+	if len(w) == 0 {
+		return []byte("[]"), nil
+	}
+	return json.Marshal(w)
+}
+
+// decodeWarnings returns nil for no warnings.
+func decodeWarnings(b []byte) ([]connector.Problem, error) {
+	var w []connector.Problem
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("decode warnings: %w", err)
+	}
+	if len(w) == 0 {
+		return nil, nil
+	}
+	return w, nil
+}

@@ -1,0 +1,235 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	connector "github.com/a2a-connector/a2a-connector"
+)
+
+// TurnLookup is everything a turn needs from Postgres before it calls the agent, read in one
+// round trip.
+type TurnLookup struct {
+	// Hold is the session's live (unexpired) hold, nil when the session is free.
+	Hold *connector.Hold
+	// HoldAgentUpdatedAt is the holding agent's updated_at; zero when it no longer exists.
+	HoldAgentUpdatedAt time.Time
+	// AgentUpdatedAt is the requested agent's updated_at; zero when it is not in the tenant.
+	AgentUpdatedAt time.Time
+	// ContextID is the contextId the session last had with the requested agent.
+	ContextID string
+}
+
+// LookupTurn reads the session's live hold, the session's context with agentID, and the
+// versions (updated_at) of the holding and the requested agent, in one query. A tenant or agent
+// id that is not a UUID simply matches nothing.
+func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (TurnLookup, error) {
+	tid, ok := parseID(tenantID)
+	if !ok {
+		return TurnLookup{}, nil
+	}
+	var aid *string
+	if id, ok := parseID(agentID); ok {
+		aid = &id
+	}
+	var (
+		holdAgent, holdTask, holdContext, holdTurn, contextID *string
+		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  *time.Time
+	)
+	err := s.pool.QueryRow(ctx, `
+		select s.hold_agent_id::text, s.hold_task_id, s.hold_context_id, s.hold_turn_id,
+		       s.hold_expires_at, s.updated_at, ha.updated_at, ra.updated_at, c.context_id
+		  from (select $1::uuid as tenant_id) k
+		  left join sessions s
+		         on s.tenant_id = k.tenant_id and s.session_id = $2
+		        and s.hold_agent_id is not null and s.hold_expires_at > $4
+		  left join agents ha on ha.tenant_id = k.tenant_id and ha.id = s.hold_agent_id
+		  left join agents ra on ra.tenant_id = k.tenant_id and ra.id = $3::uuid
+		  left join session_contexts c
+		         on c.tenant_id = k.tenant_id and c.session_id = $2 and c.agent_id = $3::uuid`,
+		tid, sessionID, aid, now,
+	).Scan(&holdAgent, &holdTask, &holdContext, &holdTurn, &holdExpires, &holdUpdated, &holdAgentUpdated, &agentUpd, &contextID)
+	if err != nil {
+		return TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
+	}
+	var l TurnLookup
+	if holdAgent != nil {
+		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: *holdAgent,
+			TaskID: deref(holdTask), ContextID: deref(holdContext), TurnID: deref(holdTurn),
+			ExpiresAt: *holdExpires, UpdatedAt: *holdUpdated}
+	}
+	if holdAgentUpdated != nil {
+		l.HoldAgentUpdatedAt = *holdAgentUpdated
+	}
+	if agentUpd != nil {
+		l.AgentUpdatedAt = *agentUpd
+	}
+	l.ContextID = deref(contextID)
+	return l, nil
+}
+
+// TurnRecord is the result of a turn to write: the context the session now has with the agent
+// and, unless both SetHold and ReleaseHold are empty, the session's new hold state.
+type TurnRecord struct {
+	TenantID, SessionID, AgentID, TurnID string
+	// StartedAt orders racing turns of one session: a record never overwrites the hold decided
+	// by a turn that started later.
+	StartedAt   time.Time
+	ContextID   string
+	SetHold     *connector.Hold
+	ReleaseHold bool
+}
+
+// SaveTurn writes a turn's result in one statement.
+func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
+	tid, ok1 := parseID(r.TenantID)
+	aid, ok2 := parseID(r.AgentID)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("save turn of session %q: %w", r.SessionID, connector.ErrInvalid)
+	}
+	if r.SetHold != nil && r.ReleaseHold {
+		return fmt.Errorf("save turn of session %q: both set and release: %w", r.SessionID, connector.ErrInvalid)
+	}
+	var (
+		holdAgent, holdTask, holdContext, holdTurn *string
+		holdExpires                                *time.Time
+	)
+	if h := r.SetHold; h != nil {
+		holdAgent, holdTask, holdContext, holdTurn, holdExpires = &aid, &h.TaskID, &h.ContextID, &h.TurnID, &h.ExpiresAt
+	}
+	changeHold := r.SetHold != nil || r.ReleaseHold
+	_, err := s.pool.Exec(ctx, `
+		with ctx as (
+			insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
+			select $1, $2, $3, $4, now()
+			 where $4 <> '' and exists (select 1 from agents where tenant_id = $1 and id = $3)
+			on conflict (tenant_id, session_id, agent_id)
+			do update set context_id = excluded.context_id, updated_at = now()
+		)
+		insert into sessions as s (tenant_id, session_id, hold_agent_id, hold_task_id, hold_context_id,
+		                           hold_turn_id, hold_expires_at, last_turn_started_at, updated_at)
+		select $1, $2, $5::uuid, $6, $7, $8, $9, $10, now()
+		 where $11
+		on conflict (tenant_id, session_id) do update
+		   set hold_agent_id = excluded.hold_agent_id, hold_task_id = excluded.hold_task_id,
+		       hold_context_id = excluded.hold_context_id, hold_turn_id = excluded.hold_turn_id,
+		       hold_expires_at = excluded.hold_expires_at,
+		       last_turn_started_at = excluded.last_turn_started_at, updated_at = now()
+		 where s.last_turn_started_at <= excluded.last_turn_started_at`,
+		tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt, changeHold)
+	if err != nil {
+		return fmt.Errorf("save turn of session %q: %w", r.SessionID, classify(err))
+	}
+	return nil
+}
+
+// ReleaseHold frees the session and returns the live hold it had; ErrNotFound when there was
+// none. It also moves the session's turn clock to now, so a turn still running from before the
+// release cannot re-establish the hold when it ends.
+func (s *Store) ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error) {
+	tid, ok := parseID(tenantID)
+	if !ok {
+		return connector.Hold{}, fmt.Errorf("release session %q: %w", sessionID, connector.ErrNotFound)
+	}
+	h := connector.Hold{TenantID: tid, SessionID: sessionID}
+	var holdContext, holdTurn *string
+	err := s.pool.QueryRow(ctx, `
+		with old as (
+			select tenant_id, session_id, hold_agent_id, hold_task_id, hold_context_id, hold_turn_id, hold_expires_at
+			  from sessions
+			 where tenant_id = $1 and session_id = $2 and hold_agent_id is not null
+			   for update)
+		update sessions s
+		   set hold_agent_id = null, hold_task_id = null, hold_context_id = null, hold_turn_id = null,
+		       hold_expires_at = null, updated_at = now(),
+		       last_turn_started_at = greatest(s.last_turn_started_at, $3)
+		  from old
+		 where s.tenant_id = old.tenant_id and s.session_id = old.session_id
+		returning old.hold_agent_id::text, old.hold_task_id, old.hold_context_id, old.hold_turn_id, old.hold_expires_at`,
+		tid, sessionID, now,
+	).Scan(&h.AgentID, &h.TaskID, &holdContext, &holdTurn, &h.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return connector.Hold{}, fmt.Errorf("release session %q: no hold: %w", sessionID, connector.ErrNotFound)
+	}
+	if err != nil {
+		return connector.Hold{}, fmt.Errorf("release session %q: %w", sessionID, classify(err))
+	}
+	h.ContextID, h.TurnID = deref(holdContext), deref(holdTurn)
+	if !h.ExpiresAt.After(now) {
+		// It had already expired: cleared, but it was not a live hold.
+		return connector.Hold{}, fmt.Errorf("release session %q: hold expired: %w", sessionID, connector.ErrNotFound)
+	}
+	return h, nil
+}
+
+// GetHold returns the session's live hold and its agent; ErrNotFound when the session is free,
+// its hold expired, or the holding agent no longer exists.
+func (s *Store) GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error) {
+	l, err := s.LookupTurn(ctx, tenantID, sessionID, "", now)
+	if err != nil {
+		return connector.Hold{}, connector.Agent{}, err
+	}
+	if l.Hold == nil || l.HoldAgentUpdatedAt.IsZero() {
+		return connector.Hold{}, connector.Agent{}, fmt.Errorf("session %q: no hold: %w", sessionID, connector.ErrNotFound)
+	}
+	a, err := s.GetAgent(ctx, tenantID, l.Hold.AgentID)
+	if err != nil {
+		return connector.Hold{}, connector.Agent{}, err
+	}
+	return *l.Hold, a, nil
+}
+
+// AgentForTurn reads the agent and its sealed API key (nil when none) in one query.
+func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *Secret, error) {
+	const op = "read agent for turn"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return connector.Agent{}, nil, notFound(op, agentID)
+	}
+	var (
+		ciphertext []byte
+		keyID      *string
+	)
+	a, err := scanAgentWith(s.pool.QueryRow(ctx,
+		`select `+agentColumns+`, a.api_key_ciphertext, a.api_key_key_id from agents a`+agentJoin+
+			` where a.tenant_id = $1 and a.id = $2`, tid, id), &ciphertext, &keyID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return connector.Agent{}, nil, notFound(op, agentID)
+	}
+	if err != nil {
+		return connector.Agent{}, nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	if ciphertext == nil || keyID == nil {
+		return a, nil, nil
+	}
+	return a, &Secret{Ciphertext: ciphertext, KeyID: *keyID}, nil
+}
+
+// SweepSessions deletes sessions untouched since before, with their contexts; it returns how
+// many sessions went. Free sessions keep a row (see TurnRecord.StartedAt), so without a sweep
+// the table grows with every dialog ever held.
+func (s *Store) SweepSessions(ctx context.Context, before time.Time) (int64, error) {
+	tag, err := s.pool.Exec(ctx, `
+		with gone as (
+			delete from sessions
+			 where updated_at < $1 and (hold_expires_at is null or hold_expires_at < $1)
+			returning tenant_id, session_id)
+		delete from session_contexts c using gone
+		 where c.tenant_id = gone.tenant_id and c.session_id = gone.session_id`, before)
+	if err != nil {
+		return 0, fmt.Errorf("sweep sessions: %w", classify(err))
+	}
+	return tag.RowsAffected(), nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

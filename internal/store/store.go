@@ -1,0 +1,99 @@
+// Package store keeps a2a-connector's state in Postgres (pgx/v5, plain SQL): tenants and the
+// hashes of their tokens, agents with every revision of their card, and session holds.
+//
+// Every method takes the tenant and every query is scoped by it: another tenant's agent is
+// ErrNotFound, exactly like a missing one, and so is an id that is not a UUID. Errors wrap the
+// sentinels of the connector package — ErrNotFound, ErrConflict (a unique rule),
+// ErrInvalid (a value the schema refuses), ErrUnavailable (Postgres cannot be reached) — so the
+// edges map them without knowing SQL.
+//
+// The store refuses to interpret what it keeps: it never sees a plaintext API key (it stores the
+// ciphertext and key id it is given), never validates a card, and decides nothing about
+// sessions. The schema lives in the migrations package; the store does not create it.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/puddle/v2"
+
+	connector "github.com/a2a-connector/a2a-connector"
+)
+
+// Store is the Postgres store. It is safe for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// New returns a store on pool. The caller owns the pool and closes it after the last call.
+func New(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool}
+}
+
+// Ping checks that Postgres answers (readiness). The error wraps connector.ErrUnavailable when
+// it cannot be reached.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping postgres: %w", classify(err))
+	}
+	return nil
+}
+
+// parseID returns the canonical form of a UUID, or false when s is not one. Ids that are not
+// UUIDs cannot name anything we store, so callers answer ErrNotFound without asking Postgres
+// (which would answer with a syntax error instead).
+func parseID(s string) (string, bool) {
+	id, err := uuid.Parse(s)
+	if err != nil {
+		return "", false
+	}
+	return id.String(), true
+}
+
+// classify wraps err with the connector sentinel it stands for, so callers can match it with
+// errors.Is while the message keeps the Postgres detail. Errors that stand for none (a bug, a
+// context canceled by the caller) come back unchanged.
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch code := pgErr.Code; {
+		case code == "23505": // unique_violation
+			return fmt.Errorf("%w: %w", connector.ErrConflict, err)
+		case code == "23503": // foreign_key_violation: the tenant or agent referred to is gone
+			return fmt.Errorf("%w: %w", connector.ErrNotFound, err)
+		case code == "23502", code == "23514", strings.HasPrefix(code, "22"):
+			// not_null_violation, check_violation, data_exception (malformed JSON, …)
+			return fmt.Errorf("%w: %w", connector.ErrInvalid, err)
+		case strings.HasPrefix(code, "08"), // connection_exception
+			code == "53300", // too_many_connections
+			code == "57P01", // admin_shutdown
+			code == "57P02", // crash_shutdown
+			code == "57P03": // cannot_connect_now (starting up, shutting down)
+			return fmt.Errorf("%w: %w", connector.ErrUnavailable, err)
+		}
+		return err
+	}
+	// The caller gave up; that says nothing about Postgres.
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	if errors.As(err, &connectErr) || errors.As(err, &netErr) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, puddle.ErrClosedPool) || pgconn.SafeToRetry(err) {
+		return fmt.Errorf("%w: %w", connector.ErrUnavailable, err)
+	}
+	return err
+}

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# test.sh runs every check of the project: formatting, vet, staticcheck, generated-code
+# freshness, and all Go tests (unit, fuzz seeds, end-to-end against a real Postgres and real A2A
+# agents on loopback), with the race detector.
+#
+# Postgres: when A2AC_TEST_DATABASE_URL is unset, a private cluster is started in a temp folder
+# under .tmp/ and stopped on exit; each test package creates and drops its own database in it.
+#
+#   scripts/test.sh              everything (what `make test` and .ci/run call)
+#   scripts/test.sh ./internal/store/...   only these packages (still with Postgres)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+pkgs=("$@")
+if [[ ${#pkgs[@]} -eq 0 ]]; then
+	pkgs=(./...)
+	step "gofmt"
+	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.tools/*'))
+	if [[ -n $unformatted ]]; then
+		echo "gofmt would change:" >&2
+		echo "$unformatted" >&2
+		exit 1
+	fi
+
+	step "go mod verify / tidy check"
+	go mod verify >/dev/null
+	cp go.mod .tmp-go.mod.bak && cp go.sum .tmp-go.sum.bak
+	go mod tidy
+	if ! diff -q go.mod .tmp-go.mod.bak >/dev/null || ! diff -q go.sum .tmp-go.sum.bak >/dev/null; then
+		mv .tmp-go.mod.bak go.mod && mv .tmp-go.sum.bak go.sum
+		echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit" >&2
+		exit 1
+	fi
+	rm -f .tmp-go.mod.bak .tmp-go.sum.bak
+
+	step "go vet"
+	go vet ./...
+
+	step "staticcheck"
+	scripts/tools.sh lint >/dev/null
+	"$(scripts/tools.sh bin)/staticcheck" ./...
+
+	if [[ -f api/proto/connector/v1/connector.proto ]]; then
+		step "generated code is fresh"
+		scripts/proto.sh check
+	fi
+fi
+
+if [[ -z ${A2AC_TEST_DATABASE_URL:-} ]]; then
+	mkdir -p .tmp
+	pgdir=$(mktemp -d "$root/.tmp/pg-test.XXXXXX")
+	cleanup() {
+		scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true
+		rm -rf "$pgdir"
+	}
+	trap cleanup EXIT
+	step "private postgres in $pgdir"
+	scripts/postgres.sh start "$pgdir" >&2
+	A2AC_TEST_DATABASE_URL=$(scripts/postgres.sh url "$pgdir")
+	export A2AC_TEST_DATABASE_URL
+fi
+
+step "go test -race ${pkgs[*]}"
+# -p 2 on these 2-core machines; packages run in parallel, each with its own database.
+go test -race -count=1 -p 2 -timeout 10m "${pkgs[@]}"
