@@ -31,6 +31,7 @@ readonly PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 readonly STATICCHECK_VERSION=v0.8.2
 readonly GOLANGCI_LINT_VERSION=v2.15.0
 readonly HELM_VERSION=v3.22.0
+readonly BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da # golang.org/x/perf has no tags
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 readonly root
@@ -124,6 +125,10 @@ group_helm() {
 	# About 80 s cold. Built without the release ldflags, so `helm template`/`helm lint` assume
 	# Kubernetes 1.20 unless given --kube-version.
 	go_tool helm helm.sh/helm/v3/cmd/helm "${HELM_VERSION}"
+}
+
+group_benchstat() {
+	go_tool benchstat golang.org/x/perf/cmd/benchstat "${BENCHSTAT_VERSION}"
 }
 
 group_all() {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 )
@@ -107,8 +108,13 @@ func chatTurn(ctx context.Context, client pb.ConnectorClient, out io.Writer, tim
 			if f.GetHold() != nil {
 				fmt.Fprintf(out, "; session held until %s", f.GetHold().GetExpiresAt().AsTime().Local().Format(time.TimeOnly))
 			}
+			if f.GetOutcome() == pb.Outcome_OUTCOME_HANDBACK {
+				fmt.Fprint(out, "; the agent declined: the platform handles this turn itself")
+			}
 			if f.GetMetadata() != nil {
-				fmt.Fprintf(out, "; metadata %s", f.GetMetadata().String())
+				if b, err := protojson.Marshal(f.GetMetadata()); err == nil {
+					fmt.Fprintf(out, "; metadata %s", b)
+				}
 			}
 			fmt.Fprintln(out, "]")
 		}

@@ -112,10 +112,16 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 		case err == nil && a.Invocable() == nil:
 			agent, key, held, taskID, contextID, routeAgentID = a, k, true, h.TaskID, h.ContextID, h.AgentID
 		case err == nil || errors.Is(err, connector.ErrNotFound):
-			// The holding agent was deleted or disabled: the hold is dropped and the turn is
-			// routed as if there were none. The save below overwrites it.
+			// The holding agent was deleted or disabled: the hold is dropped for good (it
+			// must not come back if the agent is re-enabled) and the turn is routed as if
+			// there were none. Rare, so the extra round trip is fine.
 			r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
 				slog.String("tenant_id", t.TenantID), slog.String("agent_id", h.AgentID))
+			if err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
+				AgentID: h.AgentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true}); err != nil &&
+				!errors.Is(err, connector.ErrInvalid) {
+				return fmt.Errorf("session %s: drop hold: %w", t.SessionID, err)
+			}
 		default:
 			return fmt.Errorf("session %s: %w", t.SessionID, err)
 		}

@@ -214,17 +214,20 @@ func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (con
 // many sessions went. Free sessions keep a row (see TurnRecord.StartedAt), so without a sweep
 // the table grows with every dialog ever held.
 func (s *Store) SweepSessions(ctx context.Context, before time.Time) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `
+	var n int64
+	err := s.pool.QueryRow(ctx, `
 		with gone as (
 			delete from sessions
 			 where updated_at < $1 and (hold_expires_at is null or hold_expires_at < $1)
-			returning tenant_id, session_id)
-		delete from session_contexts c using gone
-		 where c.tenant_id = gone.tenant_id and c.session_id = gone.session_id`, before)
+			returning tenant_id, session_id),
+		contexts as (
+			delete from session_contexts c using gone
+			 where c.tenant_id = gone.tenant_id and c.session_id = gone.session_id)
+		select count(*) from gone`, before).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sweep sessions: %w", classify(err))
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 func deref(s *string) string {

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/pgtest"
+)
+
+var testDB *pgtest.DB
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &testDB)) }
+
+func TestMissingSettingsStopWithOneLineEach(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	err := run(t.Context(), []string{"serve"}, func(string) string { return "" }, &stderr)
+	if err == nil {
+		t.Fatal("run without configuration succeeded")
+	}
+	for _, name := range []string{"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_ADMIN_TOKEN"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != 3 {
+		t.Errorf("error has %d lines, want 3: %v", n, err)
+	}
+	if err := run(t.Context(), []string{"frobnicate"}, func(string) string { return "" }, &stderr); err == nil {
+		t.Error("unknown command accepted")
+	}
+}
+
+// TestServeAndMigrate starts the real program: migrate (twice: idempotent), then serve on a
+// free port until ctx is canceled, which must shut it down cleanly.
+func TestServeAndMigrate(t *testing.T) {
+	t.Parallel()
+	dbURL := testDB.EmptyDatabase(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	vars := map[string]string{
+		"DATABASE_URL":      dbURL,
+		"A2AC_SECRET_KEY":   base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
+		"A2AC_ADMIN_TOKEN":  "admin-token-0123456789",
+		"A2AC_CONSOLE_ADDR": addr,
+		"A2AC_LOG_LEVEL":    "error",
+	}
+	getenv := func(k string) string { return vars[k] }
+	var stderr bytes.Buffer
+	for range 2 {
+		if err := run(t.Context(), []string{"migrate"}, getenv, &stderr); err != nil {
+			t.Fatalf("migrate: %v", err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, getenv, &bytes.Buffer{}) }()
+	var ready bool
+	for i := 0; i < 200 && !ready; i++ {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			ready = resp.StatusCode == http.StatusOK
+			resp.Body.Close()
+		}
+		if !ready {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if !ready {
+		cancel()
+		t.Fatalf("console API never became ready: %v", <-done)
+	}
+	resp, err := http.Post("http://"+addr+"/v1/tenants", "application/json", strings.NewReader(`{"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("unauthenticated tenant creation = %d", resp.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("serve returned %v after shutdown", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}

@@ -1,0 +1,98 @@
+package config
+
+import (
+	"encoding/base64"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+var goodKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	all := Need{Database: true, SecretKey: true, AdminToken: true}
+	for _, c := range []struct {
+		name    string
+		env     map[string]string
+		need    Need
+		wantErr []string // each must appear, one line each
+	}{
+		{"defaults_when_nothing_is_needed", nil, Need{}, nil},
+		{"everything_missing_is_named_at_once", nil, all,
+			[]string{"DATABASE_URL: required", "A2AC_SECRET_KEY: required", "A2AC_ADMIN_TOKEN: required"}},
+		{"malformed_values_are_named", map[string]string{
+			"DATABASE_URL": "postgres://x", "A2AC_SECRET_KEY": "c2hvcnQ=", "A2AC_ADMIN_TOKEN": "short",
+			"A2AC_HOLD_TTL": "ten minutes", "A2AC_TURN_TIMEOUT": "-1s", "A2AC_ALLOWED_CIDRS": "10.0.0.0/33",
+			"A2AC_ALLOW_INSECURE_HTTP": "maybe", "A2AC_LOG_LEVEL": "loud",
+		}, all, []string{"A2AC_SECRET_KEY: key is 5 bytes", "A2AC_ADMIN_TOKEN: too short", "A2AC_HOLD_TTL:",
+			"A2AC_TURN_TIMEOUT:", "A2AC_ALLOWED_CIDRS:", "A2AC_ALLOW_INSECURE_HTTP:", "A2AC_LOG_LEVEL:"}},
+		{"valid", map[string]string{
+			"DATABASE_URL": "postgres://x", "A2AC_SECRET_KEY": goodKey, "A2AC_ADMIN_TOKEN": "0123456789abcdef",
+			"A2AC_HOLD_TTL": "2m", "A2AC_ALLOWED_CIDRS": "127.0.0.0/8, ::1/128", "A2AC_ALLOW_INSECURE_HTTP": "true",
+		}, all, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Load(env(c.env), c.need)
+			if len(c.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("Load: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("Load accepted bad config")
+			}
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != len(c.wantErr) {
+				t.Errorf("got %d lines, want %d:\n%s", len(lines), len(c.wantErr), err)
+			}
+			for _, w := range c.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%s", w, err)
+				}
+			}
+			_ = cfg
+		})
+	}
+}
+
+func TestLoadDefaultsAndValues(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{"A2AC_SECRET_KEY": goodKey, "A2AC_HOLD_TTL": "2m",
+		"A2AC_ALLOWED_CIDRS": "127.0.0.0/8", "A2AC_SUPPORTED_EXTENSIONS": " https://a , https://b "}), Need{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ConsoleAddr != ":8080" || cfg.GRPCAddr != ":9090" || cfg.TurnTimeout != 30*time.Second || cfg.HoldTTL != 2*time.Minute {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	if len(cfg.AllowedCIDRs) != 1 || cfg.AllowedCIDRs[0].String() != "127.0.0.0/8" {
+		t.Errorf("AllowedCIDRs = %v", cfg.AllowedCIDRs)
+	}
+	if strings.Join(cfg.SupportedExtensions, "|") != "https://a|https://b" {
+		t.Errorf("SupportedExtensions = %q", cfg.SupportedExtensions)
+	}
+	if _, err := cfg.SecretBox(); err != nil {
+		t.Errorf("SecretBox: %v", err)
+	}
+}
+
+func TestFlagsOverrideEnvironment(t *testing.T) {
+	t.Parallel()
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	getenv := WithFlags(fs, env(map[string]string{"A2AC_HOLD_TTL": "1m", "A2AC_GRPC_ADDR": ":1"}))
+	if err := fs.Parse([]string{"-hold-ttl", "3m"}); err != nil {
+		t.Fatal(err)
+	}
+	if getenv("A2AC_HOLD_TTL") != "3m" || getenv("A2AC_GRPC_ADDR") != ":1" {
+		t.Errorf("hold ttl %q, grpc addr %q", getenv("A2AC_HOLD_TTL"), getenv("A2AC_GRPC_ADDR"))
+	}
+	if FlagName("DATABASE_URL") != "database-url" {
+		t.Errorf("FlagName = %q", FlagName("DATABASE_URL"))
+	}
+}
