@@ -227,6 +227,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, method, id string, params 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
+	// Our requests are idempotent (a retried turn carries the same messageId). Saying so lets
+	// net/http resend a POST whose reused keep-alive connection the agent had just closed
+	// (Node and Python servers drop idle connections after 5 s) instead of failing the turn.
+	// A nil value marks the request without sending the header.
+	req.Header["Idempotency-Key"] = nil
 
 	pol := &retryPolicy{opts: &c.opts}
 	rc := &retryablehttp.Client{

@@ -7,7 +7,8 @@
 //
 // It refuses to know about sessions and holds (internal/session decides what an outcome means for
 // the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to
-// follow redirects, and to log user text or API keys above debug level or put them in errors. A
+// follow redirects, and to log user text or API keys above debug level or put them in errors,
+// spans or metrics. A
 // turn never returns a Go error: every agent failure is a Result with Outcome FAILED and a reason.
 package invoke
 
@@ -19,6 +20,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
@@ -76,6 +80,12 @@ type Options struct {
 	// Logger receives debug traces of turns and the results of background cancels (default:
 	// discard). User text and keys are never logged.
 	Logger *slog.Logger
+	// TracerProvider traces each turn (span invoke.Turn, with an event at the first text) so
+	// that the agent calls' client spans hang below it; nil: no tracing.
+	TracerProvider trace.TracerProvider
+	// MeterProvider measures agent errors and open streams (a2ac.agent.errors,
+	// a2ac.streams.active); nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
@@ -85,6 +95,7 @@ type Invoker struct {
 	secrets *secret.Box
 	opts    Options
 	log     *slog.Logger
+	obs     *observer
 
 	// streamOnBase remembers agents whose `{url}/stream` answered 404/405 and that serve
 	// message/stream on `url` itself (standard A2A servers do). Keyed by agent id and endpoint,
@@ -137,6 +148,7 @@ func New(o Options) *Invoker {
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
+		obs:     newObserver(o.TracerProvider, o.MeterProvider, o.Logger),
 	}
 }
 
@@ -259,10 +271,12 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(Event)) Res
 	if emit == nil {
 		emit = func(Event) {}
 	}
+	ctx, span := inv.obs.start(ctx, req)
 	turnCtx, cancel := context.WithTimeout(ctx, inv.opts.TurnTimeout)
 	defer cancel()
 	t := &turn{
 		inv:       inv,
+		span:      span,
 		parent:    ctx,
 		ctx:       turnCtx,
 		req:       req,
@@ -276,6 +290,7 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(Event)) Res
 	res := t.run()
 	inv.log.DebugContext(ctx, "turn end", "agent_id", req.Agent.ID, "outcome", res.Outcome, "state", res.State,
 		"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
+	inv.obs.end(ctx, span, res)
 	return res
 }
 

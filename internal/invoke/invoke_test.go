@@ -74,8 +74,8 @@ func newHarness(t testing.TB, mod func(*invoke.Options)) *harness {
 	o := invoke.Options{
 		Secrets:           box,
 		TurnTimeout:       3 * time.Second,
-		FirstEventTimeout: time.Second,
-		IdleTimeout:       400 * time.Millisecond,
+		FirstEventTimeout: 2 * time.Second,
+		IdleTimeout:       time.Second, // generous: a 1 MiB event under -race on a busy 2-core box takes a while
 		PollInterval:      10 * time.Millisecond,
 		CancelTimeout:     time.Second,
 		Logger:            slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

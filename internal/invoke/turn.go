@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -24,6 +26,9 @@ type turn struct {
 	req    Request
 	emit   func(Event)
 	asm    *assembler
+	span   trace.Span // the turn's span (no-op when tracing is off)
+	// sawText: a text delta was emitted (the span got its first_text event).
+	sawText bool
 
 	taskID, contextID string
 	// taskSeen: the agent named a task during this turn (it started or continued one).
@@ -59,11 +64,19 @@ func (t *turn) run() Result {
 	}
 	var err error
 	if t.req.Agent.Streaming {
-		err = t.stream(hdr, msg)
+		err = t.streamCounted(hdr, msg)
 	} else {
 		err = t.send(hdr, msg)
 	}
 	return t.finish(err)
+}
+
+// streamCounted is stream, counted in a2ac.streams.active while it runs.
+func (t *turn) streamCounted(hdr http.Header, msg a2a.Message) error {
+	active := t.inv.obs.streamsActive
+	active.Add(t.ctx, 1)
+	defer active.Add(t.ctx, -1)
+	return t.stream(hdr, msg)
 }
 
 // stream runs message/stream: on `{url}/stream`, or on `url` when that answered 404/405 before
@@ -85,6 +98,7 @@ func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
 		// Standard A2A servers (the official SDKs among them) stream on url itself. Nothing was
 		// processed: the 404/405 came before any event, so sending again is safe.
 		inv.streamOnBase.Store(key, struct{}{})
+		t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
 		inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
 			"agent_id", t.req.Agent.ID, "status", statusCode(err))
 		target = base
@@ -100,6 +114,7 @@ func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
 		return &Error{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
 	}
 	inv.log.DebugContext(t.ctx, "stream ended without a final state; resubscribing", "agent_id", t.req.Agent.ID, "task_id", t.taskID)
+	t.span.AddEvent(eventResubscribe)
 	rs, err := inv.client.Resubscribe(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, a2a.TaskIDParams{ID: t.taskID}, so)
 	if err != nil {
 		if t.ours(err) {
@@ -214,9 +229,15 @@ func (t *turn) note(taskID, contextID string) {
 }
 
 func (t *turn) text(delta string) {
-	if delta != "" {
-		t.emit(Event{Kind: TextEvent, Text: delta})
+	if delta == "" {
+		return
 	}
+	if !t.sawText {
+		// The one telemetry cost inside the chunk loop: an event on the first text only.
+		t.sawText = true
+		t.span.AddEvent(eventFirstText)
+	}
+	t.emit(Event{Kind: TextEvent, Text: delta})
 }
 
 // status records a task status, emits it unless it repeats the last one, and reports whether it
