@@ -43,10 +43,11 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 	scripts/tools.sh lint >/dev/null
 	"$(scripts/tools.sh bin)/staticcheck" ./...
 
-	if [[ -f api/proto/connector/v1/connector.proto ]]; then
-		step "generated code is fresh"
-		scripts/proto.sh check
-	fi
+	step "generated code is fresh"
+	scripts/proto.sh check
+
+	step "container build stage, Helm chart (lint, template, offline schema validation)"
+	scripts/chart-test.sh
 fi
 
 if [[ -z ${A2AC_TEST_DATABASE_URL:-} ]]; then
