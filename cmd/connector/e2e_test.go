@@ -26,7 +26,9 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 var testDB *pgtest.DB
@@ -54,10 +56,25 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-func startStack(t *testing.T, env map[string]string) *stack {
+// stackConfig is what stackOptions change; by default the agent has no API key and telemetry
+// comes from the (empty) OTEL_* environment.
+type stackConfig struct {
+	// apiKey, when set, is required by the demo agent and registered, sealed, with it.
+	apiKey string
+	// telemetry carries the test seams (span exporter, metric reader) into runWith.
+	telemetry telemetry.Options
+}
+
+type stackOption func(*stackConfig)
+
+func startStack(t *testing.T, env map[string]string, opts ...stackOption) *stack {
 	t.Helper()
 	ctx := t.Context()
-	demo := agent.New(agent.Options{})
+	var sc stackConfig
+	for _, o := range opts {
+		o(&sc)
+	}
+	demo := agent.New(agent.Options{APIKey: sc.apiKey})
 	demoSrv := httptest.NewServer(demo.Handler())
 	t.Cleanup(demoSrv.Close)
 
@@ -76,15 +93,28 @@ func startStack(t *testing.T, env map[string]string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.CreateAgent(ctx, store.NewAgent{ID: uuid.NewString(), TenantID: tenant.ID,
+	key := make([]byte, 32)
+	rand.Read(key)
+	na := store.NewAgent{ID: uuid.NewString(), TenantID: tenant.ID,
 		CardURL: fetched.ResolvedURL, ResolvedCardURL: fetched.ResolvedURL, Card: report.Card,
-		Profile: report.Profile, Enabled: true})
+		Profile: report.Profile, Enabled: true}
+	if sc.apiKey != "" {
+		// Sealed the way the console seals it, with the key the connector is started with.
+		box, err := secret.New(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := box.Seal(na.ID, []byte(sc.apiKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		na.APIKey = &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
+	}
+	a, err := st.CreateAgent(ctx, na)
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	key := make([]byte, 32)
-	rand.Read(key)
 	addr := freeAddr(t)
 	vars := map[string]string{
 		"DATABASE_URL":             testDB.URL,
@@ -101,7 +131,7 @@ func startStack(t *testing.T, env map[string]string) *stack {
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() {
-		done <- run(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard)
+		done <- runWith(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard, sc.telemetry)
 	}()
 	t.Cleanup(func() {
 		stop()
@@ -418,4 +448,3 @@ func TestListAgents(t *testing.T) {
 		t.Fatalf("unknown tenant: %v, %v", res, err)
 	}
 }
-

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -53,6 +54,12 @@ Every setting is an environment variable (see README); each has a mirroring flag
 A2AC_GRPC_ADDR -> -grpc-addr.`
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, getenv, stdin, stdout, stderr, telemetry.Options{})
+}
+
+// runWith is run with telemetry seams: tests set tel.SpanExporter and tel.MetricReader to see
+// the spans and metrics of the real server; serve fills in the rest of tel.
+func runWith(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, tel telemetry.Options) error {
 	cmd := "serve"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		cmd, args = args[0], args[1:]
@@ -72,7 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stderr)
+		tel.Getenv, tel.MetricsAddr = getenv, cfg.MetricsAddr
+		return serve(ctx, cfg, tel, stderr)
 	default:
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
@@ -82,28 +90,64 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // Server-side limits: a request is at most 16 KiB of text plus 64 KiB of metadata.
 const maxRecvMsgBytes = 256 << 10
 
-func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+// serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it).
+const serviceName = "a2a-connector"
+
+func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	tel.ServiceName, tel.Logger = serviceName, log
+	tp, err := telemetry.Setup(ctx, tel)
+	if err != nil {
+		return err
+	}
+	// Last out: flush the spans of the drained turns.
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			log.Warn("telemetry shutdown", slog.Any("error", err))
+		}
+	}()
+	// The SDK reports export failures (collector down) only through this process-wide hook;
+	// without it they would be plain-text lines among the JSON logs.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("opentelemetry", slog.Any("error", err))
+	}))
+	log.Info("telemetry", "setup", tp.Summary())
+
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	tp.InstrumentPool(poolCfg)
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer pool.Close()
+	if err := tp.ObservePool(pool); err != nil {
+		return err
+	}
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
 	}
 	inv := invoke.New(invoke.Options{
-		Client:      netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0}),
-		Secrets:     box,
-		TurnTimeout: cfg.TurnTimeout,
-		Logger:      log,
+		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
+			WrapTransport: tp.AgentTransport}),
+		Secrets:        box,
+		TurnTimeout:    cfg.TurnTimeout,
+		Logger:         log,
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
 	})
 	router := session.New(session.Config{
 		Store: store.New(pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
 	})
 
 	srv := grpc.NewServer(
+		grpc.StatsHandler(tp.GRPCServerHandler()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),

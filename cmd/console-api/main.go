@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
@@ -71,7 +73,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, stderr)
+		return serve(ctx, cfg, getenv, stderr)
 	default:
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
@@ -90,27 +92,65 @@ func migrate(ctx context.Context, databaseURL string) error {
 	return nil
 }
 
-func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
+// serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it).
+const serviceName = "a2a-connector-console-api"
+
+func serve(ctx context.Context, cfg config.Config, getenv func(string) string, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
-	pool, err := pgxpool.New(ctx, cfg.DatabaseURL)
+	tp, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: serviceName, Getenv: getenv,
+		MetricsAddr: cfg.MetricsAddr, Logger: log})
+	if err != nil {
+		return err
+	}
+	// Last out: flush the spans of the drained requests.
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(ctx); err != nil {
+			log.Warn("telemetry shutdown", slog.Any("error", err))
+		}
+	}()
+	// The SDK reports export failures (collector down) only through this process-wide hook;
+	// without it they would be plain-text lines among the JSON logs.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
+		log.Warn("opentelemetry", slog.Any("error", err))
+	}))
+	log.Info("telemetry", "setup", tp.Summary())
+
+	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	tp.InstrumentPool(poolCfg)
+	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer pool.Close()
+	if err := tp.ObservePool(pool); err != nil {
+		return err
+	}
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
 	}
 	cards := cardfetch.New(cardfetch.Options{
+		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
+		// which may hold a token. cardfetch records the host only.
 		Client:              netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
 		AllowInsecureHTTP:   cfg.AllowInsecureHTTP,
 		SupportedExtensions: cfg.SupportedExtensions,
+		TracerProvider:      tp.TracerProvider,
+		MeterProvider:       tp.MeterProvider,
 	})
 	inv := invoke.New(invoke.Options{
-		Client:      netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0}),
-		Secrets:     box,
-		TurnTimeout: cfg.TurnTimeout,
-		Logger:      log,
+		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
+			WrapTransport: tp.AgentTransport}),
+		Secrets:        box,
+		TurnTimeout:    cfg.TurnTimeout,
+		Logger:         log,
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
 	})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -127,7 +167,7 @@ func serve(ctx context.Context, cfg config.Config, stderr io.Writer) error {
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,
-		Handler:           api.Handler(),
+		Handler:           tp.HTTPHandler(api.Handler(), "console-api"),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second, // a test turn may take the whole turn timeout

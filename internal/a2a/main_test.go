@@ -95,4 +95,3 @@ func (s sseWriter) raw(chunk string) {
 	io.WriteString(s.w, chunk)
 	s.w.(http.Flusher).Flush()
 }
-

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/go-playground/validator/v10"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
@@ -45,6 +47,11 @@ type Options struct {
 	Timeout time.Duration
 	// MaxBytes caps the card body (default 1 MiB); Validate reports larger cards as too_long.
 	MaxBytes int64
+	// TracerProvider traces fetches and validations (spans cardfetch.Fetch and
+	// cardfetch.Validate, with the card URL's host only); nil: no tracing.
+	TracerProvider trace.TracerProvider
+	// MeterProvider counts fetches by result (a2ac.card.fetches); nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // Fetcher fetches and validates agent cards. It is safe for concurrent use.
@@ -55,6 +62,7 @@ type Fetcher struct {
 	timeout       time.Duration
 	maxBytes      int64
 	validator     *validator.Validate
+	obs           *observer
 }
 
 // New returns a Fetcher with o's settings, defaults filled in.
@@ -66,6 +74,7 @@ func New(o Options) *Fetcher {
 		timeout:       o.Timeout,
 		maxBytes:      o.MaxBytes,
 		validator:     newValidator(),
+		obs:           newObserver(o.TracerProvider, o.MeterProvider),
 	}
 	if f.client == nil {
 		f.client = netguard.NewClient(netguard.Policy{AllowInsecureHTTP: o.AllowInsecureHTTP},
@@ -149,7 +158,13 @@ var (
 // Fetch GETs the card at cardURL. A bare origin (no path or "/", no query) is discovered: first
 // /.well-known/agent-card.json, then /.well-known/agent.json (see the package doc for when the
 // second is tried). Otherwise exactly cardURL is fetched. Failures are *FetchError.
-func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (Fetched, error) {
+func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (got Fetched, err error) {
+	ctx, span := f.obs.startFetch(ctx, cardURL)
+	defer func() { endFetch(span, got, err) }()
+	return f.fetch(ctx, cardURL)
+}
+
+func (f *Fetcher) fetch(ctx context.Context, cardURL string) (Fetched, error) {
 	u, ferr := f.parseCardURL(cardURL)
 	if ferr != nil {
 		return Fetched{}, ferr
@@ -327,11 +342,18 @@ func classify(ctx context.Context, err error) FetchErrorKind {
 }
 
 // FetchAndValidate fetches the card and validates it. A fetch failure is a *FetchError and the
-// Report is empty; otherwise the error is nil whatever the report says.
+// Report is empty; otherwise the error is nil whatever the report says. Each call is counted in
+// a2ac.card.fetches by result.
 func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched, Report, error) {
 	got, err := f.Fetch(ctx, cardURL)
 	if err != nil {
+		kind := KindNetwork
+		var fe *FetchError
+		if errors.As(err, &fe) {
+			kind = fe.Kind
+		}
+		f.obs.count(ctx, string(kind))
 		return Fetched{}, Report{}, err
 	}
-	return got, f.Validate(got.Raw), nil
+	return got, f.validateObserved(ctx, got.Raw), nil
 }

@@ -5,7 +5,9 @@
 // It fetches only through the SSRF-guarded client it is given (internal/netguard), reads at most
 // MaxBytes, follows at most the client's redirects, and accepts only JSON. It does not store
 // cards, call agents, or choose HTTP statuses for the console: it reports problems and typed
-// fetch errors and leaves those choices to its callers. Validate never fails; it reports.
+// fetch errors and leaves those choices to its callers. Validate never fails; it reports. Its
+// spans and metrics carry the card URL's host only, never the URL (which may hold a token) or the
+// card.
 //
 // # Fetching: decisions where the design is silent
 //

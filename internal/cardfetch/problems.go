@@ -86,7 +86,6 @@ func (c *collector) covered(path string) bool {
 	return false
 }
 
-
 // problems returns the problems, errors first, each group in the order found.
 func (c *collector) problems() []connector.Problem {
 	out := slices.Clone(c.list)

@@ -29,7 +29,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		for method, op := range ops {
 			documented = append(documented, strings.ToUpper(method)+" "+path)
 			var o struct {
-				Security  *[]map[string][]string   `json:"security"`
+				Security  *[]map[string][]string     `json:"security"`
 				Responses map[string]json.RawMessage `json:"responses"`
 			}
 			if err := json.Unmarshal(op, &o); err != nil || o.Security == nil || len(o.Responses) == 0 {

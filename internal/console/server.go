@@ -2,8 +2,9 @@
 // (operator only), agent registration from a card URL, key rotation, refresh, and health.
 //
 // Handlers return errors; writeError turns them into RFC 9457 problem+json in one place. The
-// package never returns, logs or traces an API key, and every agent query is scoped by the
-// tenant of the bearer token: another tenant's agent is 404, never 403.
+// package never returns, logs or traces an API key (spans get the route and the tenant id only),
+// and every agent query is scoped by the tenant of the bearer token: another tenant's agent is
+// 404, never 403.
 package console
 
 import (
@@ -14,6 +15,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
@@ -116,6 +120,10 @@ func (s *Server) wrap(rt route) http.Handler {
 		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
 		ctx, err := s.authenticate(r, rt.access)
 		if err == nil {
+			if span := trace.SpanFromContext(ctx); span.IsRecording() && rt.access == tenant {
+				// The server span (telemetry.Providers.HTTPHandler) says whose request it was.
+				span.SetAttributes(attribute.String("a2ac.tenant.id", tenantFrom(ctx).ID))
+			}
 			r = r.WithContext(ctx)
 			err = rt.handle(rec, r)
 		}

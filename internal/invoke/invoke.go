@@ -8,8 +8,8 @@
 // It refuses to know about sessions and holds (internal/session decides what an outcome means for
 // the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to
 // follow redirects, and to log user text or API keys above debug level or put them in errors,
-// spans or metrics. A
-// turn never returns a Go error: every agent failure is a Result with Outcome FAILED and a reason.
+// spans or metrics. A turn never returns a Go error: every agent failure is a Result with
+// Outcome FAILED and a reason.
 package invoke
 
 import (

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -27,6 +29,12 @@ type Config struct {
 	HoldTTL time.Duration // A2AC_HOLD_TTL; default 10m
 	Now     func() time.Time
 	Logger  *slog.Logger
+	// TracerProvider traces each turn (span session.HandleTurn, parent of the store's and the
+	// invoker's spans); nil: no tracing.
+	TracerProvider trace.TracerProvider
+	// MeterProvider measures turns (a2ac.turns, a2ac.turn.duration,
+	// a2ac.turn.time_to_first_text); nil: no metrics.
+	MeterProvider metric.MeterProvider
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -37,6 +45,7 @@ type Router struct {
 	holdTTL time.Duration
 	now     func() time.Time
 	log     *slog.Logger
+	obs     *observer
 }
 
 // New returns a Router.
@@ -47,8 +56,12 @@ func New(c Config) *Router {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
-		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger}
+		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
+		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger)}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -92,6 +105,15 @@ func MessageID(tenantID, sessionID, turnID string) string {
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
 // ErrAPIKeyMissing, ErrUnavailable (store down). Agent misbehaviour is a Final{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
+	obs := turnObs{start: time.Now(), agentID: t.AgentID} // the routed agent replaces it
+	ctx, span := r.obs.start(ctx, t.TenantID)
+	err := r.handleTurn(ctx, t, sink, &obs)
+	r.obs.end(ctx, span, &obs, err)
+	return err
+}
+
+// handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report.
+func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs) error {
 	startedAt := r.now()
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
 	if err != nil {
@@ -128,6 +150,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	}
 	if !held {
 		if t.AgentID == "" {
+			obs.outcome = connector.OutcomeNoAgent
 			return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 		}
 		a, k, err := r.agent(ctx, t.TenantID, t.AgentID, lookup.AgentUpdatedAt)
@@ -140,6 +163,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 		agent, key = a, k
 	}
 
+	obs.agentID, obs.held = agent.ID, held
 	if err := sink.Started(agent, held, taskID); err != nil {
 		return err
 	}
@@ -151,7 +175,12 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 		Metadata:  t.Metadata,
 		TaskID:    taskID,
 		ContextID: contextID,
-	}, func(e invoke.Event) { _ = sink.Event(e) })
+	}, func(e invoke.Event) {
+		if e.Kind == invoke.TextEvent {
+			obs.text()
+		}
+		_ = sink.Event(e)
+	})
 
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: routeAgentID,
@@ -175,6 +204,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	case change.Kind == Keep && held:
 		final.HoldExpiresAt = lookup.Hold.ExpiresAt
 	}
+	obs.outcome = final.Outcome
 	if ctx.Err() != nil {
 		// Barge-in or deadline: the caller is gone; there is no one to send a final to.
 		return ctx.Err()

@@ -1,0 +1,398 @@
+// Package telemetry sets up OpenTelemetry traces and metrics and JSON logging for both binaries,
+// and holds the instrumentation choices every edge shares: which gRPC methods, HTTP routes and
+// database calls are traced, and what their spans may carry.
+//
+// Setup reads the standard OTEL_* environment (through the getenv it is given) and returns
+// Providers; callers pass them down explicitly. It never sets the OpenTelemetry globals, so two
+// Setups in one process (tests) do not interfere. Tracing is on when an OTLP endpoint is set;
+// metrics when an OTLP endpoint is set or A2AC_METRICS_ADDR asks for a Prometheus endpoint.
+// OTEL_SDK_DISABLED=true turns off everything the OTEL_* variables configure, not the Prometheus
+// endpoint. What is off is the API's no-op provider: instrumented code then costs a few
+// nanoseconds per call and allocates nothing per stream chunk.
+//
+// It refuses to put user text, API keys, tokens or full card URLs into spans, metrics or logs:
+// the helpers here trace no request bodies, no SQL arguments, and no card fetches (card hosts
+// are recorded by internal/cardfetch itself).
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	"go.opentelemetry.io/otel/metric"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+)
+
+// Options configure Setup.
+type Options struct {
+	// ServiceName is service.name unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES set it.
+	ServiceName string
+	// Version is service.version; "" means the main module's version from the build info.
+	Version string
+	// Getenv reads the OTEL_* variables (os.Getenv in production, a map in tests). The OTLP
+	// exporters additionally read their TLS settings (OTEL_EXPORTER_OTLP_CERTIFICATE, …) and the
+	// batch processor its OTEL_BSP_* limits from the process environment, as the SDK documents.
+	Getenv func(string) string
+	// MetricsAddr, when set (A2AC_METRICS_ADDR), serves the metrics in the Prometheus text format
+	// at http://MetricsAddr/metrics.
+	MetricsAddr string
+	// Logger receives the metrics server's failures (nil: discard).
+	Logger *slog.Logger
+
+	// SpanExporter, when set, replaces the OTLP trace exporter and turns tracing on; spans are
+	// exported synchronously as they end. Tests pass tracetest.NewInMemoryExporter().
+	SpanExporter sdktrace.SpanExporter
+	// MetricReader, when set, is added to the meter provider and turns metrics on. Tests pass
+	// sdkmetric.NewManualReader().
+	MetricReader sdkmetric.Reader
+}
+
+// Providers are what instrumented code needs. The zero value is not usable; build one with Setup.
+type Providers struct {
+	// TracerProvider creates tracers: an SDK provider, or the no-op one when tracing is off.
+	TracerProvider trace.TracerProvider
+	// MeterProvider creates meters: an SDK provider, or the no-op one when metrics are off.
+	MeterProvider metric.MeterProvider
+	// Propagator extracts trace context (and baggage) from incoming calls and injects it into
+	// outgoing ones. It is set even when tracing is off, so that the dialog engine's trace still
+	// reaches the agents.
+	Propagator propagation.TextMapPropagator
+
+	summary   string
+	log       *slog.Logger
+	shutdowns []func(context.Context) error
+	metrics   *http.Server
+	metricsLn net.Listener
+	served    chan error
+}
+
+// Setup builds the providers from o.Getenv. A bad OTEL_* variable is an error naming it (one
+// line each). Setup does not connect to the collector: exporters connect when they first send.
+// Call Shutdown when the process ends, after the servers drained, to flush what is buffered.
+func Setup(ctx context.Context, o Options) (*Providers, error) {
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := &env{getenv: o.Getenv}
+	p := &Providers{
+		TracerProvider: tracenoop.NewTracerProvider(),
+		MeterProvider:  metricnoop.NewMeterProvider(),
+		Propagator:     e.propagator(),
+		log:            o.Logger,
+	}
+	// OTEL_SDK_DISABLED turns off what the OTEL_* variables configure (spans, OTLP metrics); the
+	// Prometheus endpoint is our own setting and stays as A2AC_METRICS_ADDR says.
+	disabled := e.disabled()
+	var (
+		traces, metrics     otlp
+		tracesOn, metricsOn bool
+	)
+	if !disabled {
+		traces, tracesOn = e.signal("TRACES", "/v1/traces")
+		metrics, metricsOn = e.signal("METRICS", "/v1/metrics")
+	}
+	sampler := e.sampler()
+	interval := e.interval("OTEL_METRIC_EXPORT_INTERVAL")
+	exportTimeout := e.interval("OTEL_METRIC_EXPORT_TIMEOUT")
+	res := newResource(o, e)
+	if len(e.errs) > 0 {
+		return nil, errors.Join(e.errs...)
+	}
+
+	var summary []string
+	defer func() { p.summary = strings.Join(summary, "; ") }()
+	fail := func(err error) (*Providers, error) {
+		// Whatever was started (exporters, the metrics listener) is released.
+		_ = p.Shutdown(context.WithoutCancel(ctx))
+		return nil, err
+	}
+
+	switch {
+	case o.SpanExporter != nil:
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
+			sdktrace.WithSyncer(o.SpanExporter))
+		p.TracerProvider = tp
+		p.shutdowns = append(p.shutdowns, tp.Shutdown)
+		summary = append(summary, "traces: given exporter")
+	case tracesOn:
+		exp, err := traceExporter(ctx, traces)
+		if err != nil {
+			return fail(err)
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
+			sdktrace.WithBatcher(exp))
+		p.TracerProvider = tp
+		p.shutdowns = append(p.shutdowns, tp.Shutdown)
+		summary = append(summary, "traces: otlp "+traces.protocol+" to "+traces.host())
+	case disabled:
+		summary = append(summary, "traces: off (OTEL_SDK_DISABLED)")
+	default:
+		summary = append(summary, "traces: off")
+	}
+
+	var readers []sdkmetric.Option
+	if o.MetricReader != nil {
+		readers = append(readers, sdkmetric.WithReader(o.MetricReader))
+		summary = append(summary, "metrics: given reader")
+	}
+	if metricsOn {
+		exp, err := metricExporter(ctx, metrics)
+		if err != nil {
+			return fail(err)
+		}
+		var ro []sdkmetric.PeriodicReaderOption
+		if interval > 0 {
+			ro = append(ro, sdkmetric.WithInterval(interval))
+		}
+		if exportTimeout > 0 {
+			ro = append(ro, sdkmetric.WithTimeout(exportTimeout))
+		}
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, ro...)))
+		summary = append(summary, "metrics: otlp "+metrics.protocol+" to "+metrics.host())
+	}
+	if o.MetricsAddr != "" {
+		reader, err := p.serveMetrics(o.MetricsAddr)
+		if err != nil {
+			return fail(err)
+		}
+		readers = append(readers, sdkmetric.WithReader(reader))
+		summary = append(summary, "metrics: prometheus at http://"+p.metricsLn.Addr().String()+"/metrics")
+	}
+	if len(readers) > 0 {
+		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		p.MeterProvider = mp
+		// Flush the meter provider before the metrics server stops answering.
+		p.shutdowns = append([]func(context.Context) error{mp.Shutdown}, p.shutdowns...)
+	} else {
+		summary = append(summary, "metrics: off")
+	}
+	return p, nil
+}
+
+// Summary says, in one line for the startup log, where traces and metrics go (hosts only).
+func (p *Providers) Summary() string { return p.summary }
+
+// MetricsAddr is the address the Prometheus endpoint listens on ("" when not serving); with
+// A2AC_METRICS_ADDR=127.0.0.1:0 it tells tests the port.
+func (p *Providers) MetricsAddr() string {
+	if p.metricsLn == nil {
+		return ""
+	}
+	return p.metricsLn.Addr().String()
+}
+
+// Shutdown flushes buffered spans and metrics and stops the metrics server, within ctx. It is
+// safe to call more than once.
+func (p *Providers) Shutdown(ctx context.Context) error {
+	var errs []error
+	for _, f := range p.shutdowns {
+		if err := f(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	p.shutdowns = nil
+	if p.metrics != nil {
+		if err := p.metrics.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("telemetry: metrics server: %w", err))
+		}
+		if err := <-p.served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("telemetry: metrics server: %w", err))
+		}
+		p.metrics = nil
+	}
+	return errors.Join(errs...)
+}
+
+// serveMetrics listens on addr and serves /metrics from a registry of its own (never the
+// Prometheus default registry, which is process-global): the OpenTelemetry metrics plus the Go
+// runtime and process collectors.
+func (p *Providers) serveMetrics(addr string) (sdkmetric.Reader, error) {
+	reg := prometheus.NewRegistry()
+	if err := errors.Join(
+		reg.Register(collectors.NewGoCollector()),
+		reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})),
+	); err != nil {
+		return nil, fmt.Errorf("telemetry: prometheus collectors: %w", err)
+	}
+	reader, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: prometheus exporter: %w", err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("A2AC_METRICS_ADDR: listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	p.metricsLn = ln
+	p.metrics = &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	p.served = make(chan error, 1)
+	srv, log := p.metrics, p.log
+	go func() {
+		err := srv.Serve(ln)
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", slog.Any("error", err))
+		}
+		p.served <- err
+	}()
+	return reader, nil
+}
+
+// newResource describes this process: service.name, service.version, service.instance.id (the
+// host name, which is the pod name on Kubernetes; a random UUID when there is none), the SDK's
+// own attributes, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, which win.
+func newResource(o Options, e *env) *resource.Resource {
+	version := o.Version
+	if version == "" {
+		version = buildVersion()
+	}
+	instance, err := os.Hostname()
+	if err != nil || instance == "" {
+		instance = uuid.NewString()
+	}
+	attrs := []attribute.KeyValue{
+		semconv.ServiceName(o.ServiceName),
+		semconv.ServiceVersion(version),
+		semconv.ServiceInstanceID(instance),
+		semconv.TelemetrySDKLanguageGo,
+		semconv.TelemetrySDKName("opentelemetry"),
+		semconv.TelemetrySDKVersion(sdkVersion()),
+	}
+	// attribute.NewSet keeps the last value of a repeated key: the environment wins.
+	attrs = append(attrs, e.resourceAttrs()...)
+	return resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+}
+
+// buildVersion is the main module's version as the Go toolchain stamped it ("(devel)" for a
+// plain `go build`), with the VCS revision when stamped.
+func buildVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			v += "+" + s.Value[:12]
+		}
+	}
+	if v == "" {
+		return "unknown"
+	}
+	return v
+}
+
+// sdkVersion is the version of the OpenTelemetry SDK linked in.
+func sdkVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "go.opentelemetry.io/otel/sdk" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
+}
+
+func traceExporter(ctx context.Context, o otlp) (sdktrace.SpanExporter, error) {
+	if o.protocol == protocolGRPC {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(o.endpoint)}
+		if len(o.headers) > 0 {
+			opts = append(opts, otlptracegrpc.WithHeaders(o.headers))
+		}
+		if o.timeout > 0 {
+			opts = append(opts, otlptracegrpc.WithTimeout(o.timeout))
+		}
+		if o.compression {
+			opts = append(opts, otlptracegrpc.WithCompressor("gzip"))
+		}
+		exp, err := otlptracegrpc.New(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: otlp trace exporter: %w", err)
+		}
+		return exp, nil
+	}
+	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(o.endpoint)}
+	if len(o.headers) > 0 {
+		opts = append(opts, otlptracehttp.WithHeaders(o.headers))
+	}
+	if o.timeout > 0 {
+		opts = append(opts, otlptracehttp.WithTimeout(o.timeout))
+	}
+	if o.compression {
+		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
+	}
+	exp, err := otlptracehttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: otlp trace exporter: %w", err)
+	}
+	return exp, nil
+}
+
+func metricExporter(ctx context.Context, o otlp) (sdkmetric.Exporter, error) {
+	if o.protocol == protocolGRPC {
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpointURL(o.endpoint)}
+		if len(o.headers) > 0 {
+			opts = append(opts, otlpmetricgrpc.WithHeaders(o.headers))
+		}
+		if o.timeout > 0 {
+			opts = append(opts, otlpmetricgrpc.WithTimeout(o.timeout))
+		}
+		if o.compression {
+			opts = append(opts, otlpmetricgrpc.WithCompressor("gzip"))
+		}
+		exp, err := otlpmetricgrpc.New(ctx, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: otlp metric exporter: %w", err)
+		}
+		return exp, nil
+	}
+	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(o.endpoint)}
+	if len(o.headers) > 0 {
+		opts = append(opts, otlpmetrichttp.WithHeaders(o.headers))
+	}
+	if o.timeout > 0 {
+		opts = append(opts, otlpmetrichttp.WithTimeout(o.timeout))
+	}
+	if o.compression {
+		opts = append(opts, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))
+	}
+	exp, err := otlpmetrichttp.New(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: otlp metric exporter: %w", err)
+	}
+	return exp, nil
+}
