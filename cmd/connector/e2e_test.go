@@ -140,6 +140,19 @@ func startStack(t *testing.T, env map[string]string, opts ...stackOption) *stack
 		}
 	})
 
+	// Wait for the listener before dialing: a gRPC client whose first connect fails backs off
+	// for a second before trying again.
+	for i := 0; ; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if i > 500 {
+			t.Fatalf("connector never listened on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

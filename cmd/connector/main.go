@@ -93,9 +93,18 @@ const maxRecvMsgBytes = 256 << 10
 // serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it).
 const serviceName = "a2a-connector"
 
+// version is stamped at build time (-ldflags "-X main.version=..."; see Dockerfile).
+var version = "dev"
+
+// Sessions idle this long are swept from the database, every sweepInterval.
+const (
+	sweepInterval = 10 * time.Minute
+	sweepIdle     = 24 * time.Hour
+)
+
 func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
-	tel.ServiceName, tel.Logger = serviceName, log
+	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, log
 	tp, err := telemetry.Setup(ctx, tel)
 	if err != nil {
 		return err
@@ -150,7 +159,12 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		grpc.StatsHandler(tp.GRPCServerHandler()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
-		grpc.KeepaliveParams(keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			Time: time.Minute, Timeout: 20 * time.Second,
+			// Clients reconnect every few minutes, so new replicas after a scale-out get their
+			// share of the long-lived dialog-engine connections; the grace lets a turn finish.
+			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
+		}),
 	)
 	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
 	hs := health.NewServer()
@@ -164,6 +178,11 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	log.Info("connector listening", "addr", ln.Addr().String())
+
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	swept := make(chan struct{})
+	go func() { defer close(swept); router.Sweep(sweepCtx, sweepInterval, sweepIdle) }()
+	defer func() { stopSweep(); <-swept }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

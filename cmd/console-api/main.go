@@ -95,9 +95,12 @@ func migrate(ctx context.Context, databaseURL string) error {
 // serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it).
 const serviceName = "a2a-connector-console-api"
 
+// version is stamped at build time (-ldflags "-X main.version=..."; see Dockerfile).
+var version = "dev"
+
 func serve(ctx context.Context, cfg config.Config, getenv func(string) string, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
-	tp, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: serviceName, Getenv: getenv,
+	tp, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: serviceName, Version: version, Getenv: getenv,
 		MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
 		return err
