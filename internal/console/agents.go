@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -86,7 +87,36 @@ func (in *cardURLRequest) check() error {
 	if len(in.CardURL) > 2048 {
 		return badRequest("cardUrl is longer than 2048 characters.")
 	}
+	in.CardURL = canonicalCardURL(in.CardURL)
 	return nil
+}
+
+// canonicalCardURL spells one card URL one way, so that "HTTPS://Agent.example.com:443/" and
+// "https://agent.example.com" are the same registration (409), not two agents: scheme and host
+// lower-cased, default port and fragment dropped, a bare "/" path removed. Anything unparsable
+// is left as typed for cardfetch to explain.
+func canonicalCardURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return raw
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	u.Host = host
+	u.Fragment, u.RawFragment = "", ""
+	if u.Path == "/" && u.RawQuery == "" {
+		u.Path = ""
+	}
+	return u.String()
 }
 
 type validateResponse struct {

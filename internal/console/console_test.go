@@ -275,6 +275,8 @@ func TestAgentLifecycle(t *testing.T) {
 		t.Error("agent resource has an apiKey field")
 	}
 	e.expect(e.do("POST", "/v1/agents", tokenA, map[string]string{"cardUrl": goodURL}), http.StatusConflict)
+	// The same URL spelled differently is the same registration.
+	e.expect(e.do("POST", "/v1/agents", tokenA, map[string]string{"cardUrl": " HTTPS" + strings.TrimPrefix(goodURL, "https") + "#top "}), http.StatusConflict)
 	// Another tenant may register the same card.
 	r = e.do("POST", "/v1/agents", tokenB, map[string]string{"cardUrl": goodURL})
 	e.expect(r, http.StatusCreated)

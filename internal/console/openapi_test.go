@@ -55,3 +55,20 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		t.Error("served document differs from the embedded one")
 	}
 }
+
+func TestCanonicalCardURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"HTTPS://Agent.Example.com:443/":               "https://agent.example.com",
+		"https://agent.example.com":                    "https://agent.example.com",
+		"https://agent.example.com/.well-known/a.json": "https://agent.example.com/.well-known/a.json",
+		"https://agent.example.com:8443/card#frag":     "https://agent.example.com:8443/card",
+		"http://[::1]:80/":                             "http://[::1]",
+		"https://a.example/?v=1":                       "https://a.example/?v=1",
+		"not a url":                                    "not a url",
+	} {
+		if got := canonicalCardURL(in); got != want {
+			t.Errorf("canonicalCardURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
