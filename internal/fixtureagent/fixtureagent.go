@@ -100,6 +100,9 @@ const (
 	NoStreamPath Behavior = "no-stream-path"
 	// NoStreamPath405: URL+"/stream" answers 405; URL answers like Stream.
 	NoStreamPath405 Behavior = "no-stream-path-405"
+	// NoStreamPathHTML: URL+"/stream" answers 200 with an HTML page (a web framework's catch-all
+	// route); URL answers like Stream.
+	NoStreamPathHTML Behavior = "no-stream-path-html"
 	// AuthRequired: a status-update with state auth-required.
 	AuthRequired Behavior = "auth-required"
 	// Rejected: a status-update with state rejected and the message "not my topic".
@@ -459,10 +462,13 @@ func (s *Server) message(c *call) {
 		c.w.Header().Set("Location", redirect+c.r.URL.Path)
 		c.w.WriteHeader(http.StatusFound)
 		return
-	case NoStreamPath, NoStreamPath405:
+	case NoStreamPath, NoStreamPath405, NoStreamPathHTML:
 		if c.r.URL.Path == basePath+"/stream" {
 			if b == NoStreamPath405 {
 				http.Error(c.w, "method not allowed", http.StatusMethodNotAllowed)
+			} else if b == NoStreamPathHTML {
+				c.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				io.WriteString(c.w, "<!doctype html><title>Welcome</title><p>Our app</p>")
 			} else {
 				http.NotFound(c.w, c.r)
 			}

@@ -501,7 +501,7 @@ func TestTurnContinuesHeldTask(t *testing.T) {
 
 func TestTurnFallsBackToBaseURLAndRemembers(t *testing.T) {
 	t.Parallel()
-	for _, b := range []fixtureagent.Behavior{fixtureagent.NoStreamPath, fixtureagent.NoStreamPath405} {
+	for _, b := range []fixtureagent.Behavior{fixtureagent.NoStreamPath, fixtureagent.NoStreamPath405, fixtureagent.NoStreamPathHTML} {
 		t.Run(string(b), func(t *testing.T) {
 			t.Parallel()
 			srv := fixtureagent.New(t)

@@ -393,9 +393,16 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 	return failed(CodeAgentUnreachable, err.Error())
 }
 
+// notFoundOrNotAllowed reports whether `{url}/stream` is simply not the agent's endpoint: a 404
+// or 405, or a 2xx page that is neither an event stream nor JSON (web frameworks that serve an
+// HTML page for every unknown path). In each case the agent processed nothing.
 func notFoundOrNotAllowed(err error) bool {
 	var hse *a2a.HTTPStatusError
-	return errors.As(err, &hse) && (hse.StatusCode == http.StatusNotFound || hse.StatusCode == http.StatusMethodNotAllowed)
+	if errors.As(err, &hse) {
+		return hse.StatusCode == http.StatusNotFound || hse.StatusCode == http.StatusMethodNotAllowed
+	}
+	var pe *a2a.ProtocolError
+	return errors.As(err, &pe) && pe.Kind == a2a.ProtocolUnexpectedContentType
 }
 
 func statusCode(err error) int {
