@@ -44,9 +44,11 @@ type stack struct {
 	tenant string
 	agent  string
 	store  *store.Store
+	// demoURL is the demo agent's base URL (for benchmarks that call it directly).
+	demoURL string
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -67,7 +69,7 @@ type stackConfig struct {
 
 type stackOption func(*stackConfig)
 
-func startStack(t *testing.T, env map[string]string, opts ...stackOption) *stack {
+func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack {
 	t.Helper()
 	ctx := t.Context()
 	var sc stackConfig
@@ -159,7 +161,7 @@ func startStack(t *testing.T, env map[string]string, opts ...stackOption) *stack
 	}
 	t.Cleanup(func() { conn.Close() })
 	s := &stack{client: pb.NewConnectorClient(conn), health: healthpb.NewHealthClient(conn),
-		demo: demo, tenant: tenant.ID, agent: a.ID, store: st}
+		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL}
 	// Wait until the server answers its health check (it starts in the background).
 	for i := 0; ; i++ {
 		res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
@@ -183,7 +185,7 @@ type turnResult struct {
 	order   []string
 }
 
-func (s *stack) turn(t *testing.T, sessionID, agentID, text string) turnResult {
+func (s *stack) turn(t testing.TB, sessionID, agentID, text string) turnResult {
 	t.Helper()
 	res, err := s.tryTurn(t, sessionID, agentID, text)
 	if err != nil {
@@ -192,7 +194,7 @@ func (s *stack) turn(t *testing.T, sessionID, agentID, text string) turnResult {
 	return res
 }
 
-func (s *stack) tryTurn(t *testing.T, sessionID, agentID, text string) (turnResult, error) {
+func (s *stack) tryTurn(t testing.TB, sessionID, agentID, text string) (turnResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()

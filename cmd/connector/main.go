@@ -128,6 +128,10 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
+	// The connector writes only session state (holds, contexts), which is ephemeral: losing the
+	// last few hundred milliseconds of it in a Postgres crash costs a user one re-asked
+	// question. Not waiting for the WAL flush takes a disk sync off every turn's final event.
+	poolCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	tp.InstrumentPool(poolCfg)
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
