@@ -9,7 +9,7 @@ out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 pkgs=$(grep -l '^func Benchmark' $(git ls-files '*_test.go') | xargs -n1 dirname | sort -u | sed 's|^|./|')
 echo "== go test -bench . -benchmem -count $count $pkgs" >&2
-go test -run '^$' -bench . -benchmem -count "$count" $pkgs | tee "$out" >&2
+scripts/with-postgres.sh go test -run '^$' -bench . -benchmem -count "$count" $pkgs | tee "$out" >&2
 scripts/tools.sh benchstat >/dev/null 2>&1 || true
 if [[ -x "$(scripts/tools.sh bin)/benchstat" ]]; then
 	echo

@@ -3,7 +3,7 @@
 # freshness, and all Go tests (unit, fuzz seeds, end-to-end against a real Postgres and real A2A
 # agents on loopback), with the race detector.
 #
-# Postgres: when A2AC_TEST_DATABASE_URL is unset, a private cluster is started in a temp folder
+# Postgres: scripts/with-postgres.sh; when A2AC_TEST_DATABASE_URL is unset, a private cluster is started in a temp folder
 # under .tmp/ and stopped on exit; each test package creates and drops its own database in it.
 #
 #   scripts/test.sh              everything (what `make test` and .ci/run call)
@@ -50,20 +50,6 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 	scripts/chart-test.sh
 fi
 
-if [[ -z ${A2AC_TEST_DATABASE_URL:-} ]]; then
-	mkdir -p .tmp
-	pgdir=$(mktemp -d "$root/.tmp/pg-test.XXXXXX")
-	cleanup() {
-		scripts/postgres.sh stop "$pgdir" >/dev/null 2>&1 || true
-		rm -rf "$pgdir"
-	}
-	trap cleanup EXIT
-	step "private postgres in $pgdir"
-	scripts/postgres.sh start "$pgdir" >&2
-	A2AC_TEST_DATABASE_URL=$(scripts/postgres.sh url "$pgdir")
-	export A2AC_TEST_DATABASE_URL
-fi
-
 step "go test -race ${pkgs[*]}"
 # -p 2 on these 2-core machines; packages run in parallel, each with its own database.
-go test -race -count=1 -p 2 -timeout 10m "${pkgs[@]}"
+exec scripts/with-postgres.sh go test -race -count=1 -p 2 -timeout 10m "${pkgs[@]}"
