@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -33,7 +35,18 @@ import (
 
 var testDB *pgtest.DB
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &testDB)) }
+// TestMain runs the package against its own database and then checks that the real server
+// left no goroutine behind: every test stops its connector, so nothing may remain.
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m, &testDB)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // stack is a running connector (the real binary's run, on a free port) with the demo agent
 // registered for a fresh tenant.
