@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.opentelemetry.io/otel"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -105,42 +104,22 @@ const (
 func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
 	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, log
-	tp, err := telemetry.Setup(ctx, tel)
+	tp, stopTelemetry, err := telemetry.Start(ctx, tel)
 	if err != nil {
 		return err
 	}
-	// Last out: flush the spans of the drained turns.
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := tp.Shutdown(ctx); err != nil {
-			log.Warn("telemetry shutdown", slog.Any("error", err))
-		}
-	}()
-	// The SDK reports export failures (collector down) only through this process-wide hook;
-	// without it they would be plain-text lines among the JSON logs.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn("opentelemetry", slog.Any("error", err))
-	}))
-	log.Info("telemetry", "setup", tp.Summary())
-
-	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	defer stopTelemetry() // last out: flush the spans of the drained turns
+	pool, err := tp.OpenPool(ctx, cfg.DatabaseURL, func(c *pgxpool.Config) {
+		// The connector writes only session state (holds, contexts), which is ephemeral:
+		// losing the last few hundred milliseconds of it in a Postgres crash costs a user one
+		// re-asked question. Not waiting for the WAL flush takes a disk sync off every turn's
+		// final event.
+		c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	})
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	// The connector writes only session state (holds, contexts), which is ephemeral: losing the
-	// last few hundred milliseconds of it in a Postgres crash costs a user one re-asked
-	// question. Not waiting for the WAL flush takes a disk sync off every turn's final event.
-	poolCfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	tp.InstrumentPool(poolCfg)
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
-	if err := tp.ObservePool(pool); err != nil {
-		return err
-	}
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err

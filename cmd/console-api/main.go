@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,8 +16,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"go.opentelemetry.io/otel"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
@@ -100,39 +97,17 @@ var version = "dev"
 
 func serve(ctx context.Context, cfg config.Config, getenv func(string) string, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
-	tp, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: serviceName, Version: version, Getenv: getenv,
-		MetricsAddr: cfg.MetricsAddr, Logger: log})
+	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
+		Getenv: getenv, MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
 		return err
 	}
-	// Last out: flush the spans of the drained requests.
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := tp.Shutdown(ctx); err != nil {
-			log.Warn("telemetry shutdown", slog.Any("error", err))
-		}
-	}()
-	// The SDK reports export failures (collector down) only through this process-wide hook;
-	// without it they would be plain-text lines among the JSON logs.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
-		log.Warn("opentelemetry", slog.Any("error", err))
-	}))
-	log.Info("telemetry", "setup", tp.Summary())
-
-	poolCfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	defer stopTelemetry() // last out: flush the spans of the drained requests
+	pool, err := tp.OpenPool(ctx, cfg.DatabaseURL, nil)
 	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	tp.InstrumentPool(poolCfg)
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
+		return err
 	}
 	defer pool.Close()
-	if err := tp.ObservePool(pool); err != nil {
-		return err
-	}
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
