@@ -79,7 +79,7 @@ func TestTryItRunsARealTurn(t *testing.T) {
 	e.expect(e.do("PATCH", "/v1/agents/"+id, token, map[string]string{"apiKey": "wrong"}), http.StatusOK)
 	r = e.do("POST", "/v1/agents/"+id+"/test", token, map[string]string{"text": "hi"})
 	e.expect(r, http.StatusOK)
-	if res := r.json(t); res["outcome"] != "FAILED" || res["error"] == nil {
+	if res := r.json(t); res["outcome"] != "FAILED" || res["error"].(map[string]any)["code"] != "agent_unauthorized" {
 		t.Fatalf("wrong key turn = %s", r.body)
 	}
 }

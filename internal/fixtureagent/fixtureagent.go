@@ -51,6 +51,8 @@ const (
 	SendWorking Behavior = "send-working"
 	// HTTP500: HTTP 500 with a plain-text body.
 	HTTP500 Behavior = "http-500"
+	// HTTP401: HTTP 401 with a JSON body, as agents answer a wrong X-API-KEY.
+	HTTP401 Behavior = "http-401"
 	// TooManyOnce: the first request carrying a given messageId gets 429 with Retry-After: 0, the
 	// next ones are answered like Stream.
 	TooManyOnce Behavior = "429-once"
@@ -439,6 +441,11 @@ func (s *Server) message(c *call) {
 	switch b {
 	case HTTP500:
 		http.Error(c.w, "internal trouble", http.StatusInternalServerError)
+		return
+	case HTTP401:
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(c.w, `{"error":"invalid api key"}`)
 		return
 	case Unavailable:
 		c.w.Header().Set("Retry-After", "120")

@@ -241,6 +241,8 @@ func TestTurnBehaviours(t *testing.T) {
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.MessageText},
 		{name: "send_message_result_is_completed", behavior: fixtureagent.MessageResult,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.MessageText},
+		{name: "http_401_is_an_unauthorized_key", behavior: fixtureagent.HTTP401, streaming: true,
+			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentUnauthorized},
 		{
 			name: "http_500_fails", behavior: fixtureagent.HTTP500, streaming: true,
 			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentHTTPStatus,

@@ -82,7 +82,7 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Log
 		}
 	}
 	for _, c := range []string{
-		CodeTimeout, CodeAgentUnreachable, CodeAgentHTTPStatus, CodeRedirect, CodeAgentRPCError,
+		CodeTimeout, CodeAgentUnreachable, CodeAgentHTTPStatus, CodeAgentUnauthorized, CodeRedirect, CodeAgentRPCError,
 		CodeProtocolError, CodeBlockedAddress, CodeTooLarge, CodeAuthRequired, CodeUnknownState,
 		CodeStreamEnded, CodeAPIKey, CodeTaskFailed,
 	} {

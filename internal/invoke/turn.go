@@ -377,6 +377,9 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 		if hse.StatusCode >= 300 && hse.StatusCode < 400 {
 			return failed(CodeRedirect, hse.Error()+" (agent calls never follow redirects: the API key must not reach another host)")
 		}
+		if hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden {
+			return failed(CodeAgentUnauthorized, hse.Error()+" (check the API key set for this agent in the console)")
+		}
 		return failed(CodeAgentHTTPStatus, hse.Error())
 	}
 	var rpc *a2a.RPCError

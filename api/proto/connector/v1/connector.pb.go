@@ -636,7 +636,9 @@ type TurnError struct {
 	//   - "timeout": the turn deadline (or the first-byte or idle limit) passed before the agent
 	//     ended the turn.
 	//   - "agent_unreachable": no HTTP response: DNS, connect, TLS or reset, after retries.
-	//   - "agent_http_status": the agent answered with an HTTP error status (e.g. 401, 500, or 404
+	//   - "agent_unauthorized": the agent answered 401 or 403: the API key set in the console is
+	//     missing, wrong or revoked at the agent.
+	//   - "agent_http_status": the agent answered with another HTTP error status (e.g. 500, or 404
 	//     on both {url}/stream and the card's url); message has the status.
 	//   - "redirect": the agent answered with an HTTP redirect; agent calls never follow redirects
 	//     (the API key would go to another host).
@@ -649,10 +651,12 @@ type TurnError struct {
 	//   - "too_large": an SSE event over 1 MiB or a reply text over 256 KiB.
 	//   - "stream_ended": the event stream ended without an interrupted or terminal state, and
 	//     resubscribing or fetching the task did not produce one either.
-	//   - "agent_failed": the agent reported the task "failed"; message has its status text.
+	//   - "task_failed": the agent reported the task "failed"; message has its status text.
 	//   - "auth_required": the agent reported "auth-required"; the platform cannot authenticate the
 	//     user for it.
 	//   - "unknown_state": the agent reported "unknown" or a state A2A does not define.
+	//   - "api_key": the agent's stored API key could not be decrypted (the connector's
+	//     A2AC_SECRET_KEY changed without A2AC_SECRET_KEY_PREVIOUS); the tenant must set it again.
 	//   - "internal": the connector itself failed after the turn started (e.g. the hold could not
 	//     be saved); GetSession tells the resulting session state.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
