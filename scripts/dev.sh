@@ -13,7 +13,7 @@ cd "$root"
 CONSOLE_PORT=${CONSOLE_PORT:-8080}
 GRPC_PORT=${GRPC_PORT:-9090}
 DEMO_PORT=${DEMO_PORT:-9999}
-data="$root/.data"
+data="${A2AC_DEV_DATA:-$root/.data}" # A2AC_DEV_DATA: another state folder (the smoke test uses a temp one)
 mkdir -p "$data" "$root/bin"
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
@@ -42,7 +42,7 @@ if [[ -n ${DATABASE_URL:-} ]]; then
 	DATABASE_URL_FROM_ENV=1
 	say "using DATABASE_URL from the environment"
 else
-	say "starting private Postgres in .data/pg"
+	say "starting private Postgres in $data/pg"
 	scripts/postgres.sh start "$data/pg" >&2
 	scripts/postgres.sh createdb "$data/pg" a2ac >&2
 	DATABASE_URL=$(scripts/postgres.sh url "$data/pg" a2ac)
@@ -70,7 +70,7 @@ say "applying migrations"
 bin/console-api migrate
 
 mkdir -p "$data/logs"
-say "starting demo agent, console API and connector (logs in .data/logs/)"
+say "starting demo agent, console API and connector (logs in $data/logs/)"
 bin/demo-agent -addr "127.0.0.1:$DEMO_PORT" >"$data/logs/demo-agent.log" 2>&1 &
 pids+=($!)
 bin/console-api serve >"$data/logs/console-api.log" 2>&1 &
@@ -85,7 +85,7 @@ for _ in $(seq 1 100); do
 	fi
 	sleep 0.1
 done
-curl -fs "$API/readyz" >/dev/null || die "console API did not become ready; see .data/logs/console-api.log"
+curl -fs "$API/readyz" >/dev/null || die "console API did not become ready; see $data/logs/console-api.log"
 
 # jsonfield NAME reads the first string value of NAME from the JSON on stdin (our own output).
 jsonfield() { grep -o "\"$1\":\"[^\"]*\"" | head -n1 | cut -d'"' -f4; }
@@ -141,4 +141,4 @@ cat <<MSG
 MSG
 
 wait -n "${pids[@]}" || true
-die "a process exited; see .data/logs/"
+die "a process exited; see $data/logs/"

@@ -48,6 +48,9 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 
 	step "container build stage, Helm chart (lint, template, offline schema validation)"
 	scripts/chart-test.sh
+
+	step "make run: the whole stack comes up and the printed commands work"
+	scripts/dev-smoke.sh
 fi
 
 step "go test -race ${pkgs[*]}"
