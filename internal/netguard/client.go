@@ -50,6 +50,7 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 	// The caller keeps its slice; a later change to it must not race with or alter this client.
 	p.AllowedCIDRs = slices.Clone(p.AllowedCIDRs)
 	dialTimeout := orDefault(o.DialTimeout)
+	const maxResponseHeaderBytes = 64 << 10
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -63,6 +64,9 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 		ExpectContinueTimeout: time.Second,
+		// A remote we do not control must not make us buffer megabytes of headers (net/http's
+		// default allows 10 MiB); real agents and card hosts send a few KiB.
+		MaxResponseHeaderBytes: maxResponseHeaderBytes,
 	}
 	var rt http.RoundTripper = &guardedTransport{policy: p, next: tr}
 	if o.WrapTransport != nil {

@@ -32,6 +32,9 @@ func TestNewClient_transport_settings(t *testing.T) {
 	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Errorf("TLS MinVersion not 1.2: %+v", tr.TLSClientConfig)
 	}
+	if tr.MaxResponseHeaderBytes != 64<<10 {
+		t.Errorf("MaxResponseHeaderBytes = %d, want 64 KiB", tr.MaxResponseHeaderBytes)
+	}
 	if !tr.ForceAttemptHTTP2 || tr.MaxIdleConnsPerHost != 64 || tr.IdleConnTimeout != 90*time.Second {
 		t.Errorf("ForceAttemptHTTP2 %v, MaxIdleConnsPerHost %d, IdleConnTimeout %v; want true, 64, 90s",
 			tr.ForceAttemptHTTP2, tr.MaxIdleConnsPerHost, tr.IdleConnTimeout)
