@@ -100,3 +100,68 @@ func TestServeAndMigrate(t *testing.T) {
 		t.Fatal("serve did not stop")
 	}
 }
+
+// With Postgres unreachable the console is alive but not ready, and API calls answer 503
+// problem+json rather than hanging.
+func TestPostgresDownIsNotReady(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	vars := map[string]string{
+		"DATABASE_URL":      "postgres://postgres@" + dead + "/none?sslmode=disable&connect_timeout=2",
+		"A2AC_SECRET_KEY":   base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
+		"A2AC_ADMIN_TOKEN":  "admin-token-0123456789",
+		"A2AC_CONSOLE_ADDR": addr,
+		"A2AC_LOG_LEVEL":    "error",
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, &bytes.Buffer{}) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	var live bool
+	for i := 0; i < 200 && !live; i++ {
+		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
+			live = resp.StatusCode == http.StatusOK
+			resp.Body.Close()
+		}
+		if !live {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if !live {
+		t.Fatal("console API never became live")
+	}
+	resp, err := http.Get("http://" + addr + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("readyz with Postgres down = %d, want 503", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/agents", nil)
+	req.Header.Set("Authorization", "Bearer a2ac_whatever")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("API with Postgres down = %d %s, want 503 problem+json", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
