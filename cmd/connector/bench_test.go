@@ -73,3 +73,40 @@ func BenchmarkHandleTurn(b *testing.B) {
 	b.ReportMetric(float64(firstText.Nanoseconds())/n, "first-text-ns")
 	b.ReportMetric((float64(b.Elapsed().Nanoseconds())-float64(direct.Nanoseconds()))/n, "overhead-ns/turn")
 }
+
+// BenchmarkHandleTurnParallel runs turns from many concurrent dialog sessions (GOMAXPROCS × 8
+// goroutines) through one connector: ns/op is the inverse of throughput on this machine, with
+// the demo agent, Postgres and the client sharing its cores.
+func BenchmarkHandleTurnParallel(b *testing.B) {
+	s := startStack(b, map[string]string{"A2AC_LOG_LEVEL": "error"})
+	const text = "重复我说的话：今天天气很好"
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb2 *testing.PB) {
+		session := "par-" + uuid.NewString()
+		for pb2.Next() {
+			stream, err := s.client.HandleTurn(b.Context(), &pb.HandleTurnRequest{TenantId: s.tenant,
+				SessionId: session, TurnId: uuid.NewString(), AgentId: s.agent, Text: text})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for {
+				ev, err := stream.Recv()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				if f := ev.GetFinal(); f != nil && f.GetOutcome() != pb.Outcome_OUTCOME_COMPLETED {
+					b.Errorf("final = %v", f)
+					return
+				}
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
