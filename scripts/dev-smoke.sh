@@ -34,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 for _ in $(seq 1 240); do
-	grep -q "a2a-connector is up" "$out" && break
+	grep -q "a2a-connector is up" "$out" 2>/dev/null && break
 	kill -0 "$dev" 2>/dev/null || { cat "$out" >&2; echo "dev-smoke: make run exited early" >&2; exit 1; }
 	sleep 0.5
 done
@@ -50,6 +50,10 @@ for want in "今天天气很好" "[COMPLETED]" "[INPUT_REQUIRED; session held" "
 		exit 1
 	fi
 done
+
+# The web console page is served.
+console=$(grep -o 'console API *http://[0-9.:]*' "$out" | grep -o 'http://.*')
+curl -fs "$console/" | grep -q '<title>' || { echo "dev-smoke: no web console at $console/" >&2; exit 1; }
 
 # The printed "register the sample card under a new tenant" one-liner works as pasted.
 register=$(awk '/Register the platform guide/{f=1;next} f&&/TOKEN2=|curl -s -X POST/{print} f&&/Ctrl-C/{exit}' "$out" | sed 's/^ *//')

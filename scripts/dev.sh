@@ -113,6 +113,7 @@ cat <<MSG
 
   a2a-connector is up.
 
+    web console   $API/           (paste the demo tenant's token: $DEMO_TOKEN)
     console API   $API            (OpenAPI: $API/openapi.json)
     connector     127.0.0.1:$GRPC_PORT (gRPC; grpcurl -plaintext 127.0.0.1:$GRPC_PORT list)
     demo agent    http://127.0.0.1:$DEMO_PORT  ("超级AI助理", registered for the demo tenant)

@@ -1,5 +1,6 @@
 // Package console is the HTTP JSON API behind the tenant console: tenants and their tokens
-// (operator only), agent registration from a card URL, key rotation, refresh, and health.
+// (operator only), agent registration from a card URL, key rotation, refresh, and health; and
+// the embedded web console page (GET /, GET /ui/{file}) that calls it with a pasted tenant token.
 //
 // Handlers return errors; writeError turns them into RFC 9457 problem+json in one place. The
 // package never returns, logs or traces an API key (spans get the route and the tenant id only),
@@ -50,6 +51,7 @@ type Server struct {
 	invoker   *invoke.Invoker
 	mux       *http.ServeMux
 	routes    []route
+	web       map[string]webAsset
 }
 
 type access int
@@ -77,11 +79,16 @@ func New(c Config) *Server {
 		log:       c.Logger,
 		invoker:   c.Invoker,
 		mux:       http.NewServeMux(),
+		web:       loadWebAssets(),
 	}
 	s.routes = []route{
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
 		{"GET", "/openapi.json", public, s.openAPI},
+		// The web console is public: the page and its assets hold no data; every call it makes
+		// carries the tenant token the user pastes.
+		{"GET", "/", public, s.webIndex},
+		{"GET", "/ui/{file}", public, s.webAssetFile},
 		{"POST", "/v1/tenants", admin, s.createTenant},
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
 		{"POST", "/v1/agents/validate", tenant, s.validateCard},
@@ -94,7 +101,12 @@ func New(c Config) *Server {
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
 	}
 	for _, rt := range s.routes {
-		s.mux.Handle(rt.method+" "+rt.path, s.wrap(rt))
+		pattern := rt.path
+		if pattern == "/" {
+			// "GET /" alone would be a prefix pattern catching every unknown GET path.
+			pattern = "/{$}"
+		}
+		s.mux.Handle(rt.method+" "+pattern, s.wrap(rt))
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, errNoRoute)

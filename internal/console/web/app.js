@@ -1,0 +1,539 @@
+// a2a-connector web console: a tenant pastes its token, validates and registers agent cards,
+// and manages its agents, all through the console API (same origin, Authorization: Bearer).
+//
+// Two rules hold everywhere in this file:
+//   - Every string that comes from the API goes into the page as text (textContent, Text nodes,
+//     or attribute values set through the DOM), never as markup: card content is written by
+//     whoever controls the card URL.
+//   - The token lives in sessionStorage only (this tab), never in localStorage, a cookie or the
+//     URL; API keys are write-only and no key field is ever filled in by the page.
+'use strict';
+
+(() => {
+  const TOKEN_KEY = 'a2ac.tenantToken';
+
+  // ---- DOM helpers -------------------------------------------------------------------------
+
+  // h builds an element. attrs: "class", "text" (textContent), "on<event>" (listener), any
+  // other key becomes an attribute. Children may be nodes or strings (appended as text).
+  function h(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of children.flat()) {
+      if (c !== undefined && c !== null && c !== false) e.append(c);
+    }
+    return e;
+  }
+
+  const $ = (sel, root) => (root || document).querySelector(sel);
+
+  // str turns any JSON value from a card into display text: cards are untrusted and may put
+  // a number, an object or nothing where a string belongs.
+  function str(v) {
+    if (typeof v === 'string') return v;
+    if (v === undefined || v === null) return '';
+    try { return JSON.stringify(v); } catch { return String(v); }
+  }
+
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
+
+  function badge(text, kind) {
+    return h('span', { class: 'badge' + (kind ? ' badge-' + kind : ''), text });
+  }
+
+  // ---- token -------------------------------------------------------------------------------
+
+  let memoryToken = ''; // used only when sessionStorage is unavailable (e.g. disabled storage)
+
+  function getToken() {
+    try { return sessionStorage.getItem(TOKEN_KEY) || ''; } catch { return memoryToken; }
+  }
+  function setToken(t) {
+    memoryToken = t;
+    try { sessionStorage.setItem(TOKEN_KEY, t); } catch { /* kept in memory for this page */ }
+  }
+  function clearToken() {
+    memoryToken = '';
+    try { sessionStorage.removeItem(TOKEN_KEY); } catch { /* nothing stored */ }
+  }
+
+  // ---- API ---------------------------------------------------------------------------------
+
+  // api calls the console API and never throws: {ok, status, data} or {ok:false, status, problem}.
+  async function api(method, path, body) {
+    const headers = { Accept: 'application/json, application/problem+json' };
+    const token = getToken();
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const init = { method, headers, cache: 'no-store', credentials: 'omit', redirect: 'error' };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let resp;
+    try {
+      resp = await fetch(path, init);
+    } catch (err) {
+      return { ok: false, status: 0, problem: { detail: `The console API could not be reached (${err.message}). Check the connection and try again.` } };
+    }
+    let data = null;
+    if (resp.status !== 204) {
+      const text = await resp.text().catch(() => '');
+      if (text) {
+        try { data = JSON.parse(text); } catch { data = null; }
+      }
+    }
+    if (resp.ok) return { ok: true, status: resp.status, data };
+    const problem = data && typeof data === 'object' && !Array.isArray(data)
+      ? data
+      : { detail: `The API answered HTTP ${resp.status} without an explanation.` };
+    if (resp.status === 401) signedOut('The API did not accept this token (wrong, revoked, or an operator token). Paste a valid tenant token.');
+    return { ok: false, status: resp.status, problem };
+  }
+
+  // ---- problems ----------------------------------------------------------------------------
+
+  const REASONS = {
+    invalid_url: 'The card URL is not a valid absolute http(s) URL.',
+    insecure_url: 'The card URL uses plain http; the platform only fetches https URLs.',
+    dns: 'The host name could not be resolved (DNS lookup failed).',
+    refused: 'The connection was refused: nothing is listening at that address and port.',
+    timeout: 'The server did not answer in time (10 seconds for the whole fetch).',
+    blocked_address: 'The address is private, loopback or otherwise reserved; the platform only calls public addresses.',
+    tls: 'The secure (TLS) connection failed; check the server certificate.',
+    http_status: 'The server answered with an HTTP error instead of the card.',
+    not_json: 'The server answered, but not with a JSON agent card.',
+    too_large: 'The card is larger than 1 MiB.',
+    redirects: 'The URL redirected more than 3 times.',
+    network: 'A network error interrupted the fetch.',
+    canceled: 'The fetch was canceled before it finished.',
+  };
+
+  function severityRank(p) { return p && p.severity === 'error' ? 0 : 1; }
+
+  // problemsTable lists every card problem, errors first, in a horizontally scrollable box.
+  function problemsTable(problems, caption) {
+    const list = (Array.isArray(problems) ? problems : [])
+      .map((p, i) => ({ p: p || {}, i }))
+      .sort((a, b) => severityRank(a.p) - severityRank(b.p) || a.i - b.i)
+      .map((x) => x.p);
+    const errors = list.filter((p) => p.severity === 'error').length;
+    const warnings = list.length - errors;
+    const rows = list.map((p) => {
+      const sev = str(p.severity) || 'error';
+      return h('tr', { class: 'problem' },
+        h('td', { class: 'severity', 'data-label': 'Severity' }, badge(sev, sev === 'error' ? 'error' : 'warn')),
+        h('td', { class: 'path', 'data-label': 'Path' }, h('code', { text: str(p.path) || '(card)' })),
+        h('td', { class: 'code', 'data-label': 'Code' }, h('code', { text: str(p.code) })),
+        h('td', { class: 'message', 'data-label': 'Message', text: str(p.message) }));
+    });
+    return h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Card problems' },
+      h('table', { class: 'problems' },
+        h('caption', { text: `${caption ? caption + ': ' : ''}${plural(errors, 'error', 'errors')}, ${plural(warnings, 'warning', 'warnings')}` }),
+        h('thead', {}, h('tr', {},
+          h('th', { scope: 'col', text: 'Severity' }),
+          h('th', { scope: 'col', text: 'Path' }),
+          h('th', { scope: 'col', text: 'Code' }),
+          h('th', { scope: 'col', text: 'Message' }))),
+        h('tbody', {}, rows)));
+  }
+
+  // problemBox explains a failed API call: our lead sentence, the API's detail, the fetch reason
+  // for 502, and the card problems when there are any.
+  function problemBox(res, lead) {
+    const p = res.problem || {};
+    const box = h('div', { class: 'msg msg-error problem-box' });
+    if (lead) box.append(h('p', { class: 'lead', text: lead }));
+    if (p.code === 'card_unreachable' || (res.status === 502 && p.reason)) {
+      const reason = str(p.reason);
+      box.append(h('p', { class: 'reason' },
+        h('strong', { text: 'Why: ' }),
+        Object.hasOwn(REASONS, reason) ? REASONS[reason] : 'The card could not be fetched.',
+        reason ? ' ' : '',
+        reason ? h('code', { text: `(reason: ${reason})` }) : ''));
+    }
+    if (p.detail) box.append(h('p', { class: 'detail' }, h('strong', { text: 'Details: ' }), str(p.detail)));
+    if (!lead && !p.detail) box.append(h('p', { text: `Request failed (HTTP ${res.status}).` }));
+    if (Array.isArray(p.problems) && p.problems.length) box.append(problemsTable(p.problems, 'Problems'));
+    return box;
+  }
+
+  function note(text, kind) {
+    return h('div', { class: 'msg msg-' + kind }, h('p', { text }));
+  }
+
+  // busy disables the given buttons while fn runs, so a slow call cannot be sent twice.
+  async function busy(buttons, fn) {
+    for (const b of buttons) b.disabled = true;
+    try { return await fn(); } finally {
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  // ---- add an agent ------------------------------------------------------------------------
+
+  function cardPreview(card) {
+    if (!card || typeof card !== 'object' || Array.isArray(card)) {
+      return h('p', { class: 'help', text: 'The card is not a JSON object, so there is nothing to preview.' });
+    }
+    const caps = card.capabilities && typeof card.capabilities === 'object' ? card.capabilities : {};
+    const fields = [
+      ['Name', card.name], ['Description', card.description], ['Version', card.version],
+      ['Protocol', card.protocolVersion], ['Endpoint', card.url],
+      ['Streaming', caps.streaming === true ? 'yes' : 'no'],
+    ];
+    const dl = h('dl', {}, fields.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: str(v) || '—' })]));
+    const skills = Array.isArray(card.skills) ? card.skills : [];
+    const items = skills.slice(0, 100).map((s) => {
+      const sk = s && typeof s === 'object' ? s : {};
+      return h('li', {},
+        h('strong', { text: str(sk.name) || '(no name)' }), ' ',
+        h('code', { text: str(sk.id) }),
+        sk.description ? ' — ' + str(sk.description) : '');
+    });
+    return h('div', { class: 'preview' },
+      h('h3', { text: 'Card preview' }), dl,
+      h('p', { class: 'skills-heading' }, h('strong', { text: `Skills (${skills.length})` })),
+      items.length ? h('ul', { class: 'skills' }, items) : h('p', { class: 'help', text: 'No skills.' }));
+  }
+
+  function renderValidation(v) {
+    const valid = v && v.valid === true;
+    const problems = v && Array.isArray(v.problems) ? v.problems : [];
+    return h('div', { class: 'validation' },
+      h('p', { class: 'verdict ' + (valid ? 'msg msg-ok' : 'msg msg-error') },
+        valid ? 'Valid — this card can be registered.' : 'Invalid — fix the errors below, then validate again.'),
+      h('p', {}, h('strong', { text: 'Resolved card URL: ' }), h('code', { class: 'resolved', text: str(v && v.resolvedCardUrl) })),
+      cardPreview(v && v.card),
+      problems.length ? problemsTable(problems, 'Problems') : h('p', { class: 'help', text: 'No problems found.' }));
+  }
+
+  function readCardURL() {
+    const url = $('#card-url').value.trim();
+    if (!url) {
+      $('#add-result').replaceChildren(note('Paste an agent card URL first.', 'error'));
+      $('#card-url').focus();
+    }
+    return url;
+  }
+
+  async function validateCard() {
+    const cardUrl = readCardURL();
+    if (!cardUrl) return;
+    const out = $('#add-result');
+    out.replaceChildren(note('Fetching and validating the card…', 'info'));
+    const res = await api('POST', '/v1/agents/validate', { cardUrl });
+    if (res.ok) out.replaceChildren(renderValidation(res.data));
+    else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
+    else out.replaceChildren(problemBox(res, 'Validation failed.'));
+  }
+
+  async function registerAgent() {
+    const cardUrl = readCardURL();
+    if (!cardUrl) return;
+    const body = { cardUrl };
+    const key = $('#api-key').value;
+    if (key) body.apiKey = key;
+    const out = $('#add-result');
+    out.replaceChildren(note('Fetching, validating and registering…', 'info'));
+    const res = await api('POST', '/v1/agents', body);
+    if (res.ok) {
+      const a = res.data || {};
+      $('#api-key').value = '';
+      $('#card-url').value = '';
+      const msgs = [note(`Registered “${str(a.name)}” (revision ${str(a.revision)}). It is listed under Your agents.`, 'ok')];
+      if (a.apiKeyRequired && !a.apiKeySet) {
+        msgs.push(note('This agent requires an API key: set one under Your agents before it can be called.', 'warn'));
+      }
+      out.replaceChildren(...msgs);
+      await loadAgents();
+      return;
+    }
+    const leads = new Map([
+      [409, 'This card URL is already registered for your tenant: see Your agents.'],
+      [422, 'The card is not valid, so nothing was registered. Fix the errors below and try again.'],
+      [502, 'The card could not be fetched, so nothing was registered.'],
+    ]);
+    out.replaceChildren(problemBox(res, leads.get(res.status) || 'Registration failed.'));
+  }
+
+  // ---- your agents -------------------------------------------------------------------------
+
+  const OUTCOMES = {
+    COMPLETED: ['ok', 'The agent answered and finished the task.'],
+    INPUT_REQUIRED: ['warn', 'The agent asks a follow-up question; in a real conversation the user’s next turn would go to it.'],
+    HANDBACK: ['off', 'The agent declined this turn; the platform would handle it itself.'],
+    FAILED: ['error', 'The turn failed.'],
+    CANCELED: ['off', 'The turn was canceled.'],
+  };
+
+  function renderTestResult(r) {
+    const outcome = str(r && r.outcome) || 'UNKNOWN';
+    const [kind, sentence] = Object.hasOwn(OUTCOMES, outcome) ? OUTCOMES[outcome] : ['off', 'Unexpected outcome.'];
+    const box = h('div', { class: 'outcome' },
+      h('p', {}, badge(outcome, kind), ' ', h('span', { text: sentence })));
+    if (r && r.error) {
+      box.append(h('p', { class: 'msg msg-error test-error' },
+        h('strong', { text: 'Error: ' }), h('code', { text: str(r.error.code) }), ' — ', str(r.error.message)));
+    }
+    const text = str(r && r.text);
+    box.append(text ? h('p', { class: 'reply', text }) : h('p', { class: 'help', text: '(no reply text)' }));
+    return box;
+  }
+
+  function renderAgent(a, message) {
+    const id = str(a.id);
+    const name = str(a.name) || '(no name)';
+    const headingId = 'agent-h-' + id;
+    const msg = h('div', { class: 'agent-msg', role: 'status', 'aria-live': 'polite' });
+    if (message) msg.append(message);
+    const warnings = Array.isArray(a.warnings) ? a.warnings : [];
+    const skills = Array.isArray(a.skills) ? a.skills : [];
+    const needsKey = a.apiKeyRequired === true && a.apiKeySet !== true;
+
+    const badges = h('div', { class: 'badges' },
+      badge(a.enabled ? 'enabled' : 'disabled', a.enabled ? 'ok' : 'off'),
+      badge('version ' + (str(a.version) || '—')),
+      badge(a.streaming ? 'streaming' : 'no streaming'),
+      badge('revision ' + str(a.revision)),
+      needsKey ? badge('needs an API key', 'warn') : null,
+      a.apiKeySet ? badge('API key set', 'ok') : null,
+      !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
+      badge(plural(warnings.length, 'warning', 'warnings'), warnings.length ? 'warn' : null));
+
+    const article = h('article', { class: 'agent' + (a.enabled ? '' : ' disabled'), 'data-agent-id': id, 'aria-labelledby': headingId });
+
+    // Enable / disable, refresh, delete.
+    const toggle = h('button', { type: 'button', class: 'toggle secondary', text: a.enabled ? 'Disable' : 'Enable' });
+    const refresh = h('button', { type: 'button', class: 'refresh secondary', text: 'Refresh card' });
+    const del = h('button', { type: 'button', class: 'delete secondary', text: 'Delete…' });
+    const confirmYes = h('button', { type: 'button', class: 'delete-confirm danger', text: 'Yes, delete' });
+    const confirmNo = h('button', { type: 'button', class: 'delete-cancel secondary', text: 'Cancel' });
+    const confirmRow = h('div', { class: 'confirm msg msg-warn', hidden: true },
+      h('p', { text: `Delete “${name}”? Conversations it holds are released. This cannot be undone.` }),
+      h('div', { class: 'row' }, confirmYes, confirmNo));
+
+    toggle.addEventListener('click', () => busy([toggle], async () => {
+      const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { enabled: !a.enabled });
+      if (res.ok) replaceAgent(article, res.data, note(res.data.enabled ? 'Enabled.' : 'Disabled: the platform will not call this agent.', 'ok'), '.toggle');
+      else msg.replaceChildren(problemBox(res, 'Could not change the agent.'));
+    }));
+
+    refresh.addEventListener('click', () => busy([refresh], async () => {
+      msg.replaceChildren(note('Fetching the card again…', 'info'));
+      const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/refresh');
+      if (res.ok) {
+        replaceAgent(article, res.data, note(`Card refreshed: revision ${str(res.data.revision)} is live.`, 'ok'), '.refresh');
+      } else if (res.status === 422) {
+        msg.replaceChildren(problemBox(res, `The new card is invalid, so it was not applied: revision ${str(a.revision)} stays live.`));
+      } else if (res.status === 502) {
+        msg.replaceChildren(problemBox(res, `The card could not be fetched: revision ${str(a.revision)} stays live.`));
+      } else {
+        msg.replaceChildren(problemBox(res, 'Refresh failed.'));
+      }
+    }));
+
+    del.addEventListener('click', () => { confirmRow.hidden = false; confirmNo.focus(); });
+    confirmNo.addEventListener('click', () => { confirmRow.hidden = true; del.focus(); });
+    confirmYes.addEventListener('click', () => busy([confirmYes, confirmNo], async () => {
+      const res = await api('DELETE', '/v1/agents/' + encodeURIComponent(id));
+      if (res.ok || res.status === 404) {
+        article.remove();
+        $('#agents-msg').replaceChildren(note(`Deleted “${name}”.`, 'ok'));
+        if (!$('#agents .agent')) showEmpty();
+      } else {
+        confirmRow.hidden = true;
+        msg.replaceChildren(problemBox(res, 'Could not delete the agent.'));
+      }
+    }));
+
+    // API key: write-only. The field starts empty every time and is cleared after each save.
+    const keyInputId = 'key-' + id;
+    const keyInput = h('input', { id: keyInputId, class: 'key-input', type: 'password', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
+    const keySave = h('button', { type: 'submit', class: 'key-save', text: a.apiKeySet ? 'Rotate key' : 'Set key' });
+    const keyRemove = a.apiKeySet ? h('button', { type: 'button', class: 'key-remove secondary', text: 'Remove key' }) : null;
+    const keyForm = h('form', { class: 'key-form', autocomplete: 'off', novalidate: true },
+      h('label', { for: keyInputId, text: a.apiKeySet ? 'Rotate the API key' : 'Set the API key' }),
+      h('div', { class: 'row' }, keyInput, keySave, keyRemove),
+      h('p', { class: 'help', text: 'Write-only: the current key is never shown.' }));
+    keyForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const key = keyInput.value;
+      if (!key) { msg.replaceChildren(note('Type the new API key first.', 'error')); keyInput.focus(); return; }
+      busy([keySave], async () => {
+        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: key });
+        keyInput.value = '';
+        if (res.ok) replaceAgent(article, res.data, note(a.apiKeySet ? 'API key rotated.' : 'API key set.', 'ok'), '.key-input');
+        else msg.replaceChildren(problemBox(res, 'Could not save the API key.'));
+      });
+    });
+    if (keyRemove) {
+      keyRemove.addEventListener('click', () => busy([keyRemove], async () => {
+        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: '' });
+        if (res.ok) {
+          const warn = res.data.apiKeyRequired ? ' The agent requires one: it cannot be called until a new key is set.' : '';
+          replaceAgent(article, res.data, note('API key removed.' + warn, res.data.apiKeyRequired ? 'warn' : 'ok'), '.key-input');
+        } else msg.replaceChildren(problemBox(res, 'Could not remove the API key.'));
+      }));
+    }
+
+    // Try it: one real turn through the connector's invoke path.
+    const tryInputId = 'try-' + id;
+    const tryInput = h('input', { id: tryInputId, class: 'try-input', type: 'text', autocomplete: 'off', placeholder: 'e.g. 1与2相加是多少', maxlength: '4000' });
+    const trySend = h('button', { type: 'submit', class: 'try-send', text: 'Send' });
+    const tryResult = h('div', { class: 'try-result', role: 'status', 'aria-live': 'polite' });
+    const tryHint = !a.enabled ? 'This agent is disabled: enable it to try it.'
+      : needsKey ? 'This agent needs an API key before it can be tried.' : 'Sends one real message to the agent (a fresh conversation each time).';
+    const tryForm = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
+      h('label', { for: tryInputId, text: 'Try it' }),
+      h('div', { class: 'row' }, tryInput, trySend),
+      h('p', { class: 'help', text: tryHint }),
+      tryResult);
+    tryForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const text = tryInput.value;
+      if (!text.trim()) { tryResult.replaceChildren(note('Type a message first.', 'error')); tryInput.focus(); return; }
+      busy([trySend], async () => {
+        tryResult.replaceChildren(note('Waiting for the agent…', 'info'));
+        const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', { text });
+        if (res.ok) tryResult.replaceChildren(renderTestResult(res.data));
+        else tryResult.replaceChildren(problemBox(res, res.status === 409 ? 'The agent cannot be called right now.' : 'The test turn could not run.'));
+      });
+    });
+
+    const details = [];
+    if (skills.length) {
+      details.push(h('details', { class: 'skills' },
+        h('summary', { text: `Skills (${skills.length})` }),
+        h('ul', {}, skills.map((s) => h('li', {},
+          h('strong', { text: str(s && s.name) || '(no name)' }), ' ', h('code', { text: str(s && s.id) }),
+          s && s.description ? ' — ' + str(s.description) : '')))));
+    }
+    if (warnings.length) {
+      details.push(h('details', { class: 'warnings' },
+        h('summary', { text: `Card warnings (${warnings.length})` }),
+        problemsTable(warnings, 'Warnings')));
+    }
+
+    article.append(
+      h('div', { class: 'agent-head' }, h('h3', { id: headingId, class: 'agent-name', text: name })),
+      a.description ? h('p', { class: 'desc', text: str(a.description) }) : null,
+      h('p', { class: 'card-url' }, 'Card: ', h('code', { text: str(a.cardUrl) })),
+      badges,
+      ...details,
+      msg,
+      h('div', { class: 'tools' },
+        h('div', { class: 'row' }, toggle, refresh, del),
+        confirmRow,
+        keyForm,
+        tryForm));
+    return article;
+  }
+
+  // replaceAgent swaps an agent's card for its new state and keeps keyboard focus in place.
+  function replaceAgent(oldEl, agent, message, focusSel) {
+    if (!oldEl.isConnected) return;
+    const fresh = renderAgent(agent, message);
+    oldEl.replaceWith(fresh);
+    const f = focusSel && fresh.querySelector(focusSel);
+    if (f) f.focus();
+  }
+
+  function showEmpty() {
+    $('#agents').replaceChildren(h('p', { class: 'empty', text: 'No agents yet. Add one above.' }));
+  }
+
+  async function loadAgents() {
+    const res = await api('GET', '/v1/agents');
+    if (!res.ok) {
+      $('#agents-msg').replaceChildren(problemBox(res, 'Could not load your agents.'));
+      return false;
+    }
+    $('#agents-msg').replaceChildren();
+    const agents = res.data && Array.isArray(res.data.agents) ? res.data.agents : [];
+    if (!agents.length) showEmpty();
+    else $('#agents').replaceChildren(...agents.map((a) => renderAgent(a || {})));
+    return true;
+  }
+
+  // ---- signing in and out ------------------------------------------------------------------
+
+  function showWorkspace(on) {
+    $('#workspace').hidden = !on;
+    $('#token-form').hidden = on;
+    $('#token-state').hidden = !on;
+  }
+
+  // signedOut forgets the token and every piece of tenant data on the page.
+  function signedOut(message) {
+    clearToken();
+    showWorkspace(false);
+    $('#agents').replaceChildren();
+    $('#agents-msg').replaceChildren();
+    $('#add-result').replaceChildren();
+    $('#card-url').value = '';
+    $('#api-key').value = '';
+    const m = $('#token-msg');
+    m.className = 'msg' + (message ? ' msg-warn' : '');
+    m.textContent = message || '';
+  }
+
+  async function useToken(ev) {
+    ev.preventDefault();
+    const input = $('#token-input');
+    const token = input.value.trim();
+    const m = $('#token-msg');
+    if (!token) {
+      m.className = 'msg msg-error';
+      m.textContent = 'Paste your tenant token first.';
+      input.focus();
+      return;
+    }
+    input.value = '';
+    setToken(token);
+    m.className = 'msg';
+    m.textContent = 'Checking the token…';
+    await busy([$('#token-save')], async () => {
+      const res = await api('GET', '/v1/agents');
+      if (res.status === 401) return; // signedOut already explained it
+      showWorkspace(true);
+      m.className = 'msg';
+      m.textContent = '';
+      if (!res.ok) {
+        $('#agents-msg').replaceChildren(problemBox(res, 'Could not load your agents.'));
+        return;
+      }
+      await loadAgents();
+      $('#card-url').focus();
+    });
+  }
+
+  function start() {
+    $('#token-form').addEventListener('submit', useToken);
+    $('#token-forget').addEventListener('click', () => {
+      signedOut('');
+      const m = $('#token-msg');
+      m.className = 'msg msg-ok';
+      m.textContent = 'Token forgotten. Paste it again to continue.';
+      $('#token-input').focus();
+    });
+    $('#add-form').addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      busy([$('#validate'), $('#register')], validateCard);
+    });
+    $('#register').addEventListener('click', () => busy([$('#validate'), $('#register')], registerAgent));
+    $('#reload').addEventListener('click', () => busy([$('#reload')], loadAgents));
+    if (getToken()) {
+      showWorkspace(true);
+      loadAgents();
+    }
+  }
+
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();

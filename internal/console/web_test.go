@@ -1,0 +1,634 @@
+package console
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// wantCSP is the policy the brief for the web console asks for, spelled out here rather than
+// read from webCSP, so that a loosened constant fails this test.
+const wantCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// TestWebAssets checks the page and its assets over plain HTTP: status, content type, security
+// and cache headers, ETag revalidation, and 404 for anything that is not shipped.
+func TestWebAssets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	get := func(path string, header http.Header) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, e.api.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	checkHeaders := func(path string, resp *http.Response, ctype string) {
+		t.Helper()
+		for name, want := range map[string]string{
+			"Content-Type":            ctype,
+			"Content-Security-Policy": wantCSP,
+			"X-Content-Type-Options":  "nosniff",
+			"Referrer-Policy":         "no-referrer",
+			"Cache-Control":           "no-cache",
+		} {
+			if got := resp.Header.Get(name); got != want {
+				t.Errorf("GET %s: %s = %q, want %q", path, name, got, want)
+			}
+		}
+		if etag := resp.Header.Get("ETag"); !regexp.MustCompile(`^"[0-9a-f]{32}"$`).MatchString(etag) {
+			t.Errorf("GET %s: ETag = %q, want a quoted strong hash", path, etag)
+		}
+	}
+
+	// The page.
+	resp, body := get("/", nil)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET / = %d: %s", resp.StatusCode, body)
+	}
+	checkHeaders("/", resp, "text/html; charset=utf-8")
+	page := string(body)
+	for _, want := range []string{`<script src="/ui/app.js" defer></script>`, `href="/ui/style.css"`, `href="/openapi.json"`, `id="token-input"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("GET / lacks %s", want)
+		}
+	}
+	// The CSP forbids inline script and style; the page must not need them.
+	for _, bad := range []*regexp.Regexp{
+		regexp.MustCompile(`<script(\s[^>]*)?>[^<\s]`), // a script element with inline code
+		regexp.MustCompile(`<style`),
+		regexp.MustCompile(`\sstyle=`),
+		regexp.MustCompile(`\son[a-z]+=`),
+		regexp.MustCompile(`(src|href)="(https?:)?//`), // anything from another origin
+	} {
+		if loc := bad.FindStringIndex(page); loc != nil {
+			t.Errorf("index.html has %q, which the page's own CSP would block or which leaves the origin", page[loc[0]:loc[1]])
+		}
+	}
+	// Every /ui/ reference in the page is shipped.
+	for _, m := range regexp.MustCompile(`(?:src|href)="/ui/([^"]+)"`).FindAllStringSubmatch(page, -1) {
+		if r, b := get("/ui/"+m[1], nil); r.StatusCode != http.StatusOK {
+			t.Errorf("index.html references /ui/%s, which answers %d: %s", m[1], r.StatusCode, b)
+		}
+	}
+	// Revalidation: the ETag answers 304 with no body; HEAD has the headers and no body.
+	etag := resp.Header.Get("ETag")
+	if r, b := get("/", http.Header{"If-None-Match": {etag}}); r.StatusCode != http.StatusNotModified || len(b) != 0 {
+		t.Errorf("GET / with If-None-Match = %d with %d bytes, want 304 and none", r.StatusCode, len(b))
+	}
+	if r, _ := get("/", http.Header{"If-None-Match": {`"stale"`}}); r.StatusCode != http.StatusOK {
+		t.Errorf("GET / with a stale ETag = %d, want 200", r.StatusCode)
+	}
+	headReq, _ := http.NewRequestWithContext(t.Context(), http.MethodHead, e.api.URL+"/", nil)
+	if r, err := http.DefaultClient.Do(headReq); err != nil || r.StatusCode != http.StatusOK || r.Header.Get("Content-Security-Policy") != wantCSP {
+		t.Errorf("HEAD / = %v, %v", r, err)
+	} else {
+		r.Body.Close()
+	}
+
+	// Every shipped file, byte for byte, with its type.
+	entries, err := fs.ReadDir(webFiles, "web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]string{".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+	var served int
+	for _, ent := range entries {
+		want, err := webFiles.ReadFile("web/" + ent.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctype, ok := types[filepath.Ext(ent.Name())]
+		if !ok {
+			t.Errorf("web/%s: a file type the console does not serve; add it to webContentType", ent.Name())
+			continue
+		}
+		r, b := get("/ui/"+ent.Name(), nil)
+		if r.StatusCode != http.StatusOK {
+			t.Errorf("GET /ui/%s = %d", ent.Name(), r.StatusCode)
+			continue
+		}
+		checkHeaders("/ui/"+ent.Name(), r, ctype)
+		if !bytes.Equal(b, want) {
+			t.Errorf("GET /ui/%s differs from the embedded file", ent.Name())
+		}
+		served++
+	}
+	if served < 3 {
+		t.Errorf("served %d files, want at least index.html, app.js and style.css", served)
+	}
+
+	// Nothing else: unknown files, nested paths and other top-level paths are 404 problems.
+	for _, path := range []string{"/ui/nope.js", "/ui/", "/ui/a/app.js", "/ui/..%2fweb.go", "/index.html", "/nope"} {
+		r, b := get(path, nil)
+		if r.StatusCode != http.StatusNotFound || r.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("GET %s = %d %q, want a 404 problem: %s", path, r.StatusCode, r.Header.Get("Content-Type"), b)
+		}
+	}
+	// The page is not an API: POST / is not a route.
+	e.expect(e.do(http.MethodPost, "/", "", map[string]string{}), http.StatusNotFound)
+}
+
+// chromiumPath finds a Chromium to drive: A2AC_CHROMIUM, else chromium, chromium-browser or
+// google-chrome on PATH. Without one the test skips on a developer's machine and fails in CI,
+// where a skipped browser test would hide a missing install step.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("A2AC_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	const hint = "install it with `apt-get install -y chromium` (as root) or set A2AC_CHROMIUM to a Chrome/Chromium binary"
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("the web console browser test needs Chromium and none was found (A2AC_CHROMIUM, chromium, chromium-browser, google-chrome): %s", hint)
+	}
+	t.Skipf("no Chromium found (A2AC_CHROMIUM, chromium, chromium-browser, google-chrome); %s", hint)
+	return ""
+}
+
+// browser is one headless Chromium tab, plus what the page did that it should not have:
+// JavaScript dialogs, uncaught exceptions, and Content-Security-Policy violations.
+type browser struct {
+	t   *testing.T
+	ctx context.Context
+
+	mu         sync.Mutex
+	dialogs    []string
+	exceptions []string
+	security   []string
+}
+
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	exe := chromiumPath(t)
+	// The flags the machine notes ask for: without the background-networking ones Chromium
+	// keeps trying the closed network.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	// The browser outlives no test: the cancels below stop it and wait for the process.
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelTab)
+	// A bound for the whole scenario, so a hung browser fails the test instead of the run.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(cancelTimeout)
+
+	b := &browser{t: t, ctx: ctx}
+	dialogs := make(chan struct{}, 16)
+	err := chromedp.Listen(ctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *page.EventJavascriptDialogOpening:
+			b.dialogs = append(b.dialogs, string(ev.Type)+": "+ev.Message)
+			select {
+			case dialogs <- struct{}{}:
+			default:
+			}
+		case *runtime.EventExceptionThrown:
+			b.exceptions = append(b.exceptions, exceptionText(ev.ExceptionDetails))
+		case *log.EventEntryAdded:
+			if ev.Entry != nil && ev.Entry.Source == log.EntrySourceSecurity {
+				b.security = append(b.security, ev.Entry.Text)
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("start Chromium (%s): %v", exe, err)
+	}
+	// A dialog blocks the page; dismiss it so the test reports it instead of timing out. The
+	// goroutine ends with the tab's context.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-dialogs:
+				_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: false})
+			}
+		}
+	}()
+	t.Cleanup(wg.Wait)
+	t.Cleanup(cancelTimeout) // runs first (LIFO): ends the goroutine before wg.Wait
+	return b
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d == nil {
+		return "exception"
+	}
+	s := d.Text
+	if d.Exception != nil && d.Exception.Description != "" {
+		s += " " + d.Exception.Description
+	}
+	return fmt.Sprintf("%s (%s:%d)", s, d.URL, d.LineNumber)
+}
+
+// do runs actions and fails the test on the first error, with what the page shows.
+func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, actions...); err != nil {
+		b.t.Fatalf("%s: %v\npage text:\n%s", what, err, b.pageText())
+	}
+}
+
+// evalJS evaluates a JavaScript expression and decodes its value into T.
+func evalJS[T any](b *browser, expr string) T {
+	b.t.Helper()
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		b.t.Fatalf("evaluate %s: %v\npage text:\n%s", expr, err, b.pageText())
+	}
+	return v
+}
+
+// waitUntil polls a JavaScript function of (args...) until it returns true. The bound is
+// generous for a slow shared machine; the scenario normally takes a few seconds in all.
+func (b *browser) waitUntil(what, fn string, args ...any) {
+	b.t.Helper()
+	_, err := chromedp.Run(b.ctx, chromedp.PollFunction[bool](fn,
+		chromedp.WithPollingArgs(args...), chromedp.WithPollingTimeout(15*time.Second), chromedp.WithPollingInterval(25*time.Millisecond)))
+	if err != nil {
+		b.t.Fatalf("waiting until %s: %v\npage text:\n%s", what, err, b.pageText())
+	}
+}
+
+// waitText waits until the element sel exists and its text contains every one of want.
+func (b *browser) waitText(sel string, want ...string) {
+	b.t.Helper()
+	b.waitUntil(fmt.Sprintf("%s shows %q", sel, want), `(sel, want) => {
+		const el = document.querySelector(sel);
+		return !!el && want.every((w) => el.textContent.includes(w));
+	}`, sel, want)
+}
+
+// text returns the text of the first element matching sel ("" when there is none).
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	return evalJS[string](b, fmt.Sprintf(`(document.querySelector(%s) || {}).textContent || ""`, jsString(sel)))
+}
+
+func (b *browser) pageText() string {
+	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	return v
+}
+
+// typeInto empties the input sel and types v into it as key events, as a person pastes.
+func (b *browser) typeInto(sel, v string) {
+	b.t.Helper()
+	// chromedp's SetValue reports an error for an empty value, so the field is emptied here.
+	b.do("type into "+sel,
+		chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`document.querySelector(%s).value = ""`, jsString(sel))),
+		chromedp.SendKeys(chromedp.CSS(sel), v))
+	if got := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).value`, jsString(sel))); got != v {
+		b.t.Fatalf("%s holds %q after typing %q", sel, got, v)
+	}
+}
+
+func (b *browser) click(sel string) {
+	b.t.Helper()
+	b.do("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// problemRows reads the rows of the problems tables under sel as [severity, path, code, message].
+func (b *browser) problemRows(sel string) [][]string {
+	b.t.Helper()
+	return evalJS[[][]string](b, fmt.Sprintf(`[...document.querySelectorAll(%s + " tr.problem")].map((tr) => [...tr.cells].map((c) => c.textContent))`, jsString(sel)))
+}
+
+func jsString(s string) string {
+	j, _ := json.Marshal(s)
+	return string(j)
+}
+
+// snap saves a screenshot when A2AC_WEB_SCREENSHOTS names a folder, for a person to look at.
+func (b *browser) snap(name string) {
+	dir := os.Getenv("A2AC_WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// TestWebConsoleInBrowser drives the real page in headless Chromium against a real console
+// (real Postgres), real HTTPS card servers and the real demo agent: token, validate (problems
+// table, 502 reason, a hostile card shown as text), register (422, 201, 409), set a key, try
+// it, refresh with a broken card, disable, delete, forget the token.
+func TestWebConsoleInBrowser(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t) // first: skips (or fails in CI) before anything else starts
+
+	demo := agent.New(agent.Options{APIKey: theAPIKey})
+	demoSrv := httptest.NewServer(demo.Handler())
+	t.Cleanup(demoSrv.Close)
+	cards := newCardServer(t)
+	roots := x509.NewCertPool()
+	roots.AddCert(cards.Certificate())
+	// The demo agent serves plain HTTP on loopback, as in local development.
+	policy := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	box, err := secret.New(bytes.Repeat([]byte{5}, secret.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box})
+	t.Cleanup(func() { _ = inv.Close(context.Background()) })
+	logs := &syncBuffer{}
+	srv := New(Config{
+		Store: store.New(testDB.Pool),
+		Cards: cardfetch.New(cardfetch.Options{AllowInsecureHTTP: true,
+			Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3, RootCAs: roots})}),
+		Secrets:    box,
+		AdminToken: adminToken,
+		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Invoker:    inv,
+	})
+	api := httptest.NewServer(srv.Handler())
+	t.Cleanup(api.Close)
+	e := &env{t: t, api: api, cards: cards, logs: logs}
+	_, token := e.newTenant("web console")
+
+	badURL := cards.set("/bad.json", card("Painter", "image/png"))
+	const hostile = `<img src=x onerror=alert(1)>`
+	hostileDesc, _ := json.Marshal(hostile + " Answers questions.")
+	hostileCard := strings.Replace(card("<b>Bold</b> agent", "text/plain"), `"Answers questions."`, string(hostileDesc), 1)
+	hostileURL := cards.set("/hostile.json", hostileCard)
+	closedURL := "https://" + closedPort(t) + "/card.json"
+
+	// Open the page; nothing is stored yet.
+	b.do("open the console", chromedp.Navigate(api.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token-input")))
+	if evalJS[bool](b, `!document.querySelector("#workspace").hidden`) {
+		t.Fatal("the workspace shows before a token is set")
+	}
+
+	// A wrong token is refused in words, and not kept.
+	b.typeInto("#token-input", "a2ac_not-a-real-token")
+	b.click("#token-save")
+	b.waitText("#token-msg", "did not accept this token")
+	if got := evalJS[string](b, `String(sessionStorage.getItem("a2ac.tenantToken"))`); got != "null" {
+		t.Fatalf("a refused token stays in sessionStorage: %q", got)
+	}
+
+	// Paste the right one.
+	b.typeInto("#token-input", token)
+	b.click("#token-save")
+	b.waitText("#agents", "No agents yet")
+	b.waitUntil("the workspace shows", `() => !document.querySelector("#workspace").hidden`)
+	if got := evalJS[string](b, `sessionStorage.getItem("a2ac.tenantToken")`); got != token {
+		t.Fatalf("sessionStorage token = %q, want the pasted one", got)
+	}
+	if n := evalJS[int](b, `localStorage.length`); n != 0 {
+		t.Fatalf("localStorage has %d entries; the token belongs in sessionStorage only", n)
+	}
+	if loc := evalJS[string](b, `location.href + " " + document.cookie`); strings.Contains(loc, token) {
+		t.Fatalf("the token is in the URL or a cookie: %s", loc)
+	}
+	if v := evalJS[string](b, `document.querySelector("#token-input").value`); v != "" {
+		t.Fatal("the token stays in the input after use")
+	}
+
+	// Validate an invalid card: all problems in a table, errors first.
+	b.typeInto("#card-url", badURL)
+	b.click("#validate")
+	b.waitText("#add-result .validation", "Invalid")
+	rows := b.problemRows("#add-result")
+	var found bool
+	seenWarning := false
+	for _, r := range rows {
+		if len(r) != 4 {
+			t.Fatalf("problem row %q: want severity, path, code, message", r)
+		}
+		if r[0] == "warning" {
+			seenWarning = true
+		} else if seenWarning {
+			t.Errorf("error row %q after a warning: errors must come first", r)
+		}
+		if r[0] == "error" && r[1] == "defaultOutputModes" && r[2] == "unsupported_mode" && strings.Contains(r[3], "text/plain") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("problems table = %q, want the error defaultOutputModes/unsupported_mode", rows)
+	}
+	if got := b.text("#add-result .resolved"); got != badURL {
+		t.Errorf("resolved card URL shown = %q, want %q", got, badURL)
+	}
+	if !evalJS[bool](b, `document.querySelector("#add-result tr.problem td.path code") !== null`) {
+		t.Error("the JSON path is not set in code (monospace)")
+	}
+	b.waitText("#add-result .preview", "Painter", "Answers questions.", "Ask")
+	b.snap("1-validate-invalid")
+
+	// On a phone the page does not scroll sideways; the wide table scrolls in its own box.
+	b.do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.waitUntil("no horizontal page scroll on a phone", `() => document.documentElement.scrollWidth <= window.innerWidth + 1`)
+	b.snap("2-phone")
+	b.do("laptop viewport", chromedp.EmulateViewport(1280, 900))
+
+	// Registering the invalid card is a 422 with the same table.
+	b.click("#register")
+	b.waitText("#add-result .problem-box", "nothing was registered", "defaultOutputModes", "unsupported_mode")
+
+	// An unreachable card: the reason in plain words.
+	b.typeInto("#card-url", closedURL)
+	b.click("#validate")
+	b.waitText("#add-result .problem-box", "could not be fetched", "refused", "nothing is listening")
+
+	// A hostile card is text, not markup: no img element, no dialog.
+	b.typeInto("#card-url", hostileURL)
+	b.click("#validate")
+	b.waitText("#add-result .validation", "Valid")
+	if n := evalJS[int](b, `document.querySelectorAll("img, b").length`); n != 0 {
+		t.Fatalf("the card's markup became %d elements", n)
+	}
+	b.waitText("#add-result .preview", hostile, "<b>Bold</b> agent")
+	b.snap("3-validate-hostile")
+
+	// Register the hostile card too (it is valid); it is listed as text as well.
+	b.click("#register")
+	b.waitText("#add-result", "Registered")
+	b.waitText("#agents", "<b>Bold</b> agent", hostile)
+	if n := evalJS[int](b, `document.querySelectorAll("img, b").length`); n != 0 {
+		t.Fatalf("the listed card's markup became %d elements", n)
+	}
+
+	// Register the demo agent. It requires an API key, which is not given yet.
+	b.typeInto("#card-url", demoSrv.URL)
+	b.click("#register")
+	b.waitText("#add-result", "Registered “超级AI助理”", "requires an API key")
+	r := e.do("GET", "/v1/agents", token, nil)
+	e.expect(r, http.StatusOK)
+	var list struct {
+		Agents []struct {
+			ID, Name, CardURL string
+			Enabled           bool
+		}
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for _, a := range list.Agents {
+		ids[a.CardURL] = a.ID
+	}
+	demoID, hostileID := ids[demoSrv.URL], ids[hostileURL]
+	if demoID == "" || hostileID == "" || len(list.Agents) != 2 {
+		t.Fatalf("after registering in the page, the API lists %s", r.body)
+	}
+	demoSel := fmt.Sprintf(`article.agent[data-agent-id=%q]`, demoID)
+	hostileSel := fmt.Sprintf(`article.agent[data-agent-id=%q]`, hostileID)
+	b.waitText(demoSel, "超级AI助理", "needs an API key", "streaming", "revision 1", "enabled")
+
+	// Registering it again is a 409.
+	b.typeInto("#card-url", demoSrv.URL)
+	b.click("#register")
+	b.waitText("#add-result .problem-box", "already registered")
+
+	// Set the key: the badge goes, the field is empty again, and the key is nowhere in the page.
+	if v := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).value`, jsString(demoSel+" .key-input"))); v != "" {
+		t.Fatalf("the key field is pre-filled with %q", v)
+	}
+	b.typeInto(demoSel+" .key-input", theAPIKey)
+	b.click(demoSel + " .key-save")
+	b.waitText(demoSel, "API key set.", "API key set")
+	if strings.Contains(b.text(demoSel+" .badges"), "needs an API key") {
+		t.Fatal("the 'needs an API key' badge stays after the key was set")
+	}
+	keyInPage := evalJS[bool](b, fmt.Sprintf(`document.documentElement.outerHTML.includes(%[1]s) ||
+		[...document.querySelectorAll("input")].some((i) => i.value.includes(%[1]s))`, jsString(theAPIKey)))
+	if keyInPage {
+		t.Fatal("the API key is still in the page after saving it")
+	}
+
+	// Try it: one real turn through the demo agent.
+	b.typeInto(demoSel+" .try-input", "1与2相加是多少")
+	b.click(demoSel + " .try-send")
+	b.waitText(demoSel+" .try-result .outcome", "COMPLETED")
+	if reply := b.text(demoSel + " .try-result .reply"); !strings.Contains(reply, "3") {
+		t.Fatalf("try-it reply = %q, want the sum 3", reply)
+	}
+	b.snap("4-try-it")
+	// The agent declines what it cannot do: the platform would take the turn back.
+	b.typeInto(demoSel+" .try-input", "tell me a joke")
+	b.click(demoSel + " .try-send")
+	b.waitText(demoSel+" .try-result .outcome", "HANDBACK", "declined")
+
+	// Refresh with a broken card: 422 problems, and the old revision stays live.
+	cards.set("/hostile.json", card("Painter", "image/png"))
+	b.click(hostileSel + " .refresh")
+	b.waitText(hostileSel+" .agent-msg", "revision 1 stays live", "defaultOutputModes", "unsupported_mode")
+	b.snap("5-refresh-invalid")
+
+	// Disable: the list says so, and so does the API.
+	b.click(demoSel + " .toggle")
+	b.waitUntil("the demo agent shows disabled", `(sel) => {
+		const a = document.querySelector(sel);
+		return !!a && a.classList.contains("disabled") && a.querySelector(".badges").textContent.includes("disabled");
+	}`, demoSel)
+	r = e.do("GET", "/v1/agents/"+demoID, token, nil)
+	e.expect(r, http.StatusOK)
+	if r.json(t)["enabled"] != false {
+		t.Fatalf("after Disable in the page the API says %s", r.body)
+	}
+
+	// Delete, after the inline confirmation.
+	b.click(demoSel + " .delete")
+	b.click(demoSel + " .delete-confirm")
+	b.waitUntil("the demo agent is gone", `(sel) => document.querySelector(sel) === null`, demoSel)
+	b.waitText("#agents-msg", "Deleted “超级AI助理”")
+	e.expect(e.do("GET", "/v1/agents/"+demoID, token, nil), http.StatusNotFound)
+
+	// Forget the token: storage emptied and the tenant's data gone from the page.
+	b.click("#token-forget")
+	b.waitUntil("the workspace hides", `() => document.querySelector("#workspace").hidden`)
+	if got := evalJS[string](b, `String(sessionStorage.getItem("a2ac.tenantToken"))`); got != "null" {
+		t.Fatalf("sessionStorage still holds %q after Forget", got)
+	}
+	if n := evalJS[int](b, `document.querySelectorAll("article.agent").length`); n != 0 {
+		t.Fatalf("%d agents still in the page after Forget", n)
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.dialogs) > 0 {
+		t.Errorf("the page opened dialogs: %q", b.dialogs)
+	}
+	if len(b.exceptions) > 0 {
+		t.Errorf("the page threw: %q", b.exceptions)
+	}
+	if len(b.security) > 0 {
+		t.Errorf("Content-Security-Policy violations: %q", b.security)
+	}
+	if strings.Contains(logs.String(), theAPIKey) || strings.Contains(logs.String(), token) {
+		t.Error("the server logs hold the API key or the token")
+	}
+}
