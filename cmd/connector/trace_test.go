@@ -461,17 +461,7 @@ func TestPrometheusEndpointServesTurnMetrics(t *testing.T) {
 	s := startStack(t, map[string]string{"A2AC_METRICS_ADDR": addr})
 	wantOutcome(t, s.turn(t, "s-prom", s.agent, "重复我说的话：今天天气很好"), pb.Outcome_OUTCOME_COMPLETED)
 
-	res, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := io.ReadAll(res.Body)
-	res.Body.Close()
-	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s %v", res.Status, err)
-	}
-	text := string(body)
-	for _, want := range []*regexp.Regexp{
+	wants := []*regexp.Regexp{
 		regexp.MustCompile(`(?m)^a2ac_turns_total\{[^}]*a2ac_outcome="COMPLETED"[^}]*\} 1$`),
 		regexp.MustCompile(`(?m)^a2ac_turn_duration_seconds_count\{[^}]*a2ac_outcome="COMPLETED"[^}]*\} 1$`),
 		regexp.MustCompile(`(?m)^a2ac_turn_time_to_first_text_seconds_bucket\{[^}]*a2ac_outcome="COMPLETED"`),
@@ -479,10 +469,34 @@ func TestPrometheusEndpointServesTurnMetrics(t *testing.T) {
 		regexp.MustCompile(`(?m)^a2ac_db_pool_acquires_total\{[^}]*\} [1-9]`),
 		regexp.MustCompile(`(?m)^rpc_server_call_duration_seconds_count\{[^}]*HandleTurn`),
 		regexp.MustCompile(`(?m)^http_client_request_duration_seconds_count\{`),
-	} {
-		if !want.MatchString(text) {
-			t.Errorf("/metrics has no line matching %s", want)
+	}
+	// The gRPC server records its call metrics when the handler returns, which can be a moment
+	// after the client saw the end of the stream: scrape until everything is there (or 5 s).
+	var text string
+	var missing []string
+	for i := 0; i < 50; i++ {
+		res, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
 		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK {
+			t.Fatalf("GET /metrics: %s %v", res.Status, err)
+		}
+		text, missing = string(body), nil
+		for _, want := range wants {
+			if !want.MatchString(text) {
+				missing = append(missing, want.String())
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, m := range missing {
+		t.Errorf("/metrics has no line matching %s", m)
 	}
 	doc := operationsDoc(t)
 	for _, m := range regexp.MustCompile(`(?m)^# TYPE (a2ac_\w+) `).FindAllStringSubmatch(text, -1) {
