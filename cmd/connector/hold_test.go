@@ -38,7 +38,7 @@ func TestHoldOfDeletedAgentIsDropped(t *testing.T) {
 	s := startStack(t, nil)
 	ctx := t.Context()
 	wantOutcome(t, s.turn(t, "s-del", s.agent, "帮我算加法"), pb.Outcome_OUTCOME_INPUT_REQUIRED)
-	if err := s.store.DeleteAgent(ctx, s.tenant, s.agent); err != nil {
+	if _, err := s.store.DeleteAgent(ctx, s.tenant, s.agent); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-del"})

@@ -266,8 +266,29 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	if err := s.store.DeleteAgent(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id")); err != nil {
+	tenantID, id := tenantFrom(r.Context()).ID, r.PathValue("id")
+	// Read the agent first: once deleted, its endpoint and key are gone, and the tasks it held
+	// are to be canceled with them.
+	a, sealed, err := s.store.AgentForTurn(r.Context(), tenantID, id)
+	if err != nil {
 		return fmt.Errorf("delete agent: %w", err)
+	}
+	released, err := s.store.DeleteAgent(r.Context(), tenantID, id)
+	if err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	if s.invoker != nil {
+		var key *secret.Sealed
+		if sealed != nil {
+			key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
+		}
+		now := time.Now()
+		for _, h := range released {
+			if h.ExpiresAt.After(now) && h.TaskID != "" {
+				// Best effort, in the background, bounded by the invoker's cancel timeout.
+				s.invoker.CancelTask(r.Context(), a, key, h.TaskID)
+			}
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

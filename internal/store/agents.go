@@ -408,26 +408,60 @@ func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*Sec
 	return &Secret{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
-// DeleteAgent removes the agent with its revisions, session holds and session contexts.
-func (s *Store) DeleteAgent(ctx context.Context, tenantID, agentID string) error {
+// DeleteAgent removes the agent with its revisions and session contexts, and frees the sessions
+// it held. It returns the holds it released (live or expired), so the caller can cancel their
+// tasks at the agent.
+func (s *Store) DeleteAgent(ctx context.Context, tenantID, agentID string) ([]connector.Hold, error) {
 	const op = "delete agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
 	if !ok1 || !ok2 {
-		return notFound(op, agentID)
+		return nil, notFound(op, agentID)
 	}
 	// One statement, so the holds go with the agent atomically: its sessions become free.
-	tag, err := s.pool.Exec(ctx, `
-		with released as (
-			update sessions set hold_agent_id = null, hold_task_id = null, hold_context_id = null,
+	rows, err := s.pool.Query(ctx, `
+		with old as (
+			select session_id, hold_task_id, hold_context_id, hold_turn_id, hold_expires_at
+			  from sessions
+			 where tenant_id = $1 and hold_agent_id = $2
+			   for update),
+		released as (
+			update sessions s set hold_agent_id = null, hold_task_id = null, hold_context_id = null,
 			       hold_turn_id = null, hold_expires_at = null, updated_at = now()
-			 where tenant_id = $1 and hold_agent_id = $2)
-		delete from agents where tenant_id = $1 and id = $2`, tid, id)
+			  from old
+			 where s.tenant_id = $1 and s.session_id = old.session_id
+			returning old.*),
+		gone as (
+			delete from agents where tenant_id = $1 and id = $2 returning id)
+		select (select count(*) from gone), r.session_id, r.hold_task_id, r.hold_context_id,
+		       r.hold_turn_id, r.hold_expires_at
+		  from (select 1) one left join released r on true`, tid, id)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", op, id, classify(err))
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
 	}
-	if tag.RowsAffected() == 0 {
-		return notFound(op, agentID)
+	var (
+		deleted  int64
+		released []connector.Hold
+	)
+	for rows.Next() {
+		var (
+			session, task, context, turn *string
+			expires                      *time.Time
+		)
+		if err := rows.Scan(&deleted, &session, &task, &context, &turn, &expires); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+		}
+		if session != nil && expires != nil {
+			released = append(released, connector.Hold{TenantID: tid, SessionID: *session, AgentID: id,
+				TaskID: deref(task), ContextID: deref(context), TurnID: deref(turn), ExpiresAt: *expires})
+		}
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	if deleted == 0 {
+		return nil, notFound(op, agentID)
+	}
+	return released, nil
 }

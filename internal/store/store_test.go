@@ -559,8 +559,12 @@ func TestDeleteAgent_takes_revisions_holds_and_contexts_with_it(t *testing.T) {
 		}
 	}
 
-	if err := s.DeleteAgent(t.Context(), tenant, doomed.ID); err != nil {
+	released, err := s.DeleteAgent(t.Context(), tenant, doomed.ID)
+	if err != nil {
 		t.Fatalf("DeleteAgent: %v", err)
+	}
+	if len(released) != 1 || released[0].TaskID != "task" || released[0].SessionID != "session-0" || released[0].AgentID != doomed.ID {
+		t.Errorf("released holds = %+v, want the doomed agent's one hold", released)
 	}
 
 	if _, err := s.GetAgent(t.Context(), tenant, doomed.ID); !errors.Is(err, connector.ErrNotFound) {
@@ -580,7 +584,7 @@ func TestDeleteAgent_takes_revisions_holds_and_contexts_with_it(t *testing.T) {
 			t.Errorf("%s rows of the other agent = %d; want 1", table, got)
 		}
 	}
-	if err := s.DeleteAgent(t.Context(), tenant, doomed.ID); !errors.Is(err, connector.ErrNotFound) {
+	if _, err := s.DeleteAgent(t.Context(), tenant, doomed.ID); !errors.Is(err, connector.ErrNotFound) {
 		t.Errorf("second DeleteAgent error = %v; want ErrNotFound", err)
 	}
 }
@@ -596,7 +600,7 @@ func agentCalls(ctx context.Context, s *store.Store, tenant, agent string) map[s
 	_, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, store.Revision{Card: json.RawMessage(`{}`)})
 	_, errs["Revisions"] = s.Revisions(ctx, tenant, agent)
 	_, errs["AgentSecret"] = s.AgentSecret(ctx, tenant, agent)
-	errs["DeleteAgent"] = s.DeleteAgent(ctx, tenant, agent)
+	_, errs["DeleteAgent"] = s.DeleteAgent(ctx, tenant, agent)
 	return errs
 }
 
