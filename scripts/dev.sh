@@ -19,6 +19,16 @@ mkdir -p "$data" "$root/bin"
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'dev: %s\n' "$*" >&2; exit 1; }
 
+if ! command -v curl >/dev/null; then
+	if [[ $(id -u) -eq 0 ]]; then
+		say "installing curl (apt-get)"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null 2>&1 ||
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null; }
+	else
+		die "curl is needed: sudo apt-get install -y curl"
+	fi
+fi
+
 for port in "$CONSOLE_PORT" "$GRPC_PORT" "$DEMO_PORT"; do
 	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 		die "port $port is in use; set CONSOLE_PORT/GRPC_PORT/DEMO_PORT to free ports"
