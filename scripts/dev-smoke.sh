@@ -60,6 +60,12 @@ register=$(awk '/Register the platform guide/{f=1;next} f&&/TOKEN2=|curl -s -X P
 created=$(bash -c "$register")
 [[ $created == *'"name":"超级AI助理"'* ]] || { echo "dev-smoke: printed registration did not register: $created" >&2; exit 1; }
 
+# The printed SSRF example is refused.
+ssrf=$(grep -o "curl -s -X POST .*validate.*127.0.0.1.*" "$out" | head -n1)
+token=$(grep -o 'TOKEN=a2ac_[A-Za-z0-9_-]*' "$out" | head -n1 | cut -d= -f2)
+refused=$(TOKEN=$token bash -c "$ssrf")
+[[ $refused == *'"reason":"blocked_address"'* ]] || { echo "dev-smoke: the SSRF example was not refused: $refused" >&2; exit 1; }
+
 kill -TERM "$dev"
 for _ in $(seq 1 60); do kill -0 "$dev" 2>/dev/null || break; sleep 0.5; done
 if kill -0 "$dev" 2>/dev/null; then echo "dev-smoke: make run did not stop on SIGTERM" >&2; exit 1; fi

@@ -6,6 +6,11 @@
 #
 # State lives in .data/ (cluster, secrets, demo ids), so a second `make run` reuses it.
 # Ports: CONSOLE_PORT (8080), GRPC_PORT (9090), DEMO_PORT (9999). Ctrl-C stops everything.
+#
+# The demo agent listens on its own loopback address, DEMO_HOST (127.0.0.2), and the SSRF guard
+# allows exactly that address: the console and the connector still refuse 127.0.0.1 (where
+# Postgres and they themselves listen), 10.x, metadata addresses and the rest, as in production.
+# To try an agent of your own on this machine, add its address: DEV_ALLOWED_CIDRS=127.0.0.2/32,127.0.0.1/32.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,6 +18,7 @@ cd "$root"
 CONSOLE_PORT=${CONSOLE_PORT:-8080}
 GRPC_PORT=${GRPC_PORT:-9090}
 DEMO_PORT=${DEMO_PORT:-9999}
+DEMO_HOST=${DEMO_HOST:-127.0.0.2}
 data="${A2AC_DEV_DATA:-$root/.data}" # A2AC_DEV_DATA: another state folder (the smoke test uses a temp one)
 mkdir -p "$data" "$root/bin"
 
@@ -29,8 +35,9 @@ if ! command -v curl >/dev/null; then
 	fi
 fi
 
-for port in "$CONSOLE_PORT" "$GRPC_PORT" "$DEMO_PORT"; do
-	if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+for hostport in "127.0.0.1:$CONSOLE_PORT" "127.0.0.1:$GRPC_PORT" "$DEMO_HOST:$DEMO_PORT"; do
+	port=${hostport##*:}
+	if (exec 3<>"/dev/tcp/${hostport%:*}/$port") 2>/dev/null; then
 		die "port $port is in use; set CONSOLE_PORT/GRPC_PORT/DEMO_PORT to free ports"
 	fi
 done
@@ -73,7 +80,7 @@ set -a
 A2AC_CONSOLE_ADDR=127.0.0.1:$CONSOLE_PORT
 A2AC_GRPC_ADDR=127.0.0.1:$GRPC_PORT
 A2AC_ALLOW_INSECURE_HTTP=true # the demo agent serves plain HTTP on loopback
-A2AC_ALLOWED_CIDRS=127.0.0.0/8
+A2AC_ALLOWED_CIDRS=${DEV_ALLOWED_CIDRS:-$DEMO_HOST/32} # only the demo agent; see the header
 set +a
 
 say "applying migrations"
@@ -81,7 +88,7 @@ bin/console-api migrate
 
 mkdir -p "$data/logs"
 say "starting demo agent, console API and connector (logs in $data/logs/)"
-bin/demo-agent -addr "127.0.0.1:$DEMO_PORT" >"$data/logs/demo-agent.log" 2>&1 &
+bin/demo-agent -addr "$DEMO_HOST:$DEMO_PORT" >"$data/logs/demo-agent.log" 2>&1 &
 pids+=($!)
 bin/console-api serve >"$data/logs/console-api.log" 2>&1 &
 pids+=($!)
@@ -90,7 +97,7 @@ pids+=($!)
 
 API=http://127.0.0.1:$CONSOLE_PORT
 for _ in $(seq 1 100); do
-	if curl -fs "$API/readyz" >/dev/null 2>&1 && curl -fs "http://127.0.0.1:$DEMO_PORT/.well-known/agent.json" >/dev/null 2>&1; then
+	if curl -fs "$API/readyz" >/dev/null 2>&1 && curl -fs "http://$DEMO_HOST:$DEMO_PORT/.well-known/agent.json" >/dev/null 2>&1; then
 		break
 	fi
 	sleep 0.1
@@ -111,7 +118,7 @@ if [[ -z ${DEMO_TOKEN:-} ]] || ! curl -fs "$API/v1/agents" -H "Authorization: Be
 	DEMO_TOKEN=$(jsonfield token <<<"$resp")
 	DEMO_AGENT=
 fi
-CARD_URL="http://127.0.0.1:$DEMO_PORT/.well-known/agent.json"
+CARD_URL="http://$DEMO_HOST:$DEMO_PORT/.well-known/agent.json"
 if [[ -z ${DEMO_AGENT:-} ]] || ! curl -fs "$API/v1/agents/$DEMO_AGENT" -H "Authorization: Bearer $DEMO_TOKEN" >/dev/null; then
 	resp=$(curl -sS -X POST "$API/v1/agents" -H "Authorization: Bearer $DEMO_TOKEN" -d "{\"cardUrl\":\"$CARD_URL\"}")
 	DEMO_AGENT=$(jsonfield id <<<"$resp")
@@ -126,7 +133,7 @@ cat <<MSG
     web console   $API/           (paste the demo tenant's token: $DEMO_TOKEN)
     console API   $API            (OpenAPI: $API/openapi.json)
     connector     127.0.0.1:$GRPC_PORT (gRPC; grpcurl -plaintext 127.0.0.1:$GRPC_PORT list)
-    demo agent    http://127.0.0.1:$DEMO_PORT  ("超级AI助理", registered for the demo tenant)
+    demo agent    http://$DEMO_HOST:$DEMO_PORT  ("超级AI助理", registered for the demo tenant)
 
   Chat with the demo agent (in another terminal):
 
@@ -147,6 +154,11 @@ cat <<MSG
 
     TOKEN2=\$(curl -s -X POST $API/v1/tenants -H "Authorization: Bearer $A2AC_ADMIN_TOKEN" -d '{"name":"Me"}' | grep -o '"token":"[^"]*"' | cut -d'"' -f4)
     curl -s -X POST $API/v1/agents -H "Authorization: Bearer \$TOKEN2" -d '{"cardUrl":"$CARD_URL"}'
+
+  The SSRF guard is on: only the demo agent's address ($DEMO_HOST) and plain HTTP are allowed
+  here. A hostile URL gets a clear 502 (reason blocked_address), e.g.:
+
+    curl -s -X POST $API/v1/agents/validate -H "Authorization: Bearer \$TOKEN" -d '{"cardUrl":"http://127.0.0.1:$CONSOLE_PORT/openapi.json"}'
 
   Ctrl-C stops everything (Postgres data stays in .data/; make clean removes it).
 MSG
