@@ -138,7 +138,7 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 	switch {
 	case o.SpanExporter != nil:
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
-			sdktrace.WithSyncer(o.SpanExporter))
+			sdktrace.WithSyncer(redactingExporter{o.SpanExporter}))
 		p.TracerProvider = tp
 		p.shutdowns = append(p.shutdowns, tp.Shutdown)
 		summary = append(summary, "traces: given exporter")
@@ -148,7 +148,7 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 			return fail(err)
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
-			sdktrace.WithBatcher(exp))
+			sdktrace.WithBatcher(redactingExporter{exp}))
 		p.TracerProvider = tp
 		p.shutdowns = append(p.shutdowns, tp.Shutdown)
 		summary = append(summary, "traces: otlp "+traces.protocol+" to "+traces.host())
