@@ -56,8 +56,8 @@ func TestAgentSpanURLsAreRedacted(t *testing.T) {
 	var sawURL bool
 	for _, s := range got {
 		for _, kv := range s.Attributes {
-			if strings.Contains(kv.Value.Emit(), "s3cret") {
-				t.Errorf("span %s attribute %s = %q", s.Name, kv.Key, kv.Value.Emit())
+			if strings.Contains(kv.Value.String(), "s3cret") {
+				t.Errorf("span %s attribute %s = %q", s.Name, kv.Key, kv.Value.String())
 			}
 			if kv.Key == "url.full" {
 				sawURL = true
