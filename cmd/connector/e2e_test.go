@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +60,8 @@ type stack struct {
 	store  *store.Store
 	// demoURL is the demo agent's base URL (for benchmarks that call it directly).
 	demoURL string
+	// shutdown stops the connector as SIGTERM would and returns what run returned.
+	shutdown func() error
 }
 
 func freeAddr(t testing.TB) string {
@@ -78,6 +81,8 @@ type stackConfig struct {
 	apiKey string
 	// telemetry carries the test seams (span exporter, metric reader) into runWith.
 	telemetry telemetry.Options
+	// chunkDelay slows the demo agent's coach skill down.
+	chunkDelay time.Duration
 }
 
 type stackOption func(*stackConfig)
@@ -89,7 +94,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	for _, o := range opts {
 		o(&sc)
 	}
-	demo := agent.New(agent.Options{APIKey: sc.apiKey})
+	demo := agent.New(agent.Options{APIKey: sc.apiKey, ChunkDelay: sc.chunkDelay})
 	demoSrv := httptest.NewServer(demo.Handler())
 	t.Cleanup(demoSrv.Close)
 
@@ -148,9 +153,14 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	go func() {
 		done <- runWith(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard, sc.telemetry)
 	}()
+	var stopOnce sync.Once
+	var runErr error
+	shutdown := func() error {
+		stopOnce.Do(func() { stop(); runErr = <-done })
+		return runErr
+	}
 	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
+		if err := shutdown(); err != nil {
 			t.Errorf("connector run: %v", err)
 		}
 	})
@@ -174,7 +184,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	}
 	t.Cleanup(func() { conn.Close() })
 	s := &stack{client: pb.NewConnectorClient(conn), health: healthpb.NewHealthClient(conn),
-		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL}
+		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL, shutdown: shutdown}
 	// Wait until the server answers its health check (it starts in the background).
 	for i := 0; ; i++ {
 		res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
