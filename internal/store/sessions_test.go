@@ -139,18 +139,22 @@ func TestSessions_sweep_and_invalid_records(t *testing.T) {
 	if err := s.SaveTurn(ctx, bad); !errors.Is(err, connector.ErrInvalid) {
 		t.Fatalf("set and release together: %v", err)
 	}
-	// The sweep covers every tenant and parallel tests share the database, so assert on this
-	// tenant's rows rather than on the count.
+	// The sweep covers every tenant and parallel tests share the database: only cut-offs in the
+	// past (which no other test's fresh rows reach) are used, and only this tenant's rows are
+	// asserted on.
 	if _, err := s.SweepSessions(ctx, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatalf("sweep of nothing old: %v", err)
 	}
-	// The live hold (expires in a minute) is not swept even when the cut-off is after its
-	// last update.
-	if _, err := s.SweepSessions(ctx, time.Now().Add(30*time.Second)); err != nil {
+	// Idle for two days but still held (the hold expires in the future): not swept.
+	if _, err := testDB.Pool.Exec(ctx, `update sessions set updated_at = now() - interval '2 days',
+		hold_expires_at = now() + interval '1 minute' where tenant_id = $1`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SweepSessions(ctx, time.Now().Add(-24*time.Hour)); err != nil {
 		t.Fatalf("sweep before expiry: %v", err)
 	}
 	if got := countRows(t, `select count(*) from sessions where tenant_id = $1`, tenant); got != 1 {
-		t.Fatalf("sessions = %d", got)
+		t.Fatalf("sessions = %d: a live hold was swept", got)
 	}
 	// Once idle and expired long ago, the session and its contexts go.
 	if _, err := testDB.Pool.Exec(ctx, `update sessions set updated_at = now() - interval '2 days',
