@@ -36,10 +36,21 @@ type CardProfile struct {
 	Name            string
 	Description     string
 	Version         string
+	// ProtocolVersion is the A2A version spoken at EndpointURL, as the card states it ("1.0",
+	// "0.3.0", "0.2.5"). It decides the wire generation of every call: 1.x is A2A 1.0 (its
+	// method names and JSON shapes), anything else the 0.2.5/0.3 JSON-RPC wire.
 	ProtocolVersion string
-	// EndpointURL is the JSON-RPC endpoint: the card's url, or the JSONRPC additional interface
-	// of an A2A 0.3 card whose preferred transport is something else.
+	// EndpointURL is the JSON-RPC endpoint of the chosen interface: a 1.0 card's JSONRPC
+	// supportedInterfaces entry (1.0 preferred over 0.3), or a 0.x card's url, or the JSONRPC
+	// additional interface of an A2A 0.3 card whose preferred transport is something else.
 	EndpointURL string
+	// EndpointTenant is the A2A 1.0 `tenant` of the chosen interface, sent in every request's
+	// params; "" when the card set none.
+	EndpointTenant string
+	// Fallback is a JSON-RPC interface of the other wire generation that the same card offers
+	// (dual-version servers list a 1.0 and a 0.3 interface). A turn refused with "version not
+	// supported" is retried there once. Nil when the card offers only one generation.
+	Fallback *Interface
 	Streaming   bool
 	Skills      []Skill
 	// APIKeyRequired is true when every acceptable security alternative needs an apiKey.
@@ -50,6 +61,14 @@ type CardProfile struct {
 	// Extensions are the extension URIs the card declares and the platform supports; they are
 	// activated on every call with the X-A2A-Extensions header.
 	Extensions []string
+}
+
+// Interface is one JSON-RPC endpoint of an agent and the A2A version spoken there.
+type Interface struct {
+	URL             string
+	ProtocolVersion string
+	// Tenant is the A2A 1.0 `tenant` the interface asks for ("" when none).
+	Tenant string
 }
 
 // Agent is a tenant's registered A2A agent at its live card revision.
