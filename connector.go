@@ -33,9 +33,9 @@ type Skill struct {
 // CardProfile is what the platform derives from a valid agent card: everything the connector
 // needs to call the agent, without re-reading the raw card.
 type CardProfile struct {
-	Name            string
-	Description     string
-	Version         string
+	Name        string
+	Description string
+	Version     string
 	// ProtocolVersion is the A2A version spoken at EndpointURL, as the card states it ("1.0",
 	// "0.3.0", "0.2.5"). It decides the wire generation of every call: 1.x is A2A 1.0 (its
 	// method names and JSON shapes), anything else the 0.2.5/0.3 JSON-RPC wire.
@@ -50,9 +50,9 @@ type CardProfile struct {
 	// Fallback is a JSON-RPC interface of the other wire generation that the same card offers
 	// (dual-version servers list a 1.0 and a 0.3 interface). A turn refused with "version not
 	// supported" is retried there once. Nil when the card offers only one generation.
-	Fallback *Interface
-	Streaming   bool
-	Skills      []Skill
+	Fallback  *Interface
+	Streaming bool
+	Skills    []Skill
 	// APIKeyRequired is true when every acceptable security alternative needs an apiKey.
 	APIKeyRequired bool
 	// APIKeyHeaders are the header names the key is sent under. Always contains "X-API-KEY"
