@@ -268,7 +268,7 @@ func handleTurn(t *testing.T, ctx context.Context, s *stack, req *pb.HandleTurnR
 // waitForSpan waits until a span named name was exported and returns the spans of its trace.
 func waitForSpan(t *testing.T, exp *tracetest.InMemoryExporter, name string) tracetest.SpanStubs {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // only a failing test waits this long
 	for {
 		all := exp.GetSpans()
 		for _, sp := range all {
@@ -588,7 +588,7 @@ func TestTurnsWithoutAnAgentAreMeasured(t *testing.T) {
 // waitForSpans waits until n spans named name were exported and returns them.
 func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, name string, n int) tracetest.SpanStubs {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // only a failing test waits this long
 	for {
 		var out tracetest.SpanStubs
 		for _, sp := range exp.GetSpans() {

@@ -62,11 +62,12 @@ type Endpoint struct {
 
 // StreamOptions bound the waits of a Stream. Zero disables a limit; ctx still applies.
 type StreamOptions struct {
-	// FirstEventTimeout bounds the time from the call to the first event, including connecting,
-	// retry waits and response headers. When zero, IdleTimeout applies to the first event too.
+	// FirstEventTimeout bounds the time from the call until the first event starts to arrive,
+	// including connecting, retry waits and response headers. When zero, IdleTimeout applies to
+	// the first event too.
 	FirstEventTimeout time.Duration
-	// IdleTimeout bounds the time between two events. SSE comments and skipped events do not
-	// count as events.
+	// IdleTimeout bounds how long the agent may send nothing of an event: every line of an
+	// event (and every 4 KiB of a long line) resets it. SSE comments and blank lines do not.
 	IdleTimeout time.Duration
 }
 

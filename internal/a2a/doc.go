@@ -56,11 +56,15 @@
 // connection, but callers still Close (it is cheap). Cancelling ctx ends the stream promptly: a
 // blocked Next returns an error matching ctx's error.
 //
-// StreamOptions.FirstEventTimeout bounds the time from the call until the first event (it covers
-// connecting, retry waits and response headers); IdleTimeout bounds the time between two events.
-// Only events reset the idle clock: SSE comments (": keep-alive"), pings and blank events do not,
-// so an agent that sends nothing but keep-alives still hits the idle limit. Both are implemented
-// with one time.AfterFunc timer per stream that cancels the request, not with a goroutine per read.
+// StreamOptions.FirstEventTimeout bounds the time from the call until the first event starts to
+// arrive (it covers connecting, retry waits and response headers); IdleTimeout bounds how long
+// the agent may send nothing of an event. Bytes of event lines reset the idle clock as they
+// arrive (every line, and every 4 KiB within a long one), so a large event trickling in over a
+// slow link is progress, not silence. SSE comments (": keep-alive") and blank lines do not, so an
+// agent that sends nothing but keep-alives still hits the idle limit. Both limits are implemented
+// with one time.AfterFunc timer per stream that cancels the request, not with a goroutine per
+// read; progress only records a monotonic time, and the timer re-arms itself for what is left
+// when it fires early.
 //
 // # SSE framing
 //

@@ -21,6 +21,10 @@ type sseEvent struct {
 // linePrefixAllowance lets a "data: " line carry a full MaxEventBytes value.
 const linePrefixAllowance = 16
 
+// progressEvery is how many bytes of one long line count as progress on their own, so that a
+// large event arriving slowly does not look like a silent agent.
+const progressEvery = 4 << 10
+
 var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // sseReader splits an event stream into events following the WHATWG rules, with the deviations
@@ -36,6 +40,10 @@ type sseReader struct {
 	dataLines int
 	eventType string
 	lastID    string
+
+	// progress, when set, is called for every event line (not comments or blank lines) and
+	// every progressEvery bytes within a long one: the Stream's idle clock.
+	progress func()
 
 	started bool  // the first line (where a BOM may be) was seen
 	lastCR  bool  // the previous line ended with CR: a following LF belongs to it
@@ -77,6 +85,9 @@ func (r *sseReader) next() (sseEvent, error) {
 		if !r.started {
 			r.started = true
 			line = bytes.TrimPrefix(line, utf8BOM)
+		}
+		if len(line) > 0 && line[0] != ':' && r.progress != nil {
+			r.progress()
 		}
 		if len(line) == 0 {
 			if r.dataLines > 0 {
@@ -170,5 +181,8 @@ func (r *sseReader) readLine() ([]byte, error) {
 			return nil, r.tooLarge()
 		}
 		r.line = append(r.line, b)
+		if len(r.line)%progressEvery == 0 && r.progress != nil {
+			r.progress()
+		}
 	}
 }

@@ -26,12 +26,16 @@ type Stream struct {
 	cancel context.CancelCauseFunc
 	cause  func() error // context.Cause of the request's context
 
-	timer     *time.Timer // nil when StreamOptions set no limit
-	first     time.Duration
-	idle      time.Duration
-	gotEvent  atomic.Bool
-	closed    atomic.Bool
-	cleanOnce sync.Once
+	timer *time.Timer // nil when StreamOptions set no limit
+	first time.Duration
+	idle  time.Duration
+	// start is the monotonic origin of lastProgress.
+	start time.Time
+	// lastProgress is when event bytes last arrived, in nanoseconds since start (+1, so that
+	// 0 means "none yet"). Written by the reading goroutine, read by the timer.
+	lastProgress atomic.Int64
+	closed       atomic.Bool
+	cleanOnce    sync.Once
 
 	events int   // owned by Next's goroutine
 	err    error // sticky, owned by Next's goroutine
@@ -46,6 +50,7 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params 
 		cause:  func() error { return context.Cause(reqCtx) },
 		first:  so.FirstEventTimeout,
 		idle:   so.IdleTimeout,
+		start:  time.Now(),
 	}
 	if s.first <= 0 {
 		s.first = s.idle
@@ -64,6 +69,9 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params 
 	case mt == "text/event-stream":
 		s.body = resp.Body
 		s.sse = newSSEReader(resp.Body, c.opts.MaxEventBytes)
+		if s.timer != nil {
+			s.sse.progress = s.markProgress
+		}
 		return s, nil
 	case isJSONType(mt):
 		// A JSON body instead of a stream is one JSON-RPC answer, most often an error.
@@ -90,14 +98,33 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params 
 	}
 }
 
-// onTimer runs on the timer's goroutine when a limit ran out: it cancels the request, which
-// makes a blocked read return at once, with a cause that Next reports.
+// markProgress records that event bytes arrived. It is called by the reading goroutine for
+// every event line, so it only stores a time; the timer decides later.
+func (s *Stream) markProgress() {
+	s.lastProgress.Store(int64(time.Since(s.start)) + 1)
+}
+
+// onTimer runs on the timer's goroutine when a limit may have run out. When event bytes arrived
+// since it was armed, it re-arms itself for the rest of the idle limit; otherwise it cancels the
+// request, which makes a blocked read return at once, with a cause that Next reports.
 func (s *Stream) onTimer() {
-	if s.gotEvent.Load() {
-		s.cancel(fmt.Errorf("no event for %s: %w", s.idle, ErrIdleTimeout))
+	if s.closed.Load() {
 		return
 	}
-	s.cancel(fmt.Errorf("no event within %s: %w", s.first, ErrFirstEventTimeout))
+	last := s.lastProgress.Load()
+	if last == 0 {
+		s.cancel(fmt.Errorf("no event within %s: %w", s.first, ErrFirstEventTimeout))
+		return
+	}
+	if s.idle <= 0 {
+		return // the first event came; no idle limit applies after it
+	}
+	silent := time.Since(s.start) - time.Duration(last-1)
+	if silent < s.idle {
+		s.timer.Reset(s.idle - silent)
+		return
+	}
+	s.cancel(fmt.Errorf("nothing of an event for %s: %w", s.idle, ErrIdleTimeout))
 }
 
 // Next returns the next event. It returns io.EOF (unwrapped) when the agent ended the stream
@@ -133,8 +160,9 @@ func (s *Stream) Next() (Event, error) {
 			continue
 		}
 		s.events++
-		s.gotEvent.Store(true)
-		if s.timer != nil {
+		if s.events == 1 && s.timer != nil {
+			// From now on the idle limit applies: re-arm the timer once for it (later events
+			// only record progress).
 			if s.idle > 0 {
 				s.timer.Reset(s.idle)
 			} else {

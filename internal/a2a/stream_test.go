@@ -573,3 +573,69 @@ func boundedCtx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// An event that takes longer than the idle limit to arrive, but keeps arriving, is progress: the
+// idle limit counts silence, not the time between whole events. The writer pauses 20 times less
+// than the idle limit between pieces, so only a machine stalled for a whole second could fail
+// this; the whole event takes twice the idle limit.
+func TestStream_a_large_event_trickling_in_is_not_idle(t *testing.T) {
+	t.Parallel()
+	const (
+		idle   = time.Second
+		pieces = 40
+		pause  = idle / 20
+	)
+	text := strings.Repeat("x", pieces*5000)
+	event := `{"jsonrpc":"2.0","id":"req-1","result":{"kind":"artifact-update","taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"kind":"text","text":"` + text + `"}]}}}`
+	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
+		readRequest(t, r)
+		sw := startSSE(w)
+		sw.raw("data: " + rTask + "\n\n")
+		line := "data: " + event + "\n\n"
+		step := len(line)/pieces + 1
+		for off := 0; off < len(line); off += step {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(pause):
+			}
+			sw.raw(line[off:min(off+step, len(line))])
+		}
+	})
+	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+		StreamOptions{FirstEventTimeout: 5 * time.Second, IdleTimeout: idle})
+	if err != nil {
+		t.Fatalf("StreamMessage: %v", err)
+	}
+	defer s.Close()
+	got, err := collect(s)
+	if err != io.EOF {
+		t.Fatalf("stream ended with %v after %d events, want io.EOF", err, len(got))
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d events, want 2", len(got))
+	}
+	au, ok := got[1].(*TaskArtifactUpdateEvent)
+	if !ok || len(au.Artifact.Parts) != 1 || au.Artifact.Parts[0].Text != text {
+		t.Errorf("second event = %T, want the whole %d-byte artifact", got[1], len(text))
+	}
+}
+
+// Keep-alive comments are not progress: an agent that only sends them after its first event
+// hits the idle limit although bytes keep arriving.
+func TestStream_keep_alives_are_not_progress(t *testing.T) {
+	t.Parallel()
+	srv := agent(t, keepAlives(t, rTask))
+	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+		StreamOptions{IdleTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("StreamMessage: %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Next(); err != nil {
+		t.Fatalf("first Next: %v", err)
+	}
+	if _, err := s.Next(); !errors.Is(err, ErrIdleTimeout) {
+		t.Fatalf("err = %v, want ErrIdleTimeout", err)
+	}
+}

@@ -122,7 +122,7 @@ func TestDeleteCancelsHeldTasks(t *testing.T) {
 	}
 
 	e.expect(e.do("DELETE", "/v1/agents/"+id, token, nil), http.StatusNoContent)
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // only a failing test waits this long
 	for !demo.Canceled(taskID) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the agent never received tasks/cancel for the held task %s", taskID)

@@ -27,8 +27,13 @@ const (
 	// testAPIKey and userWords must never show up in errors or logs.
 	testAPIKey = "sk-test-SECRET-4711"
 	userWords  = "my-private-utterance"
-	// slack is what a turn may overrun its deadline by (scheduling, closing connections).
-	slack = time.Second
+	// slack is what a turn may overrun its deadline by (scheduling, closing connections), with
+	// a wide margin: a busy 2-core machine running the suite under -race must never trip it.
+	slack = 5 * time.Second
+	// shortLimit is the first-event or idle limit of tests whose agent never sends what is
+	// waited for: the verdict (a timeout) does not depend on how fast the machine is, only the
+	// test's duration does.
+	shortLimit = 200 * time.Millisecond
 )
 
 // lockedBuffer collects log output from the turn and from background cancels.
@@ -72,12 +77,15 @@ func newHarness(t testing.TB, mod func(*invoke.Options)) *harness {
 	}
 	logs := &lockedBuffer{}
 	o := invoke.Options{
-		Secrets:           box,
-		TurnTimeout:       3 * time.Second,
-		FirstEventTimeout: 2 * time.Second,
-		IdleTimeout:       time.Second, // generous: a 1 MiB event under -race on a busy 2-core box takes a while
+		Secrets: box,
+		// Limits far above what any behaviour needs, so that no verdict depends on the speed of
+		// the machine; the tests of the limits themselves lower them (shortLimit) against
+		// agents that never send what is waited for.
+		TurnTimeout:       30 * time.Second,
+		FirstEventTimeout: 20 * time.Second,
+		IdleTimeout:       20 * time.Second,
 		PollInterval:      10 * time.Millisecond,
-		CancelTimeout:     time.Second,
+		CancelTimeout:     10 * time.Second,
 		Logger:            slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if mod != nil {
@@ -168,6 +176,8 @@ func TestTurnBehaviours(t *testing.T) {
 		wantText        string
 		wantState       string
 		wantInterrupted bool
+		// limits lowers the harness's limits for a behaviour that waits them out.
+		limits func(*invoke.Options)
 		// wantCancel: the agent must receive tasks/cancel for the turn's task.
 		wantCancel bool
 		check      func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder)
@@ -278,6 +288,7 @@ func TestTurnBehaviours(t *testing.T) {
 			},
 		},
 		{name: "headers_never_sent_times_out", behavior: fixtureagent.HangHeaders, streaming: true,
+			limits:      func(o *invoke.Options) { o.FirstEventTimeout = shortLimit },
 			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTimeout, wantInterrupted: true},
 		{
 			name: "stream_cut_resubscribes_then_fails", behavior: fixtureagent.StreamCut, streaming: true,
@@ -344,6 +355,7 @@ func TestTurnBehaviours(t *testing.T) {
 			},
 		},
 		{name: "keep_alives_then_silence_past_the_idle_limit", behavior: fixtureagent.KeepAliveSilence, streaming: true,
+			limits:      func(o *invoke.Options) { o.IdleTimeout = shortLimit },
 			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTimeout, wantState: "submitted", wantInterrupted: true, wantCancel: true},
 		{
 			name: "input_required_ends_the_turn_while_the_stream_stays_open", behavior: fixtureagent.InputRequiredOpen, streaming: true,
@@ -389,7 +401,7 @@ func TestTurnBehaviours(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := fixtureagent.New(t)
-			h := newHarness(t, nil)
+			h := newHarness(t, tt.limits)
 			agent := agentAt(srv.URL, tt.streaming)
 			res, rec := h.turn(t, t.Context(), invoke.Request{
 				Agent:     agent,
@@ -639,12 +651,14 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 func TestTurnTimeoutWhileContinuingKeepsTheHeldTask(t *testing.T) {
 	t.Parallel()
 	srv := fixtureagent.New(t)
-	h := newHarness(t, func(o *invoke.Options) { o.FirstEventTimeout = 10 * time.Second; o.TurnTimeout = time.Second })
+	// The first turn runs with the generous limits; only the one that waits out a hanging agent
+	// gets a short turn timeout.
 	agent := agentAt(srv.URL, true)
-	first, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: "behave:input-required"})
+	first, _ := newHarness(t, nil).turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: "behave:input-required"})
 	if first.Outcome != connector.OutcomeInputRequired {
 		t.Fatalf("first = %+v", first)
 	}
+	h := newHarness(t, func(o *invoke.Options) { o.TurnTimeout = shortLimit })
 	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-2", Text: "behave:hang-headers " + userWords,
 		TaskID: first.TaskID, ContextID: first.ContextID})
 	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeTimeout || !res.Interrupted || res.TaskID != first.TaskID {
@@ -664,13 +678,15 @@ func TestTurnTimeoutWhileContinuingKeepsTheHeldTask(t *testing.T) {
 func TestTurnCallerDeadlineBounds(t *testing.T) {
 	t.Parallel()
 	srv := fixtureagent.New(t)
-	h := newHarness(t, func(o *invoke.Options) { o.FirstEventTimeout = 10 * time.Second; o.TurnTimeout = 10 * time.Second })
-	ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	h := newHarness(t, func(o *invoke.Options) { o.FirstEventTimeout = time.Minute; o.TurnTimeout = time.Minute })
+	ctx, cancel := context.WithTimeout(t.Context(), shortLimit)
 	defer cancel()
 	start := time.Now()
 	res := h.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, false), MessageID: "turn-1", Text: "behave:hang-headers"}, nil)
-	if elapsed := time.Since(start); elapsed > 500*time.Millisecond+slack {
-		t.Errorf("turn took %s, caller deadline 500ms", elapsed)
+	// The bound is far below the minute the invoker would wait on its own, far above the
+	// caller's deadline.
+	if elapsed := time.Since(start); elapsed > shortLimit+slack {
+		t.Errorf("turn took %s, caller deadline %s", elapsed, shortLimit)
 	}
 	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeTimeout || !res.Interrupted {
 		t.Errorf("result = %+v, want FAILED timeout interrupted", res)

@@ -367,7 +367,7 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent no event within %s", t.inv.opts.FirstEventTimeout)}, true
 	}
 	if errors.Is(err, a2a.ErrIdleTimeout) {
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent no event for %s", t.inv.opts.IdleTimeout)}, true
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent nothing of an event for %s", t.inv.opts.IdleTimeout)}, true
 	}
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		return failed(CodeBlockedAddress, err.Error())
