@@ -55,6 +55,11 @@ type ClientOptions struct {
 type Endpoint struct {
 	// URL is the JSON-RPC endpoint (the card's url, or url + "/stream"; the caller decides).
 	URL string
+	// Wire is the wire generation the agent speaks there (default WireV0).
+	Wire Wire
+	// Tenant is the A2A 1.0 tenant of the interface, sent in the params of every WireV1 call;
+	// "" sends none. WireV0 has no tenant.
+	Tenant string
 	// Header is sent on every request of the call (X-API-KEY, X-A2A-Extensions, ...). It is
 	// never logged and never put in errors. Content-Type and Accept are set by the Client.
 	Header http.Header
@@ -130,60 +135,94 @@ func (r roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.rt.RoundTrip(req)
 }
 
-// SendMessage calls message/send and returns the result: a *Task or a *Message.
+// SendMessage calls message/send (1.0: SendMessage) and returns the result: a *Task or a
+// *Message.
 func (c *Client) SendMessage(ctx context.Context, ep Endpoint, p MessageSendParams) (Event, error) {
-	return c.unary(ctx, ep, MethodMessageSend, p)
+	return c.unary(ctx, ep, OpSendMessage, p)
 }
 
-// GetTask calls tasks/get.
+// GetTask calls tasks/get (1.0: GetTask).
 func (c *Client) GetTask(ctx context.Context, ep Endpoint, p TaskQueryParams) (*Task, error) {
-	return c.taskCall(ctx, ep, MethodTasksGet, p)
+	return c.taskCall(ctx, ep, OpGetTask, p)
 }
 
-// CancelTask calls tasks/cancel and returns the task as the agent reports it after the request.
+// CancelTask calls tasks/cancel (1.0: CancelTask) and returns the task as the agent reports it
+// after the request.
 func (c *Client) CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*Task, error) {
-	return c.taskCall(ctx, ep, MethodTasksCancel, p)
+	return c.taskCall(ctx, ep, OpCancelTask, p)
 }
 
-// StreamMessage calls message/stream with Accept: text/event-stream. See the package doc for
-// what a Stream yields and how it ends.
+// StreamMessage calls message/stream (1.0: SendStreamingMessage) with Accept:
+// text/event-stream. See the package doc for what a Stream yields and how it ends.
 func (c *Client) StreamMessage(ctx context.Context, ep Endpoint, p MessageSendParams, so StreamOptions) (*Stream, error) {
-	return c.stream(ctx, ep, MethodMessageStream, p, so)
+	return c.stream(ctx, ep, OpStreamMessage, p, so)
 }
 
-// Resubscribe calls tasks/resubscribe to reattach to a running task's event stream.
+// Resubscribe calls tasks/resubscribe (1.0: SubscribeToTask) to reattach to a running task's
+// event stream.
 func (c *Client) Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, so StreamOptions) (*Stream, error) {
-	return c.stream(ctx, ep, MethodTasksResubscribe, p, so)
+	return c.stream(ctx, ep, OpResubscribe, p, so)
 }
 
-func (c *Client) taskCall(ctx context.Context, ep Endpoint, method string, params any) (*Task, error) {
-	ev, err := c.unary(ctx, ep, method, params)
+// Method returns the JSON-RPC method of op on wire w ("message/stream",
+// "SendStreamingMessage", ...), for logs and traces.
+func Method(w Wire, op Op) string { return dialectOf(w).method(op) }
+
+// call is one JSON-RPC call: an operation spelled in one wire's dialect, and its request id.
+type call struct {
+	d      dialect
+	op     Op
+	method string
+	id     string
+}
+
+func (c *Client) newCall(w Wire, op Op) call {
+	d := dialectOf(w)
+	return call{d: d, op: op, method: d.method(op), id: c.opts.NewRequestID()}
+}
+
+// decode decodes one JSON-RPC response of the call: its result as an Event, or the agent's
+// *RPCError, or a *ProtocolError.
+func (cl call) decode(data []byte) (Event, error) {
+	result, err := decodeEnvelope(cl.method, data, cl.id)
+	if err != nil {
+		return nil, err
+	}
+	ev, err := cl.d.decodeResult(cl.op, result)
+	if err != nil {
+		return nil, withMethod(cl.method, err)
+	}
+	return ev, nil
+}
+
+func (c *Client) taskCall(ctx context.Context, ep Endpoint, op Op, params any) (*Task, error) {
+	ev, err := c.unary(ctx, ep, op, params)
 	if err != nil {
 		return nil, err
 	}
 	t, ok := ev.(*Task)
 	if !ok {
-		return nil, &ProtocolError{Method: method, Kind: ProtocolInvalidResponse, Detail: "result is a " + ev.EventKind() + ", want a task"}
+		return nil, &ProtocolError{Method: Method(ep.Wire, op), Kind: ProtocolInvalidResponse, Detail: "result is a " + ev.EventKind() + ", want a task"}
 	}
 	return t, nil
 }
 
 // unary makes a non-streaming call and decodes its single JSON answer.
-func (c *Client) unary(ctx context.Context, ep Endpoint, method string, params any) (Event, error) {
-	id := c.opts.NewRequestID()
-	resp, err := c.do(ctx, ep, method, id, params, "application/json")
+func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Event, error) {
+	cl := c.newCall(ep.Wire, op)
+	resp, err := c.do(ctx, ep, cl, params, "application/json")
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
 	if ct := mediaType(resp.Header); !isJSONType(ct) {
-		return nil, unexpectedType(method, ct)
+		return nil, unexpectedType(cl.method, ct)
 	}
-	body, err := c.readBody(ctx, method, resp.Body)
+	body, err := c.readBody(ctx, cl.method, resp.Body)
 	if err != nil {
 		return nil, err
 	}
-	return decodeResponse(method, body, id)
+	return cl.decode(body)
 }
 
 // readBody reads a whole JSON answer, at most MaxBodyBytes.
@@ -203,8 +242,9 @@ func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]by
 
 // do sends one JSON-RPC request with retries and returns a 2xx response (whose body the caller
 // closes), or an error. Non-2xx answers become *HTTPStatusError.
-func (c *Client) do(ctx context.Context, ep Endpoint, method, id string, params any, accept string) (*http.Response, error) {
-	rawParams, err := json.Marshal(params)
+func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Response, error) {
+	method, id := cl.method, cl.id
+	rawParams, err := cl.d.encodeParams(cl.op, params, ep.Tenant)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: encode params: %w", method, err)
 	}
@@ -226,6 +266,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, method, id string, params 
 			req.Header.Add(k, v)
 		}
 	}
+	cl.d.header(req.Header)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
 	// Our requests are idempotent (a retried turn carries the same messageId). Saying so lets

@@ -129,6 +129,16 @@ const (
 	CodeInvalidAgentResponse         = -32006
 	// CodeAuthenticatedExtendedCardNotConfigured is A2A 0.3.
 	CodeAuthenticatedExtendedCardNotConfigured = -32007
+	// CodeExtensionSupportRequired is A2A 1.0: the agent requires an extension the client did
+	// not activate.
+	CodeExtensionSupportRequired = -32008
+	// CodeVersionNotSupported is A2A 1.0: the request's A2A-Version (none means 0.3) is not one
+	// the agent speaks.
+	CodeVersionNotSupported = -32009
+	// CodeUnauthenticated and CodeUnauthorized are A2A 1.0 SDK codes for a missing or refused
+	// credential.
+	CodeUnauthenticated = -31401
+	CodeUnauthorized    = -31403
 )
 
 // RPCError is a JSON-RPC error object, both on the wire and as the Go error of a call that the

@@ -100,3 +100,62 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeEventV1 feeds arbitrary bytes to the A2A 1.0 result decoder: it must never panic,
+// must return exactly one of an event or a *ProtocolError, and an event must come out in the
+// neutral spelling (its kind set, no TASK_STATE_ or ROLE_ prefix left).
+func FuzzDecodeEventV1(f *testing.F) {
+	for _, seed := range []string{v1Task, v1Working, v1Chunk1, v1Chunk2, v1AskQuestion, v1MessageReply,
+		`{"task":{"id":"t","status":{"state":"TASK_STATE_FOO"},"history":[{"role":"ROLE_USER","parts":[{"text":"x"}]}]}}`,
+		`{"message":{"parts":[{"raw":"AA=="},{"url":""},{"data":null},{}]}}`,
+		`{"statusUpdate":null,"artifactUpdate":{"artifact":{"parts":null}}}`,
+	} {
+		var env Response
+		if json.Unmarshal([]byte(seed), &env) == nil && len(env.Result) > 0 {
+			seed = string(env.Result)
+		}
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ev, err := DecodeEventV1(data)
+		if (ev == nil) == (err == nil) {
+			t.Fatalf("event %v and error %v", ev, err)
+		}
+		if err != nil {
+			var pe *ProtocolError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v, want *ProtocolError", err, err)
+			}
+			return
+		}
+		var states []TaskState
+		var roles []Role
+		switch e := ev.(type) {
+		case *Task:
+			states = append(states, e.Status.State)
+			for _, m := range e.History {
+				roles = append(roles, m.Role)
+			}
+		case *TaskStatusUpdateEvent:
+			states = append(states, e.Status.State)
+			if e.Status.Message != nil {
+				roles = append(roles, e.Status.Message.Role)
+			}
+		case *Message:
+			roles = append(roles, e.Role)
+		}
+		for _, s := range states {
+			if strings.HasPrefix(string(s), "TASK_STATE_") {
+				t.Fatalf("state %q left in the 1.0 spelling", s)
+			}
+		}
+		for _, r := range roles {
+			if r == "ROLE_USER" || r == "ROLE_AGENT" {
+				t.Fatalf("role %q left in the 1.0 spelling", r)
+			}
+		}
+		if ev.EventKind() == "" {
+			t.Fatal("event without kind")
+		}
+	})
+}

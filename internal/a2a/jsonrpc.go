@@ -8,7 +8,7 @@ import (
 	"strconv"
 )
 
-// JSON-RPC methods of A2A used by the connector.
+// JSON-RPC methods of A2A 0.2.5 and 0.3 used by the connector (1.0's are in wire.go).
 const (
 	MethodMessageSend      = "message/send"
 	MethodMessageStream    = "message/stream"
@@ -63,16 +63,9 @@ func (e *RPCError) UnmarshalJSON(data []byte) error {
 // decodeResponse decodes one JSON-RPC response of a call with request id wantID and returns its
 // result as an Event, or the agent's *RPCError, or a *ProtocolError. See the package doc for the
 // rules on ids.
+// The result is read in the 0.x shape; Client calls decode through their wire's dialect.
 func decodeResponse(method string, data []byte, wantID string) (Event, error) {
-	result, err := decodeEnvelope(method, data, wantID)
-	if err != nil {
-		return nil, err
-	}
-	ev, err := DecodeEvent(result)
-	if err != nil {
-		return nil, withMethod(method, err)
-	}
-	return ev, nil
+	return call{d: v0Dialect{}, method: method, id: wantID}.decode(data)
 }
 
 // decodeEnvelope checks the JSON-RPC envelope and returns the raw result.

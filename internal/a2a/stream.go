@@ -15,8 +15,8 @@ import (
 // Stream is the answer to message/stream or tasks/resubscribe: a sequence of Events read with
 // Next. See the package doc for its contract.
 type Stream struct {
+	call   call
 	method string
-	id     string
 	header http.Header
 
 	body   io.ReadCloser // nil once a JSON answer was read whole
@@ -41,11 +41,13 @@ type Stream struct {
 	err    error // sticky, owned by Next's goroutine
 }
 
-func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params any, so StreamOptions) (*Stream, error) {
+func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so StreamOptions) (*Stream, error) {
 	reqCtx, cancel := context.WithCancelCause(ctx)
+	cl := c.newCall(ep.Wire, op)
+	method := cl.method
 	s := &Stream{
+		call:   cl,
 		method: method,
-		id:     c.opts.NewRequestID(),
 		cancel: cancel,
 		cause:  func() error { return context.Cause(reqCtx) },
 		first:  so.FirstEventTimeout,
@@ -59,7 +61,7 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params 
 		s.timer = time.AfterFunc(s.first, s.onTimer)
 	}
 
-	resp, err := c.do(reqCtx, ep, method, s.id, params, "text/event-stream")
+	resp, err := c.do(reqCtx, ep, cl, params, "text/event-stream")
 	if err != nil {
 		s.release()
 		return nil, err
@@ -81,7 +83,7 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, method string, params 
 			s.release()
 			return nil, err
 		}
-		ev, err := decodeResponse(method, body, s.id)
+		ev, err := cl.decode(body)
 		if err != nil {
 			s.release()
 			return nil, err
@@ -229,7 +231,7 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 	}
 	switch raw.Type {
 	case "", "message":
-		return decodeResponse(s.method, raw.Data, s.id)
+		return s.call.decode(raw.Data)
 	case "error":
 		return nil, s.errorEvent(raw.Data)
 	default:
@@ -241,7 +243,7 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 		if json.Unmarshal(raw.Data, &probe) != nil || (!present(probe.Result) && !present(probe.Error)) {
 			return nil, nil
 		}
-		return decodeResponse(s.method, raw.Data, s.id)
+		return s.call.decode(raw.Data)
 	}
 }
 
@@ -257,7 +259,7 @@ func (s *Stream) errorEvent(data []byte) error {
 	if json.Unmarshal(data, &probe) == nil {
 		switch {
 		case present(probe.Error):
-			if _, err := decodeEnvelope(s.method, data, s.id); err != nil {
+			if _, err := decodeEnvelope(s.method, data, s.call.id); err != nil {
 				return err
 			}
 		case present(probe.Code) || present(probe.Message):

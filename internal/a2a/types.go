@@ -151,6 +151,11 @@ type partWire struct {
 	File     *FileContent    `json:"file,omitempty"`
 	Data     json.RawMessage `json:"data,omitempty"`
 	Metadata map[string]any  `json:"metadata,omitempty"`
+	// The A2A 1.0 file forms (no kind, no file object): read only.
+	Raw       *string `json:"raw,omitempty"`
+	URL       *string `json:"url,omitempty"`
+	MediaType string  `json:"mediaType,omitempty"`
+	Filename  string  `json:"filename,omitempty"`
 }
 
 // MarshalJSON writes only the fields of the part's kind; a part without Kind is written as text.
@@ -176,7 +181,8 @@ func (p Part) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes a part of any kind. An unknown kind leaves Kind empty (Parts drops such
+// UnmarshalJSON decodes a part of any kind, with or without "kind" (A2A 1.0 parts have none:
+// {"text"}, {"raw"}, {"url"} or {"data"}). An unknown kind leaves Kind empty (Parts drops such
 // parts) rather than failing.
 func (p *Part) UnmarshalJSON(data []byte) error {
 	var w partWire
@@ -193,6 +199,15 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 			kind = PartKindFile
 		case len(w.Data) > 0 && !bytes.Equal(w.Data, []byte("null")):
 			kind = PartKindData
+		case w.Raw != nil || w.URL != nil:
+			kind = PartKindFile
+			w.File = &FileContent{Name: w.Filename, MimeType: w.MediaType}
+			if w.Raw != nil {
+				w.File.Bytes = *w.Raw
+			}
+			if w.URL != nil {
+				w.File.URI = *w.URL
+			}
 		}
 	}
 	switch kind {

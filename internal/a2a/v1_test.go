@@ -1,0 +1,235 @@
+package a2a
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// 1.0 answers as the official SDKs write them (a2a-go v2 a2a/core.go, @a2a-js/sdk 1.x).
+const (
+	v1Task         = `{"jsonrpc":"2.0","id":"req-1","result":{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_SUBMITTED","timestamp":"2026-11-23T10:00:00Z"}}}}`
+	v1Working      = `{"jsonrpc":"2.0","id":"req-1","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}}}`
+	v1Chunk1       = `{"jsonrpc":"2.0","id":"req-1","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","artifact":{"artifactId":"a1","parts":[{"text":"Hello"}]}}}}`
+	v1Chunk2       = `{"jsonrpc":"2.0","id":"req-1","result":{"artifactUpdate":{"taskId":"t1","contextId":"c1","append":true,"lastChunk":true,"artifact":{"artifactId":"a1","parts":[{"text":" world"},{"url":"https://x.example/a.png","mediaType":"image/png"}],"metadata":{"command":"flash"}}}}}`
+	v1AskQuestion  = `{"jsonrpc":"2.0","id":"req-1","result":{"statusUpdate":{"taskId":"t1","contextId":"c1","status":{"state":"TASK_STATE_INPUT_REQUIRED","message":{"messageId":"m2","role":"ROLE_AGENT","parts":[{"text":"Which city?"}]}}}}}`
+	v1MessageReply = `{"jsonrpc":"2.0","id":"req-1","result":{"message":{"messageId":"m9","contextId":"c1","role":"ROLE_AGENT","parts":[{"text":"hi"},{"data":{"k":1}},{"raw":"AAEC","filename":"b.bin"}]}}}`
+)
+
+func TestDecodeEventV1(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		data string
+		want Event
+	}{
+		{name: "task", data: v1Task, want: &Task{Kind: KindTask, ID: "t1", ContextID: "c1",
+			Status: TaskStatus{State: TaskStateSubmitted, Timestamp: "2026-11-23T10:00:00Z"}}},
+		{name: "status_update_with_question", data: v1AskQuestion, want: &TaskStatusUpdateEvent{Kind: KindStatusUpdate, TaskID: "t1", ContextID: "c1",
+			Status: TaskStatus{State: TaskStateInputRequired, Message: &Message{Kind: KindMessage, MessageID: "m2", Role: RoleAgent,
+				Parts: Parts{TextPart("Which city?")}}}}},
+		{name: "artifact_update_with_a_url_part", data: v1Chunk2, want: &TaskArtifactUpdateEvent{Kind: KindArtifactUpdate, TaskID: "t1", ContextID: "c1",
+			Append: true, LastChunk: true, Artifact: Artifact{ArtifactID: "a1", Metadata: map[string]any{"command": "flash"},
+				Parts: Parts{TextPart(" world"), {Kind: PartKindFile, File: &FileContent{URI: "https://x.example/a.png", MimeType: "image/png"}}}}}},
+		{name: "message_with_data_and_raw_parts", data: v1MessageReply, want: &Message{Kind: KindMessage, MessageID: "m9", ContextID: "c1", Role: RoleAgent,
+			Parts: Parts{TextPart("hi"), {Kind: PartKindData, Data: json.RawMessage(`{"k":1}`)},
+				{Kind: PartKindFile, File: &FileContent{Name: "b.bin", Bytes: "AAEC"}}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cl := call{d: v1Dialect{}, op: OpStreamMessage, method: MethodSendStreamingMessage, id: "req-1"}
+			got, err := cl.decode([]byte(tt.data))
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("event (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDecodeEventV1_refuses_what_is_not_an_event(t *testing.T) {
+	t.Parallel()
+	for _, data := range []string{`{}`, `{"kind":"task","id":"t","status":{"state":"working"}}`, `[1]`, `"x"`} {
+		_, err := DecodeEventV1([]byte(data))
+		var pe *ProtocolError
+		if !errors.As(err, &pe) || (pe.Kind != ProtocolUnknownKind && pe.Kind != ProtocolBadJSON) {
+			t.Errorf("DecodeEventV1(%s) = %v, want unknown_kind or bad_json", data, err)
+		}
+	}
+}
+
+func TestStateFromV1(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]TaskState{
+		"TASK_STATE_INPUT_REQUIRED": TaskStateInputRequired,
+		"TASK_STATE_AUTH_REQUIRED":  TaskStateAuthRequired,
+		"TASK_STATE_COMPLETED":      TaskStateCompleted,
+		"TASK_STATE_REJECTED":       TaskStateRejected,
+		"TASK_STATE_UNSPECIFIED":    "unspecified", // reported as a state A2A does not define
+		"working":                   TaskStateWorking,
+	} {
+		if got := StateFromV1(in); got != want {
+			t.Errorf("StateFromV1(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWireFor(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]Wire{"1.0": WireV1, "1": WireV1, "1.1": WireV1, " 1.0 ": WireV1,
+		"0.3.0": WireV0, "0.2.5": WireV0, "": WireV0, "10.0": WireV0} {
+		if got := WireFor(in); got != want {
+			t.Errorf("WireFor(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// v1Request is what a 1.0 server sees of one call.
+type v1Request struct {
+	method, version, ext, legacyExt string
+	params                          map[string]any
+}
+
+func v1Agent(t *testing.T, got chan<- v1Request, answer func(w http.ResponseWriter, req Request)) string {
+	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
+		req, _ := readRequest(t, r)
+		var params map[string]any
+		if err := json.Unmarshal(req.Params, &params); err != nil {
+			t.Errorf("params %s: %v", req.Params, err)
+		}
+		got <- v1Request{method: req.Method, version: r.Header.Get(VersionHeader), ext: r.Header.Get(ExtensionsHeader),
+			legacyExt: r.Header.Get(LegacyExtensionsHeader), params: params}
+		answer(w, req)
+	})
+	return srv.URL
+}
+
+func TestV1_stream_speaks_the_1_0_wire(t *testing.T) {
+	t.Parallel()
+	got := make(chan v1Request, 1)
+	url := v1Agent(t, got, func(w http.ResponseWriter, _ Request) {
+		sw := startSSE(w)
+		for _, ev := range []string{v1Task, v1Working, v1Chunk1, v1Chunk2} {
+			sw.raw("data: " + ev + "\n\n")
+		}
+	})
+	hdr := http.Header{}
+	hdr.Set(LegacyExtensionsHeader, "https://ext.example/a")
+	params := MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", ContextID: "c0", TaskID: "t0",
+		Parts: Parts{TextPart("hi")}, Metadata: map[string]any{"device": "d1"}}}
+	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: url, Wire: WireV1, Tenant: "acme", Header: hdr}, params, StreamOptions{})
+	if err != nil {
+		t.Fatalf("StreamMessage: %v", err)
+	}
+	defer s.Close()
+	events, err := collect(s)
+	if err != io.EOF || len(events) != 4 {
+		t.Fatalf("%d events, end %v; want 4 then io.EOF", len(events), err)
+	}
+	if st := events[1].(*TaskStatusUpdateEvent).Status.State; st != TaskStateWorking {
+		t.Errorf("state = %q, want working", st)
+	}
+
+	req := <-got
+	want := v1Request{method: "SendStreamingMessage", version: "1.0", ext: "https://ext.example/a", legacyExt: "https://ext.example/a",
+		params: map[string]any{
+			"tenant": "acme",
+			"message": map[string]any{"messageId": "m1", "contextId": "c0", "taskId": "t0", "role": "ROLE_USER",
+				"parts": []any{map[string]any{"text": "hi"}}, "metadata": map[string]any{"device": "d1"}},
+		}}
+	if diff := cmp.Diff(want, req, cmp.AllowUnexported(v1Request{})); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+}
+
+func TestV1_unary_calls(t *testing.T) {
+	t.Parallel()
+	blocking := true
+	tests := []struct {
+		name       string
+		call       func(c *Client, ep Endpoint) (Event, error)
+		answer     string
+		wantMethod string
+		wantParams map[string]any
+		wantState  TaskState
+	}{
+		{
+			name: "send_is_blocking_by_default_and_returns_a_wrapped_task",
+			call: func(c *Client, ep Endpoint) (Event, error) {
+				return c.SendMessage(t.Context(), ep, MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", Parts: Parts{TextPart("x")}},
+					Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking}})
+			},
+			answer:     `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`,
+			wantMethod: "SendMessage",
+			wantParams: map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "x"}}},
+				"configuration": map[string]any{"acceptedOutputModes": []any{"text/plain"}}},
+			wantState: TaskStateCompleted,
+		},
+		{
+			name:       "get_task_answers_a_bare_task",
+			call:       func(c *Client, ep Endpoint) (Event, error) { return c.GetTask(t.Context(), ep, TaskQueryParams{ID: "t1"}) },
+			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}`,
+			wantMethod: "GetTask",
+			wantParams: map[string]any{"id": "t1"},
+			wantState:  TaskStateWorking,
+		},
+		{
+			name:       "cancel_task",
+			call:       func(c *Client, ep Endpoint) (Event, error) { return c.CancelTask(t.Context(), ep, TaskIDParams{ID: "t1"}) },
+			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELED"}}`,
+			wantMethod: "CancelTask",
+			wantParams: map[string]any{"id": "t1"},
+			wantState:  TaskStateCanceled,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := make(chan v1Request, 1)
+			url := v1Agent(t, got, func(w http.ResponseWriter, req Request) {
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":`+tt.answer+`}`)
+			})
+			ev, err := tt.call(testClient(t, ClientOptions{}), Endpoint{URL: url, Wire: WireV1})
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			if task, ok := ev.(*Task); !ok || task.Status.State != tt.wantState {
+				t.Errorf("result = %#v, want a task in %s", ev, tt.wantState)
+			}
+			req := <-got
+			if req.method != tt.wantMethod || req.version != "1.0" {
+				t.Errorf("method %q version %q, want %q 1.0", req.method, req.version, tt.wantMethod)
+			}
+			if diff := cmp.Diff(tt.wantParams, req.params); diff != "" {
+				t.Errorf("params (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A 1.0-only server answers a request without A2A-Version (a 0.3 call) with -32009; the error
+// comes back typed, so that the caller can switch wires.
+func TestV1_version_not_supported_is_an_rpc_error(t *testing.T) {
+	t.Parallel()
+	got := make(chan v1Request, 1)
+	url := v1Agent(t, got, func(w http.ResponseWriter, req Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32009,"message":"version not supported","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED"}]}}`)
+	})
+	_, err := testClient(t, ClientOptions{}).SendMessage(t.Context(), Endpoint{URL: url}, MessageSendParams{Message: Message{MessageID: "m"}})
+	var rpc *RPCError
+	if !errors.As(err, &rpc) || rpc.Code != CodeVersionNotSupported || rpc.Method != MethodMessageSend {
+		t.Fatalf("err = %v, want RPCError -32009 of message/send", err)
+	}
+	if req := <-got; req.version != "" {
+		t.Errorf("a 0.x call sent %s: %q", VersionHeader, req.version)
+	}
+}
