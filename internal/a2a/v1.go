@@ -37,10 +37,10 @@ func (v1Dialect) header(h http.Header) {
 }
 
 type v1SendParams struct {
-	Message       v1Message       `json:"message"`
-	Configuration *v1SendConfig   `json:"configuration,omitempty"`
-	Metadata      map[string]any  `json:"metadata,omitempty"`
-	Tenant        string          `json:"tenant,omitempty"`
+	Message       v1Message      `json:"message"`
+	Configuration *v1SendConfig  `json:"configuration,omitempty"`
+	Metadata      map[string]any `json:"metadata,omitempty"`
+	Tenant        string         `json:"tenant,omitempty"`
 }
 
 // v1SendConfig has no returnImmediately: its default (false) is the blocking send the

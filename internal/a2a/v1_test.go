@@ -173,16 +173,20 @@ func TestV1_unary_calls(t *testing.T) {
 			wantState: TaskStateCompleted,
 		},
 		{
-			name:       "get_task_answers_a_bare_task",
-			call:       func(c *Client, ep Endpoint) (Event, error) { return c.GetTask(t.Context(), ep, TaskQueryParams{ID: "t1"}) },
+			name: "get_task_answers_a_bare_task",
+			call: func(c *Client, ep Endpoint) (Event, error) {
+				return c.GetTask(t.Context(), ep, TaskQueryParams{ID: "t1"})
+			},
 			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}`,
 			wantMethod: "GetTask",
 			wantParams: map[string]any{"id": "t1"},
 			wantState:  TaskStateWorking,
 		},
 		{
-			name:       "cancel_task",
-			call:       func(c *Client, ep Endpoint) (Event, error) { return c.CancelTask(t.Context(), ep, TaskIDParams{ID: "t1"}) },
+			name: "cancel_task",
+			call: func(c *Client, ep Endpoint) (Event, error) {
+				return c.CancelTask(t.Context(), ep, TaskIDParams{ID: "t1"})
+			},
 			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELED"}}`,
 			wantMethod: "CancelTask",
 			wantParams: map[string]any{"id": "t1"},
