@@ -46,8 +46,8 @@ const (
 	maxEventBytes = 1 << 20
 	// defaultAPIKeyHeader is the header of the platform contract.
 	defaultAPIKeyHeader = "X-API-KEY"
-	// extensionsHeader activates extensions at the agent.
-	extensionsHeader = "X-A2A-Extensions"
+	// extensionsHeader activates extensions at the agent (the 1.0 wire adds A2A-Extensions).
+	extensionsHeader = a2a.LegacyExtensionsHeader
 )
 
 // Options configure an Invoker. Zero values mean the defaults.
@@ -105,6 +105,12 @@ type Invoker struct {
 	// It grows by one entry per agent and endpoint, which stays small.
 	streamOnBase sync.Map // streamKey -> struct{}
 
+	// onFallback remembers agents whose card's preferred interface refused our protocol version
+	// and whose other interface (connector.CardProfile.Fallback) answered, so that later turns
+	// go there at once. Like streamOnBase it is a per-replica cache of a fact any replica
+	// relearns with one refused call, keyed so that a changed card starts over.
+	onFallback sync.Map // fallbackKey -> struct{}
+
 	// bg tracks background tasks/cancel calls; mu guards closed so that no call is added after
 	// Close started waiting.
 	bg     sync.WaitGroup
@@ -113,6 +119,50 @@ type Invoker struct {
 }
 
 type streamKey struct{ agentID, endpoint string }
+
+type fallbackKey struct{ agentID, endpoint, fallback string }
+
+// route is one interface of an agent: where a turn sends its calls and in which wire.
+type route struct {
+	url     string
+	wire    a2a.Wire
+	tenant  string
+	version string // as the card states it, for logs and traces
+}
+
+func (r route) endpoint(url string, hdr http.Header) a2a.Endpoint {
+	return a2a.Endpoint{URL: url, Wire: r.wire, Tenant: r.tenant, Header: hdr}
+}
+
+func routeOf(url, version, tenant string) route {
+	return route{url: url, wire: a2a.WireFor(version), tenant: tenant, version: version}
+}
+
+// routes returns the interface a turn starts on and the one it may switch to: the card's
+// preferred interface and its fallback, or, once the fallback answered for this agent, the
+// fallback alone.
+func (inv *Invoker) routes(a connector.Agent) (route, *route) {
+	primary := routeOf(a.EndpointURL, a.ProtocolVersion, a.EndpointTenant)
+	fb := a.Fallback
+	if fb == nil || fb.URL == "" {
+		return primary, nil
+	}
+	alt := routeOf(fb.URL, fb.ProtocolVersion, fb.Tenant)
+	if alt.wire == primary.wire && alt.url == primary.url {
+		return primary, nil
+	}
+	if _, ok := inv.onFallback.Load(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: fb.URL}); ok {
+		return alt, nil
+	}
+	return primary, &alt
+}
+
+// remember records that agent a answers on its fallback interface.
+func (inv *Invoker) remember(a connector.Agent, to route) {
+	if a.Fallback != nil && to.url == a.Fallback.URL {
+		inv.onFallback.Store(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: a.Fallback.URL}, struct{}{})
+	}
+}
 
 // New returns an Invoker.
 func New(o Options) *Invoker {
@@ -333,7 +383,8 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
 			return
 		}
-		_, err := inv.client.CancelTask(ctx, a2a.Endpoint{URL: agent.EndpointURL, Header: hdr}, a2a.TaskIDParams{ID: taskID})
+		rt, _ := inv.routes(agent)
+		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.TaskIDParams{ID: taskID})
 		if err != nil {
 			inv.log.InfoContext(ctx, "tasks/cancel failed", "agent_id", agent.ID, "task_id", taskID, "error", err.Error())
 			return

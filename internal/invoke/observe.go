@@ -35,6 +35,10 @@ const (
 	eventFirstText      = "first_text"
 	eventStreamFallback = "stream_on_url"
 	eventResubscribe    = "resubscribe"
+	eventGetTask        = "get_task"
+	// eventVersionFallback: the preferred interface refused the protocol version; the turn
+	// moved to the card's other interface.
+	eventVersionFallback = "version_fallback"
 
 	attrAgentID      = attribute.Key("a2ac.agent.id")
 	attrMethod       = attribute.Key("a2a.method")
@@ -48,6 +52,9 @@ const (
 	attrInterrupted  = attribute.Key("a2ac.interrupted")
 	attrNonTextParts = attribute.Key("a2a.non_text_parts")
 	attrHTTPStatus   = attribute.Key("http.response.status_code")
+	attrProtocol     = attribute.Key("a2a.protocol.version")
+	attrProtocolFrom = attribute.Key("a2a.protocol.from")
+	attrProtocolTo   = attribute.Key("a2a.protocol.to")
 )
 
 // observer holds the Invoker's tracer and instruments, created once in New. With nil providers
@@ -99,13 +106,15 @@ func codeOption(code string) []metric.AddOption {
 func (o *observer) start(ctx context.Context, req Request) (context.Context, trace.Span) {
 	ctx, span := o.tracer.Start(ctx, spanTurn)
 	if span.IsRecording() {
-		method := a2a.MethodMessageSend
+		wire := a2a.WireFor(req.Agent.ProtocolVersion)
+		op := a2a.OpSendMessage
 		if req.Agent.Streaming {
-			method = a2a.MethodMessageStream
+			op = a2a.OpStreamMessage
 		}
 		span.SetAttributes(
 			attrAgentID.String(req.Agent.ID),
-			attrMethod.String(method),
+			attrMethod.String(a2a.Method(wire, op)),
+			attrProtocol.String(wire.String()),
 			attrStreaming.Bool(req.Agent.Streaming),
 			attrContinuing.Bool(req.TaskID != ""),
 		)

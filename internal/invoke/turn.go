@@ -30,9 +30,19 @@ type turn struct {
 	// sawText: a text delta was emitted (the span got its first_text event).
 	sawText bool
 
+	// rt is the interface the turn talks to; alt the other generation's interface of the same
+	// card, tried once when rt refuses the protocol version (nil when none, or once used).
+	rt  route
+	alt *route
+	// streamURL is where the stream was opened (0.x: url + "/stream" or url), for resubscribe.
+	streamURL string
+
 	taskID, contextID string
 	// taskSeen: the agent named a task during this turn (it started or continued one).
 	taskSeen bool
+	// lost: the stream ended or broke before a final state, on the agent's side. The task may
+	// be running fine, so it is resumed or looked up, never canceled for that.
+	lost bool
 	// state is the last task state seen.
 	state a2a.TaskState
 	// end is the status that ended the turn (interrupted, terminal or not understood).
@@ -53,6 +63,7 @@ func (t *turn) run() Result {
 	if t.req.Agent.EndpointURL == "" {
 		return t.finish(&Error{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"})
 	}
+	t.rt, t.alt = t.inv.routes(t.req.Agent)
 	msg := a2a.Message{
 		Kind:      a2a.KindMessage,
 		Role:      a2a.RoleUser,
@@ -79,21 +90,46 @@ func (t *turn) streamCounted(hdr http.Header, msg a2a.Message) error {
 	return t.stream(hdr, msg)
 }
 
-// stream runs message/stream: on `{url}/stream`, or on `url` when that answered 404/405 before
-// (for this agent and endpoint) or does now. A stream that ends without a final state gets one
-// tasks/resubscribe.
+// stream runs message/stream (1.0: SendStreamingMessage) and, when the stream ends or breaks
+// before a final state, resumes the task (resume).
 func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
+	so := t.streamOptions()
+	params := a2a.MessageSendParams{Message: msg}
+	st, err := t.openStream(hdr, params, so)
+	if err != nil && t.switchWire(err) {
+		st, err = t.openStream(hdr, params, so)
+	}
+	if err != nil {
+		return err
+	}
+	done, lostErr, err := t.consume(st, t.req.TaskID)
+	if done || err != nil {
+		return err
+	}
+	return t.resume(hdr, so, lostErr)
+}
+
+func (t *turn) streamOptions() a2a.StreamOptions {
+	return a2a.StreamOptions{FirstEventTimeout: t.inv.opts.FirstEventTimeout, IdleTimeout: t.inv.opts.IdleTimeout}
+}
+
+// openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
+// convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
+// endpoint) or does now; 1.0 agents stream on their interface URL.
+func (t *turn) openStream(hdr http.Header, params a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
 	inv := t.inv
-	base := t.req.Agent.EndpointURL
+	base := t.rt.url
+	if t.rt.wire != a2a.WireV0 {
+		t.streamURL = base
+		return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
+	}
 	key := streamKey{agentID: t.req.Agent.ID, endpoint: base}
 	target := streamURL(base)
 	if _, ok := inv.streamOnBase.Load(key); ok {
 		target = base
 	}
-	so := a2a.StreamOptions{FirstEventTimeout: inv.opts.FirstEventTimeout, IdleTimeout: inv.opts.IdleTimeout}
-	params := a2a.MessageSendParams{Message: msg}
-
-	st, err := inv.client.StreamMessage(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, params, so)
+	t.streamURL = target
+	st, err := inv.client.StreamMessage(t.ctx, t.rt.endpoint(target, hdr), params, so)
 	if err != nil && target != base && notFoundOrNotAllowed(err) && t.ctx.Err() == nil {
 		// Standard A2A servers (the official SDKs among them) stream on url itself. Nothing was
 		// processed: the 404/405 came before any event, so sending again is safe.
@@ -101,61 +137,143 @@ func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
 		t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
 		inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
 			"agent_id", t.req.Agent.ID, "status", statusCode(err))
-		target = base
-		st, err = inv.client.StreamMessage(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, params, so)
+		t.streamURL = base
+		st, err = inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 	}
-	if err != nil {
-		return err
+	return st, err
+}
+
+// switchWire moves the turn to the card's other interface when the first call was refused for
+// its protocol version (-32009, or -32601 for a method of the other generation), and remembers
+// that for the agent. Nothing was processed by the agent, so sending again is safe.
+func (t *turn) switchWire(err error) bool {
+	if t.alt == nil || t.ctx.Err() != nil || !versionRefused(err) {
+		return false
 	}
-	if done, err := t.consume(st); done || err != nil {
-		return err
+	from := t.rt
+	t.rt, t.alt = *t.alt, nil
+	t.inv.remember(t.req.Agent, t.rt)
+	t.span.AddEvent(eventVersionFallback, trace.WithAttributes(attrProtocolFrom.String(from.version), attrProtocolTo.String(t.rt.version)))
+	t.inv.log.InfoContext(t.ctx, "agent refused the protocol version; switched to the card's other interface and remembered it",
+		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", errorCode(err))
+	return true
+}
+
+// resume handles a stream that ended, cleanly or broken (lostErr), before a final state. When
+// the agent named a task, the turn reattaches once (tasks/resubscribe, 1.0 SubscribeToTask),
+// then asks for the task (tasks/get, polled while it works), and only then fails. Text already
+// forwarded is not forwarded again: a replayed snapshot or artifact only adds what extends it.
+func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) error {
+	ended := "the stream ended without a final state"
+	if lostErr != nil {
+		ended = "the connection to the agent broke (" + lostErr.Error() + ")"
 	}
 	if t.taskID == "" {
+		if lostErr != nil {
+			return lostErr
+		}
 		return &Error{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
 	}
-	inv.log.DebugContext(t.ctx, "stream ended without a final state; resubscribing", "agent_id", t.req.Agent.ID, "task_id", t.taskID)
+	t.lost = true
+	inv := t.inv
+	inv.log.DebugContext(t.ctx, "stream ended early; resubscribing", "agent_id", t.req.Agent.ID, "task_id", t.taskID, "broken", lostErr != nil)
 	t.span.AddEvent(eventResubscribe)
-	rs, err := inv.client.Resubscribe(t.ctx, a2a.Endpoint{URL: target, Header: hdr}, a2a.TaskIDParams{ID: t.taskID}, so)
-	if err != nil {
+	var why string
+	rs, err := inv.client.Resubscribe(t.ctx, t.rt.endpoint(t.streamURL, hdr), a2a.TaskIDParams{ID: t.taskID}, so)
+	if err == nil {
+		var done bool
+		done, lostErr, err = t.consume(rs, "")
+		if done || err != nil {
+			return err
+		}
+		why = "the resubscribed stream ended without a final state too"
+	} else {
 		if t.ours(err) {
 			return err
 		}
-		return &Error{Code: CodeStreamEnded, Message: "the stream ended without a final state and tasks/resubscribe failed: " + err.Error()}
+		why = "resubscribing failed: " + err.Error()
 	}
-	if done, err := t.consume(rs); done || err != nil {
-		return err
+	t.span.AddEvent(eventGetTask)
+	code := CodeStreamEnded
+	if lostErr != nil {
+		code = CodeAgentUnreachable
 	}
-	return &Error{Code: CodeStreamEnded, Message: "the stream ended without a final state, also after tasks/resubscribe"}
+	// A task that keeps saying "working" without a stream is given what a silent stream gets:
+	// the idle limit. Agents whose executor died with the connection never finish it.
+	pollCtx, cancel := context.WithTimeoutCause(t.ctx, inv.opts.IdleTimeout, errStillWorking)
+	defer cancel()
+	if err := t.poll(pollCtx, t.rt.endpoint(t.rt.url, hdr), 0); err != nil {
+		switch {
+		case errors.Is(err, errStillWorking) && t.ctx.Err() == nil:
+			return &Error{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, t.state, inv.opts.IdleTimeout)}
+		case t.ours(err):
+			return err
+		}
+		return &Error{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + err.Error()}
+	}
+	return nil
 }
 
-// consume reads events until one ends the turn (done), the stream ends (false, nil) or fails.
-func (t *turn) consume(st *a2a.Stream) (done bool, err error) {
+// errStillWorking ends the tasks/get polling of a resumed turn.
+var errStillWorking = errors.New("task still working")
+
+// consume reads events until one ends the turn (done), the stream ends cleanly (false, nil,
+// nil) or breaks on the agent's side (false, lostErr, nil), or fails (err: our limits, a
+// protocol error, an agent error). continuing is the held task a continuation sent: a first
+// event that merely replays that task still interrupted (some 1.0 servers open a continuation
+// with the stored snapshot, old question included) neither speaks nor ends the turn.
+func (t *turn) consume(st *a2a.Stream, continuing string) (done bool, lostErr, err error) {
 	defer st.Close() // also how the connector closes its side at input-required
-	for {
+	for first := true; ; first = false {
 		ev, err := st.Next()
 		if err == io.EOF {
-			return false, nil
+			return false, nil, nil
 		}
 		if err != nil {
-			return false, err
+			if t.ours(err) || agentAnswered(err) {
+				return false, nil, err
+			}
+			return false, err, nil
+		}
+		if first && continuing != "" && replaysHeldTask(ev, continuing) {
+			task := ev.(*a2a.Task)
+			t.note(task.ID, task.ContextID)
+			continue
 		}
 		if t.handle(ev) || t.asm.tooLarge {
-			return true, nil
+			return true, nil, nil
 		}
 	}
 }
 
-// send runs message/send and polls tasks/get, with backoff, while the task is submitted or
-// working.
+// replaysHeldTask reports whether ev is the snapshot of the held task, still interrupted.
+func replaysHeldTask(ev a2a.Event, taskID string) bool {
+	task, ok := ev.(*a2a.Task)
+	return ok && task.ID == taskID && task.Status.State.IsInterrupted()
+}
+
+// agentAnswered reports whether a stream error is something the agent said (a JSON-RPC error,
+// or an answer that breaks the protocol) rather than a connection that broke.
+func agentAnswered(err error) bool {
+	var rpc *a2a.RPCError
+	var pe *a2a.ProtocolError
+	var hse *a2a.HTTPStatusError
+	return errors.As(err, &rpc) || errors.As(err, &pe) || errors.As(err, &hse)
+}
+
+// send runs message/send (1.0: SendMessage) and polls tasks/get, with backoff, while the task is
+// submitted or working.
 func (t *turn) send(hdr http.Header, msg a2a.Message) error {
 	inv := t.inv
-	ep := a2a.Endpoint{URL: t.req.Agent.EndpointURL, Header: hdr}
 	blocking := true
 	params := a2a.MessageSendParams{
 		Message:       msg,
 		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking},
 	}
-	ev, err := inv.client.SendMessage(t.ctx, ep, params)
+	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
+	if err != nil && t.switchWire(err) {
+		ev, err = inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
+	}
 	if err != nil {
 		return err
 	}
@@ -165,19 +283,29 @@ func (t *turn) send(hdr http.Header, msg a2a.Message) error {
 	if t.taskID == "" {
 		return &Error{Code: CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
 	}
-	delay := inv.opts.PollInterval
+	return t.poll(t.ctx, t.rt.endpoint(t.rt.url, hdr), inv.opts.PollInterval)
+}
+
+// poll calls tasks/get (1.0: GetTask) after wait, and again with a doubling wait while the task is
+// submitted or working, until a state ends the turn or the turn's deadline passes.
+func (t *turn) poll(ctx context.Context, ep a2a.Endpoint, wait time.Duration) error {
 	for {
-		if err := sleep(t.ctx, delay); err != nil {
-			return err
+		if wait > 0 {
+			if err := sleep(ctx, wait); err != nil {
+				return err
+			}
 		}
-		task, err := inv.client.GetTask(t.ctx, ep, a2a.TaskQueryParams{ID: t.taskID})
+		task, err := t.inv.client.GetTask(ctx, ep, a2a.TaskQueryParams{ID: t.taskID})
 		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				return cause
+			}
 			return err
 		}
 		if t.handle(task) || t.asm.tooLarge {
 			return nil
 		}
-		delay = min(delay*2, maxPollInterval)
+		wait = min(max(wait*2, t.inv.opts.PollInterval), maxPollInterval)
 	}
 }
 
@@ -295,7 +423,10 @@ func (t *turn) finish(err error) Result {
 	}
 
 	final := t.state.IsTerminal() || t.state.IsInterrupted()
-	abandoned := res.Interrupted || (t.taskSeen && res.Outcome == connector.OutcomeFailed && t.end == nil)
+	// Our side abandons a live task when it interrupts the turn (timeout, barge-in) or refuses
+	// what the agent sends (protocol error, too large); a connection the agent lost is not a
+	// reason to cancel its task.
+	abandoned := res.Interrupted || (t.taskSeen && res.Outcome == connector.OutcomeFailed && t.end == nil && !t.lost)
 	// A held task that this turn only continued, and that our side interrupted, stays alive:
 	// the session keeps its hold (ARCHITECTURE §6.7), so the user's next turn continues it.
 	keptByHold := res.Interrupted && t.req.TaskID != "" && t.taskID == t.req.TaskID
@@ -384,6 +515,13 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 	}
 	var rpc *a2a.RPCError
 	if errors.As(err, &rpc) {
+		switch rpc.Code {
+		case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
+			return failed(CodeAgentUnauthorized, fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message))
+		case a2a.CodeVersionNotSupported:
+			return failed(CodeAgentRPCError, fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
+				rpc.Code, rpc.Message, t.rt.version, t.rt.url))
+		}
 		return failed(CodeAgentRPCError, fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message))
 	}
 	var pe *a2a.ProtocolError
@@ -439,4 +577,24 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// versionRefused reports whether the agent refused the call for its protocol generation: A2A
+// 1.0's "version not supported", or "method not found" for a method of the other generation.
+func versionRefused(err error) bool {
+	var rpc *a2a.RPCError
+	return errors.As(err, &rpc) && (rpc.Code == a2a.CodeVersionNotSupported || rpc.Code == a2a.CodeMethodNotFound)
+}
+
+// errorCode is a short, log-safe description of a call error (no agent text).
+func errorCode(err error) string {
+	var rpc *a2a.RPCError
+	if errors.As(err, &rpc) {
+		return fmt.Sprintf("rpc %d", rpc.Code)
+	}
+	var hse *a2a.HTTPStatusError
+	if errors.As(err, &hse) {
+		return fmt.Sprintf("http %d", hse.StatusCode)
+	}
+	return "error"
 }
