@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
@@ -83,6 +84,10 @@ type stackConfig struct {
 	telemetry telemetry.Options
 	// chunkDelay slows the demo agent's coach skill down.
 	chunkDelay time.Duration
+	// db, when set, replaces the package's database (a private cluster's, for outage tests).
+	db *pgtest.DB
+	// wrapAgent, when set, wraps the demo agent's handler (to act when a request arrives).
+	wrapAgent func(http.Handler) http.Handler
 }
 
 type stackOption func(*stackConfig)
@@ -94,8 +99,15 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	for _, o := range opts {
 		o(&sc)
 	}
+	if sc.db == nil {
+		sc.db = testDB
+	}
 	demo := agent.New(agent.Options{APIKey: sc.apiKey, ChunkDelay: sc.chunkDelay})
-	demoSrv := httptest.NewServer(demo.Handler())
+	handler := demo.Handler()
+	if sc.wrapAgent != nil {
+		handler = sc.wrapAgent(handler)
+	}
+	demoSrv := httptest.NewServer(handler)
 	t.Cleanup(demoSrv.Close)
 
 	// Register the demo agent the way the console does: fetch and validate its card for real.
@@ -108,7 +120,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	if err != nil || !report.Valid {
 		t.Fatalf("demo card: %v %+v", err, report.Problems)
 	}
-	st := store.New(testDB.Pool)
+	st := store.New(sc.db.Pool)
 	tenant, err := st.CreateTenant(ctx, "e2e "+t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +149,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 
 	addr := freeAddr(t)
 	vars := map[string]string{
-		"DATABASE_URL":             testDB.URL,
+		"DATABASE_URL":             sc.db.URL,
 		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(key),
 		"A2AC_GRPC_ADDR":           addr,
 		"A2AC_ALLOW_INSECURE_HTTP": "true",

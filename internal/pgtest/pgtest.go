@@ -22,6 +22,9 @@
 //		...
 //	}
 //
+// A test that takes Postgres away (an outage test) must not stop that shared cluster: it starts
+// its own with NewCluster, whose Stop, Crash and Start it may call at will.
+//
 // The package refuses to touch a database it did not create: it only creates and drops
 // databases named t_<package>_<random>.
 package pgtest

@@ -188,7 +188,9 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata}
+	saved := true
 	if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
+		saved = false
 		r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
 			slog.String("agent_id", routeAgentID), slog.String("change", change.Kind.String()), slog.Any("error", err))
 		if change.Kind == Set {
@@ -199,7 +201,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		}
 	}
 	switch {
-	case change.Kind == Set:
+	case change.Kind == Set && saved: // an unsaved hold is no hold: no expiry to report
 		final.HoldExpiresAt = change.Hold.ExpiresAt
 	case change.Kind == Keep && held:
 		final.HoldExpiresAt = lookup.Hold.ExpiresAt
