@@ -113,7 +113,7 @@ func newV2Server(t *testing.T, streaming bool) *v2Server {
 	handler := a2asrv.NewHandler(v2Executor{}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
 	card := &a2a.AgentCard{Name: "a2a-go v2 weather agent", Description: "An agent on the A2A Go SDK v2.", Version: "1.0.0",
 		Capabilities: caps, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		SecuritySchemes: a2a.NamedSecuritySchemes{"apiKey": a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: "X-API-KEY"}},
+		SecuritySchemes:      a2a.NamedSecuritySchemes{"apiKey": a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: "X-API-KEY"}},
 		SecurityRequirements: a2a.SecurityRequirementsOptions{{"apiKey": {}}},
 		Skills:               []a2a.AgentSkill{{ID: "weather", Name: "Weather", Description: "Tells the weather.", Tags: []string{"weather"}}}}
 	mux := http.NewServeMux()
