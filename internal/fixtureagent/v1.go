@@ -23,7 +23,7 @@ import (
 // ProtocolV1 is the Options.Protocol value of an agent speaking the A2A 1.0 wire.
 const ProtocolV1 = "1.0"
 
-// Operations, whatever the wire generation calls them.
+// Op is an operation of A2A, whatever the wire generation calls it.
 type Op string
 
 // The operations of A2A the agent serves.
