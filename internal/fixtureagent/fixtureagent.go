@@ -1,15 +1,32 @@
-// Package fixtureagent is a real A2A 0.2.5 JSON-RPC agent over HTTP (an httptest server on
-// loopback) that misbehaves on purpose, for the tests of internal/invoke and the end-to-end tests.
+// Package fixtureagent is a real A2A JSON-RPC agent over HTTP (an httptest server on loopback)
+// that misbehaves on purpose, for the tests of internal/invoke and the end-to-end tests. It speaks
+// either wire generation: A2A 0.2.5/0.3 (New, the default) or A2A 1.0 (NewV1), so that every
+// misbehaviour can be run against both of the connector's codecs.
 //
-// The behaviour of each message/send or message/stream request is chosen by the user text of the
-// message ("behave:stream-cut", optionally followed by a space and more text) or, when the text
-// names none, by the server's default (SetBehavior). Follow-up calls (tasks/get,
-// tasks/resubscribe, tasks/cancel, and a message continuing a task) act on the task the first
-// call created. Every request is recorded (Requests) and every tasks/cancel counted (Cancels), so
-// tests can assert what the connector actually sent.
+// The behaviour of each send or stream request is chosen by the user text of the message
+// ("behave:stream-cut", optionally followed by a space and more text) or, when the text names
+// none, by the server's default (SetBehavior). Follow-up calls (get, resubscribe, cancel, and a
+// message continuing a task) act on the task the first call created. Every request is recorded
+// (Requests) and every cancel counted (Cancels), so tests can assert what the connector actually
+// sent.
 //
-// The agent's endpoint is URL; URL+"/stream" is served too, like the platform expects of streaming
-// agents. Both paths accept every method.
+// # The two wires
+//
+// 0.x mode (New): methods message/send, message/stream, tasks/get, tasks/cancel and
+// tasks/resubscribe; objects carry "kind"; status updates carry "final". The agent's endpoint is
+// URL; URL+"/stream" is served too, like the platform expects of streaming agents, and both paths
+// accept every method. The A2A-Version header is ignored, as 0.x servers do.
+//
+// 1.0 mode (NewV1): methods SendMessage, SendStreamingMessage, GetTask, CancelTask and
+// SubscribeToTask on URL only; URL+"/stream" answers 404 (the suffix is a 0.2.5-platform
+// convention that 1.0 servers do not have), so the NoStreamPath behaviours are plain Stream
+// there. Like the 1.0-only servers of the SDKs, a request whose A2A-Version header is missing or
+// not 1.x is answered with JSON-RPC error -32009 (version not supported), and a 0.x method name
+// with -32601 (method not found), both as HTTP 200 JSON bodies. Results and events are the 0.x
+// objects rewritten into the 1.0 shape (see v1.go): wrappers {"task"|"message"|"statusUpdate"|
+// "artifactUpdate": …}, no "kind", parts {"text": …}, TASK_STATE_* and ROLE_* enums, no "final";
+// GetTask and CancelTask answer a bare Task. The encoding is written here, independently of
+// internal/a2a, so that a bug in the connector's codec is not mirrored by the agent.
 //
 // It refuses to be a general A2A server: no push notifications, no cards, no persistence, no
 // authentication. It is for tests only and must never be linked into a binary.
@@ -27,26 +44,26 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
 )
 
 // Behavior names a way for the agent to answer. The constants are the values accepted after
 // "behave:" in the message text.
 type Behavior string
 
-// Behaviours. Unless noted, the streaming variant answers message/stream as an event stream and
-// the plain variant answers message/send with one JSON result.
+// Behaviours. Unless noted, the streaming variant answers a stream request (message/stream,
+// SendStreamingMessage) as an event stream and the plain variant answers a send request
+// (message/send, SendMessage) with one JSON result, and each exists in both modes. Events are
+// listed in their 0.x form; in 1.0 mode the same events are sent in the 1.0 shape (no "final":
+// "final=true" below means the stream ends after that event there).
 const (
 	// Stream: a submitted Task, a working status, Chunks artifact chunks (the first with
 	// append=false, the rest append=true, the last with lastChunk), then completed with
-	// final=true. message/send gets the completed Task with the whole text in one artifact.
+	// final=true. A send gets the completed Task with the whole text in one artifact.
 	Stream Behavior = "stream"
-	// Send: message/send answers the guide's example, a completed Task with two artifacts that
-	// share one artifactId ("今天天气晴，" and "没有雨。"). message/stream gets that Task as one
-	// SSE event.
+	// Send: a send answers the guide's example, a completed Task with two artifacts that share
+	// one artifactId ("今天天气晴，" and "没有雨。"). A stream gets that Task as one SSE event.
 	Send Behavior = "send"
-	// SendWorking: message/send answers a working Task; tasks/get answers working once more, then
+	// SendWorking: a send answers a working Task; a get answers working once more, then
 	// completed with the text "done after polling".
 	SendWorking Behavior = "send-working"
 	// HTTP500: HTTP 500 with a plain-text body.
@@ -60,18 +77,38 @@ const (
 	Unavailable Behavior = "503-retry-after"
 	// HangHeaders: never sends response headers; returns when the client goes away.
 	HangHeaders Behavior = "hang-headers"
-	// StreamCut: submitted, working, one chunk, then the connection ends without a final state.
-	// tasks/resubscribe on that task answers an empty event stream.
+	// StreamCut: submitted, working, one chunk, then the response ends cleanly (the chunked body
+	// is terminated) without a final state. A resubscribe on that task answers an empty event
+	// stream; a get answers it still working.
 	StreamCut Behavior = "stream-cut"
-	// StreamCutResumable: like StreamCut, but tasks/resubscribe sends the rest and completes.
+	// StreamCutResumable: like StreamCut, but a resubscribe sends the rest and completes.
 	StreamCutResumable Behavior = "stream-cut-resumable"
+	// StreamDrop: submitted, working, one chunk (ChunkText(0)), then the socket is destroyed in
+	// the middle of the chunked body (hijacked and closed, no terminating chunk: the client reads
+	// an unexpected EOF), as a restarting pod does. A resubscribe answers like the SDKs do: the
+	// Task snapshot first (working, its artifact already holding ChunkText(0)), then ChunkText(1)
+	// appended as the last chunk, then completed. The whole reply is StreamText(2), and a client
+	// that speaks ChunkText(0) twice got the snapshot wrong. A get answers the task as it stands.
+	StreamDrop Behavior = "stream-drop"
+	// StreamReset: like StreamDrop, but the connection ends with a TCP reset (SO_LINGER 0, then
+	// close), as a crashed process or an idle-cutting load balancer does. The events sent before
+	// are acknowledged by the client's kernel before the reset (on Linux the agent waits for it).
+	StreamReset Behavior = "stream-reset"
+	// StreamDropGet: like StreamDrop, but a resubscribe is refused (JSON-RPC error -32004,
+	// unsupported operation, as a JSON body) and a get answers the completed Task whose one
+	// artifact holds StreamText(2).
+	StreamDropGet Behavior = "stream-drop-get"
+	// StreamDropRefused: like StreamDrop, but the agent has forgotten the task (a restarted
+	// process): a resubscribe and a get both answer JSON-RPC error -32001 (task not found).
+	StreamDropRefused Behavior = "stream-drop-refused"
 	// BadJSON: a submitted Task, then an event whose data is not JSON.
 	BadJSON Behavior = "bad-json"
 	// RPCErrorEvent: an event carrying a JSON-RPC error object (code -32603).
 	RPCErrorEvent Behavior = "rpc-error-event"
-	// JSONResult: message/stream answered with application/json holding a completed Task.
+	// JSONResult: a stream request answered with application/json holding a completed Task.
 	JSONResult Behavior = "json-result"
-	// JSONError: message/stream answered with application/json holding a JSON-RPC error (-32004).
+	// JSONError: a stream request answered with application/json holding a JSON-RPC error
+	// (-32004).
 	JSONError Behavior = "json-error"
 	// WrongID: an event whose JSON-RPC id is not the request's.
 	WrongID Behavior = "wrong-id"
@@ -79,9 +116,10 @@ const (
 	HugeEvent Behavior = "huge-event"
 	// HugeReply: 24 artifact chunks of 16 KiB each (384 KiB in all, every event well under 1 MiB).
 	HugeReply Behavior = "huge-reply"
-	// UnknownState: a status-update with state "unknown".
+	// UnknownState: a status-update with state "unknown" (1.0: TASK_STATE_UNSPECIFIED).
 	UnknownState Behavior = "unknown-state"
-	// GarbageState: a status-update with state "sleeping", which A2A does not define.
+	// GarbageState: a status-update with state "sleeping", which A2A does not define (1.0:
+	// TASK_STATE_SLEEPING).
 	GarbageState Behavior = "garbage-state"
 	// KeepAliveSilence: a submitted Task, then only ": keep-alive" comments every 50ms until the
 	// client goes away.
@@ -93,17 +131,26 @@ const (
 	SlowStream Behavior = "slow-stream"
 	// InputRequired: a submitted Task, then input-required with the question "Which city?" in the
 	// status message, final=true, and the stream closes. A later message carrying that task's id
-	// (and naming no behaviour) completes it with the text "continued: done".
+	// (and naming no behaviour) completes it with the text "continued: done": streaming, as the
+	// artifact (lastChunk) then completed.
 	InputRequired Behavior = "input-required"
 	// InputRequiredOpen: like InputRequired, but final=false and the stream stays open until the
 	// client goes away.
 	InputRequiredOpen Behavior = "input-required-open"
-	// NoStreamPath: URL+"/stream" answers 404; URL answers like Stream.
+	// InputRequiredSnapshot: like InputRequired, but the streamed answer to the later message is
+	// the one @a2a-js/sdk 1.x servers send (their executors must publish a Task first, also on a
+	// follow-up): its FIRST event is the stored Task snapshot, still input-required with the old
+	// question in its status message, then working, then the artifact "continued: done", then
+	// completed. A continuation must not end at that snapshot, nor speak the old question. A
+	// send continuation gets the completed Task.
+	InputRequiredSnapshot Behavior = "input-required-snapshot"
+	// NoStreamPath: URL+"/stream" answers 404; URL answers like Stream. (1.0 mode: /stream
+	// always answers 404, and this is Stream.)
 	NoStreamPath Behavior = "no-stream-path"
-	// NoStreamPath405: URL+"/stream" answers 405; URL answers like Stream.
+	// NoStreamPath405: URL+"/stream" answers 405; URL answers like Stream. (1.0 mode: Stream.)
 	NoStreamPath405 Behavior = "no-stream-path-405"
 	// NoStreamPathHTML: URL+"/stream" answers 200 with an HTML page (a web framework's catch-all
-	// route); URL answers like Stream.
+	// route); URL answers like Stream. (1.0 mode: Stream.)
 	NoStreamPathHTML Behavior = "no-stream-path-html"
 	// AuthRequired: a status-update with state auth-required.
 	AuthRequired Behavior = "auth-required"
@@ -154,13 +201,19 @@ type Request struct {
 	// RPCMethod and RPCID are from the JSON-RPC envelope ("" when the body was no JSON-RPC).
 	RPCMethod string
 	RPCID     string
-	// MessageID, TaskID, ContextID, Text and Metadata are from params.message (message/send
-	// and message/stream); TaskID is params.id for the tasks/* methods.
+	// Op is the operation RPCMethod names in either wire generation ("" for other methods),
+	// also when this agent refused the method because it speaks the other generation.
+	Op Op
+	// MessageID, TaskID, ContextID, Text and Metadata are from params.message (send and stream);
+	// TaskID is params.id for get, cancel and resubscribe. Text joins the text parts of either
+	// generation.
 	MessageID string
 	TaskID    string
 	ContextID string
 	Text      string
 	Metadata  map[string]any
+	// Tenant is params.tenant (A2A 1.0), "" when absent.
+	Tenant string
 	// Params is the raw params member.
 	Params json.RawMessage
 	Header http.Header
@@ -170,16 +223,24 @@ type Request struct {
 type task struct {
 	id, contextID string
 	behavior      Behavior
-	state         a2a.TaskState
+	state         state
 	gets          int
+}
+
+// Options configure an agent.
+type Options struct {
+	// Protocol is the wire generation the agent speaks: ProtocolV1 ("1.0") for A2A 1.0, anything
+	// else for A2A 0.2.5/0.3.
+	Protocol string
 }
 
 // Server is a running fixture agent.
 type Server struct {
-	// URL is the agent's JSON-RPC endpoint, the card's url (streaming agents are called on
+	// URL is the agent's JSON-RPC endpoint, the card's url (0.x streaming agents are called on
 	// URL+"/stream").
 	URL string
 
+	v1   bool
 	srv  *httptest.Server
 	stop chan struct{}
 
@@ -197,10 +258,25 @@ type Server struct {
 
 const basePath = "/a2a"
 
-// New starts a fixture agent on loopback; it is closed when the test ends.
+// New starts a fixture agent speaking A2A 0.2.5/0.3 on loopback; it is closed when the test
+// ends.
 func New(t testing.TB) *Server {
 	t.Helper()
+	return NewWithOptions(t, Options{})
+}
+
+// NewV1 starts a fixture agent speaking A2A 1.0 on loopback; it is closed when the test ends.
+func NewV1(t testing.TB) *Server {
+	t.Helper()
+	return NewWithOptions(t, Options{Protocol: ProtocolV1})
+}
+
+// NewWithOptions starts a fixture agent configured by o on loopback; it is closed when the test
+// ends.
+func NewWithOptions(t testing.TB, o Options) *Server {
+	t.Helper()
 	s := &Server{
+		v1:         o.Protocol == ProtocolV1,
 		stop:       make(chan struct{}),
 		tasks:      make(map[string]*task),
 		attempts:   make(map[string]int),
@@ -212,6 +288,15 @@ func New(t testing.TB) *Server {
 	s.URL = s.srv.URL + basePath
 	t.Cleanup(s.Close)
 	return s
+}
+
+// ProtocolVersion is the A2A version the agent speaks, as a card would state it: "1.0" or
+// "0.2.5". Tests put it in connector.CardProfile.ProtocolVersion.
+func (s *Server) ProtocolVersion() string {
+	if s.v1 {
+		return ProtocolV1
+	}
+	return "0.2.5"
 }
 
 // Close stops the agent: handlers that hold a request open return, then the server closes.
@@ -277,7 +362,19 @@ func (s *Server) RequestsFor(rpcMethod string) []Request {
 	return out
 }
 
-// Cancels returns the task ids of every tasks/cancel received, in order.
+// RequestsForOp returns the recorded requests of one operation, whichever generation's method
+// name they used.
+func (s *Server) RequestsForOp(op Op) []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Op == op {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Cancels returns the task ids of every cancel received, in order.
 func (s *Server) Cancels() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -302,7 +399,8 @@ func RefusedURL(t testing.TB) string {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != basePath && r.URL.Path != basePath+"/stream" {
+	streamPath := r.URL.Path == basePath+"/stream"
+	if r.URL.Path != basePath && !streamPath {
 		http.NotFound(w, r)
 		return
 	}
@@ -312,59 +410,67 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := Request{Path: r.URL.Path, HTTPMethod: r.Method, Header: r.Header.Clone()}
-	var req a2a.Request
+	var req rpcRequest
 	if json.Unmarshal(body, &req) == nil {
 		rec.RPCMethod = req.Method
 		rec.RPCID = string(req.ID)
 		rec.Params = req.Params
 	}
-	var msgParams a2a.MessageSendParams
-	var idParams a2a.TaskIDParams
-	switch req.Method {
-	case a2a.MethodMessageSend, a2a.MethodMessageStream:
-		if err := json.Unmarshal(req.Params, &msgParams); err == nil {
-			m := msgParams.Message
-			rec.MessageID, rec.TaskID, rec.ContextID, rec.Metadata = m.MessageID, m.TaskID, m.ContextID, m.Metadata
-			for _, p := range m.Parts {
-				rec.Text += p.Text
-			}
-		}
-	case a2a.MethodTasksGet, a2a.MethodTasksCancel, a2a.MethodTasksResubscribe:
-		if err := json.Unmarshal(req.Params, &idParams); err == nil {
-			rec.TaskID = idParams.ID
-		}
+	own, other := methodsV0, methodsV1
+	if s.v1 {
+		own, other = methodsV1, methodsV0
 	}
+	op, known := own[req.Method]
+	if !known {
+		rec.Op = other[req.Method]
+	} else {
+		rec.Op = op
+	}
+	decodeParams(&rec)
 	s.mu.Lock()
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
 
+	if s.v1 && streamPath {
+		// The /stream suffix is a 0.2.5-platform convention; a 1.0 server has no such route.
+		http.NotFound(w, r)
+		return
+	}
 	if r.Method != http.MethodPost {
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	c := &call{s: s, w: w, r: r, id: req.ID, method: req.Method, rec: rec}
-	switch req.Method {
-	case a2a.MethodMessageSend, a2a.MethodMessageStream:
+	c := &call{s: s, w: w, r: r, id: req.ID, op: op, rec: rec, v1: s.v1}
+	if v := r.Header.Get(versionHeader); s.v1 && !speaksV1(v) {
+		// What 1.0-only SDK servers answer: a missing header means 0.3.
+		c.jsonError(codeVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; supported: 1.0", v))
+		return
+	}
+	if !known {
+		c.jsonError(codeMethodNotFound, "method not found")
+		return
+	}
+	switch op {
+	case OpSend, OpStream:
 		s.message(c)
-	case a2a.MethodTasksGet:
+	case OpGet:
 		s.getTask(c)
-	case a2a.MethodTasksCancel:
+	case OpCancel:
 		s.cancelTask(c)
-	case a2a.MethodTasksResubscribe:
+	case OpResubscribe:
 		s.resubscribe(c)
-	default:
-		c.jsonError(a2a.CodeMethodNotFound, "method not found")
 	}
 }
 
 // call is one request being answered.
 type call struct {
-	s      *Server
-	w      http.ResponseWriter
-	r      *http.Request
-	id     json.RawMessage
-	method string
-	rec    Request
+	s   *Server
+	w   http.ResponseWriter
+	r   *http.Request
+	id  json.RawMessage
+	op  Op
+	rec Request
+	v1  bool
 
 	sseStarted bool
 }
@@ -386,7 +492,7 @@ func (s *Server) newTask(b Behavior, contextID string) *task {
 	if contextID == "" {
 		contextID = fmt.Sprintf("ctx-%d", s.nextID)
 	}
-	t := &task{id: fmt.Sprintf("task-%d", s.nextID), contextID: contextID, behavior: b, state: a2a.TaskStateSubmitted}
+	t := &task{id: fmt.Sprintf("task-%d", s.nextID), contextID: contextID, behavior: b, state: stateSubmitted}
 	s.tasks[t.id] = t
 	return t
 }
@@ -401,7 +507,7 @@ func (s *Server) task(id string) (task, bool) {
 	return *t, true
 }
 
-func (s *Server) setState(id string, st a2a.TaskState) {
+func (s *Server) setState(id string, st state) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.tasks[id]; ok {
@@ -415,24 +521,16 @@ func (s *Server) settings() (def Behavior, chunks int, delay time.Duration, redi
 	return s.behavior, s.chunks, s.chunkDelay, s.redirect
 }
 
-// message answers message/send and message/stream.
+// message answers send and stream requests.
 func (s *Server) message(c *call) {
 	def, chunks, delay, redirect := s.settings()
-	streaming := c.method == a2a.MethodMessageStream
+	streaming := c.op == OpStream
 
 	// A message continuing a task the agent holds (input-required) completes it, unless its text
 	// asks for a behaviour.
 	if c.rec.TaskID != "" && behaviorOf(c.rec.Text, "") == "" {
-		if t, ok := s.task(c.rec.TaskID); ok && t.state.IsInterrupted() {
-			s.setState(t.id, a2a.TaskStateCompleted)
-			done := a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
-				Artifacts: []a2a.Artifact{{ArtifactID: "a1", Parts: a2a.Parts{a2a.TextPart(ContinuedText)}}}}
-			if !streaming {
-				c.result(done)
-				return
-			}
-			c.event(a2a.TaskArtifactUpdateEvent{TaskID: t.id, ContextID: t.contextID, Artifact: done.Artifacts[0], LastChunk: true})
-			c.event(status(&t, a2a.TaskStateCompleted, "", true))
+		if t, ok := s.task(c.rec.TaskID); ok && t.state.interrupted() {
+			s.continueTask(c, &t, streaming)
 			return
 		}
 	}
@@ -483,7 +581,7 @@ func (s *Server) message(c *call) {
 		}
 		b = Stream
 	case JSONError:
-		c.jsonError(a2a.CodeUnsupportedOperation, "streaming is not supported")
+		c.jsonError(codeUnsupportedOperation, "streaming is not supported")
 		return
 	}
 
@@ -495,35 +593,39 @@ func (s *Server) message(c *call) {
 
 	switch b {
 	case Send, JSONResult:
-		s.setState(t.id, a2a.TaskStateCompleted)
+		s.setState(t.id, stateCompleted)
 		if b == JSONResult {
 			c.result(guideTask(t))
 			return
 		}
 		c.event(guideTask(t))
 	case MessageResult:
-		c.event(a2a.Message{Role: a2a.RoleAgent, MessageID: "m-" + t.id, ContextID: t.contextID, Parts: a2a.Parts{a2a.TextPart(MessageText)}})
+		c.event(agentMessage("m-"+t.id, "", t.contextID, MessageText))
 	case BadJSON:
 		c.event(submitted(t))
-		c.raw("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(c.id) + ",\"result\":{\"kind\":\n\n")
+		member := "kind"
+		if c.v1 {
+			member = "task"
+		}
+		c.sse("data: {\"jsonrpc\":\"2.0\",\"id\":" + string(idOrNull(c.id)) + ",\"result\":{\"" + member + "\":\n\n")
 	case RPCErrorEvent:
 		c.event(submitted(t))
-		c.raw(`data: {"jsonrpc":"2.0","id":` + string(c.id) + `,"error":{"code":-32603,"message":"internal boom"}}` + "\n\n")
+		c.sse("data: " + c.errorEnvelope(codeInternalError, "internal boom") + "\n\n")
 	case WrongID:
-		c.raw(`data: {"jsonrpc":"2.0","id":"not-yours","result":{"kind":"task","id":"` + t.id + `","contextId":"c","status":{"state":"submitted"}}}` + "\n\n")
+		c.sse("data: " + c.envelope(json.RawMessage(`"not-yours"`), wireTask{ID: t.id, ContextID: "c", Kind: kindTask, Status: wireStatus{State: stateSubmitted}}, true) + "\n\n")
 	case HugeEvent:
 		c.event(submitted(t))
 		c.event(chunk(t, strings.Repeat("x", 1<<20+10), false, true))
-		c.event(status(t, a2a.TaskStateCompleted, "", true))
+		c.event(status(t, stateCompleted, "", true))
 	case HugeReply:
 		c.event(submitted(t))
 		for i := range 24 {
 			c.event(chunk(t, strings.Repeat("y", 16<<10), i > 0, i == 23))
 		}
-		c.event(status(t, a2a.TaskStateCompleted, "", true))
+		c.event(status(t, stateCompleted, "", true))
 	case UnknownState:
 		c.event(submitted(t))
-		c.event(status(t, a2a.TaskStateUnknown, "", true))
+		c.event(status(t, stateUnknown, "", true))
 	case GarbageState:
 		c.event(submitted(t))
 		c.event(status(t, "sleeping", "", true))
@@ -536,25 +638,25 @@ func (s *Server) message(c *call) {
 			if !c.wait(delay) {
 				return
 			}
-			if cur, _ := s.task(t.id); cur.state == a2a.TaskStateCanceled {
-				c.event(status(t, a2a.TaskStateCanceled, "", true))
+			if cur, _ := s.task(t.id); cur.state == stateCanceled {
+				c.event(status(t, stateCanceled, "", true))
 				return
 			}
 			c.event(chunk(t, ChunkText(i), i > 0, false))
 		}
-	case InputRequired, InputRequiredOpen:
+	case InputRequired, InputRequiredOpen, InputRequiredSnapshot:
 		c.event(submitted(t))
-		s.setState(t.id, a2a.TaskStateInputRequired)
-		c.event(status(t, a2a.TaskStateInputRequired, InputQuestion, b == InputRequired))
+		s.setState(t.id, stateInputRequired)
+		c.event(status(t, stateInputRequired, InputQuestion, b != InputRequiredOpen))
 		if b == InputRequiredOpen {
 			c.wait(0)
 		}
 	case AuthRequired:
 		c.event(submitted(t))
-		s.setState(t.id, a2a.TaskStateAuthRequired)
-		c.event(status(t, a2a.TaskStateAuthRequired, "please sign in", true))
+		s.setState(t.id, stateAuthRequired)
+		c.event(status(t, stateAuthRequired, "please sign in", true))
 	case Rejected, Failed, Canceled:
-		st := map[Behavior]a2a.TaskState{Rejected: a2a.TaskStateRejected, Failed: a2a.TaskStateFailed, Canceled: a2a.TaskStateCanceled}[b]
+		st := map[Behavior]state{Rejected: stateRejected, Failed: stateFailed, Canceled: stateCanceled}[b]
 		text := map[Behavior]string{Rejected: RejectedText, Failed: FailedText}[b]
 		c.event(submitted(t))
 		s.setState(t.id, st)
@@ -564,93 +666,130 @@ func (s *Server) message(c *call) {
 		for _, text := range []string{"Hel", "Hello", CumulativeText} {
 			c.event(chunk(t, text, false, false))
 		}
-		c.event(status(t, a2a.TaskStateCompleted, "", true))
+		c.event(status(t, stateCompleted, "", true))
 	case StatusText:
 		c.event(submitted(t))
-		c.event(status(t, a2a.TaskStateCompleted, StatusReply, true))
-	case StreamCut, StreamCutResumable:
+		c.event(status(t, stateCompleted, StatusReply, true))
+	case StreamCut, StreamCutResumable, StreamDrop, StreamReset, StreamDropGet, StreamDropRefused:
 		c.event(submitted(t))
-		c.event(status(t, a2a.TaskStateWorking, "", false))
-		s.setState(t.id, a2a.TaskStateWorking)
+		c.event(status(t, stateWorking, "", false))
+		s.setState(t.id, stateWorking)
 		c.event(chunk(t, ChunkText(0), false, false))
-		// Returning ends the response: the client sees the stream end without a final state.
+		switch b {
+		case StreamCut, StreamCutResumable:
+			// Returning ends the response: the client sees the stream end without a final state.
+		case StreamReset:
+			c.drop(true)
+		default:
+			c.drop(false)
+		}
 	default: // Stream and unknown names
 		c.event(submitted(t))
-		c.event(status(t, a2a.TaskStateWorking, "", false))
+		c.event(status(t, stateWorking, "", false))
 		for i := range chunks {
 			c.event(chunk(t, ChunkText(i), i > 0, i == chunks-1))
 		}
-		s.setState(t.id, a2a.TaskStateCompleted)
-		c.event(status(t, a2a.TaskStateCompleted, "", true))
+		s.setState(t.id, stateCompleted)
+		c.event(status(t, stateCompleted, "", true))
 	}
 }
 
-// send answers message/send for a task just created.
+// continueTask answers a message that continues an interrupted task: it completes.
+func (s *Server) continueTask(c *call, t *task, streaming bool) {
+	s.setState(t.id, stateCompleted)
+	answer := wireArtifact{ArtifactID: "a1", Parts: textParts(ContinuedText)}
+	if !streaming {
+		done := taskOf(t, stateCompleted)
+		done.Artifacts = []wireArtifact{answer}
+		c.result(done)
+		return
+	}
+	if t.behavior == InputRequiredSnapshot {
+		snapshot := taskOf(t, t.state)
+		snapshot.Status.Message = statusMessage(t, t.state, InputQuestion)
+		c.event(snapshot)
+		c.event(status(t, stateWorking, "", false))
+	}
+	c.event(wireArtifactUpdate{Kind: kindArtifactUpdate, TaskID: t.id, ContextID: t.contextID, Artifact: answer, LastChunk: true})
+	c.event(status(t, stateCompleted, "", true))
+}
+
+// send answers a send request for a task just created.
 func (s *Server) send(c *call, t *task, chunks int) {
 	switch t.behavior {
 	case Send:
-		s.setState(t.id, a2a.TaskStateCompleted)
+		s.setState(t.id, stateCompleted)
 		c.result(guideTask(t))
 	case SendWorking:
-		s.setState(t.id, a2a.TaskStateWorking)
-		c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+		s.setState(t.id, stateWorking)
+		c.result(taskOf(t, stateWorking))
 	case MessageResult:
-		c.result(a2a.Message{Role: a2a.RoleAgent, MessageID: "m-" + t.id, ContextID: t.contextID, Parts: a2a.Parts{a2a.TextPart(MessageText)}})
-	case InputRequired, InputRequiredOpen:
-		s.setState(t.id, a2a.TaskStateInputRequired)
-		c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired,
-			Message: &a2a.Message{Role: a2a.RoleAgent, MessageID: "q-" + t.id, Parts: a2a.Parts{a2a.TextPart(InputQuestion)}}}})
+		c.result(agentMessage("m-"+t.id, "", t.contextID, MessageText))
+	case InputRequired, InputRequiredOpen, InputRequiredSnapshot:
+		s.setState(t.id, stateInputRequired)
+		res := taskOf(t, stateInputRequired)
+		res.Status.Message = agentMessage("q-"+t.id, "", "", InputQuestion)
+		c.result(res)
 	case Rejected:
-		s.setState(t.id, a2a.TaskStateRejected)
-		c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateRejected}})
+		s.setState(t.id, stateRejected)
+		c.result(taskOf(t, stateRejected))
 	case WrongID:
-		c.raw2(`{"jsonrpc":"2.0","id":"not-yours","result":{"kind":"task","id":"t","contextId":"c","status":{"state":"completed"}}}`)
+		c.jsonBody(c.envelope(json.RawMessage(`"not-yours"`), wireTask{ID: "t", ContextID: "c", Kind: kindTask, Status: wireStatus{State: stateCompleted}}, true))
 	default:
-		s.setState(t.id, a2a.TaskStateCompleted)
-		c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
-			Artifacts: []a2a.Artifact{{ArtifactID: "a1", Parts: a2a.Parts{a2a.TextPart(StreamText(chunks))}}}})
+		s.setState(t.id, stateCompleted)
+		res := taskOf(t, stateCompleted)
+		res.Artifacts = []wireArtifact{{ArtifactID: "a1", Parts: textParts(StreamText(chunks))}}
+		c.result(res)
 	}
 }
 
 func (s *Server) getTask(c *call) {
 	t, ok := s.task(c.rec.TaskID)
-	if !ok {
-		c.jsonError(a2a.CodeTaskNotFound, "task not found")
+	if !ok || t.behavior == StreamDropRefused {
+		c.jsonError(codeTaskNotFound, "task not found")
 		return
 	}
 	s.mu.Lock()
 	s.tasks[t.id].gets++
 	gets := s.tasks[t.id].gets
 	s.mu.Unlock()
-	if t.behavior == SendWorking && t.state == a2a.TaskStateWorking && gets >= 2 {
-		s.setState(t.id, a2a.TaskStateCompleted)
-		c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted},
-			Artifacts: []a2a.Artifact{{ArtifactID: "a1", Parts: a2a.Parts{a2a.TextPart(PolledText)}}}})
-		return
+	switch {
+	case t.behavior == SendWorking && t.state == stateWorking && gets >= 2:
+		s.setState(t.id, stateCompleted)
+		res := taskOf(&t, stateCompleted)
+		res.Artifacts = []wireArtifact{{ArtifactID: "a1", Parts: textParts(PolledText)}}
+		c.result(res)
+	case t.behavior == StreamDropGet:
+		// The task went on while the connection was down; the whole artifact is there.
+		s.setState(t.id, stateCompleted)
+		res := taskOf(&t, stateCompleted)
+		res.Artifacts = []wireArtifact{{ArtifactID: "a-" + t.id, Parts: textParts(StreamText(2)), Metadata: map[string]any{"command": "flash"}}}
+		c.result(res)
+	default:
+		c.result(taskOf(&t, t.state))
 	}
-	c.result(a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: t.state}})
 }
 
 func (s *Server) cancelTask(c *call) {
 	s.mu.Lock()
 	s.cancels = append(s.cancels, c.rec.TaskID)
 	t, ok := s.tasks[c.rec.TaskID]
-	if ok && !t.state.IsTerminal() {
-		t.state = a2a.TaskStateCanceled
+	if ok && !t.state.terminal() {
+		t.state = stateCanceled
 	}
 	s.mu.Unlock()
 	if !ok {
-		c.jsonError(a2a.CodeTaskNotFound, "task not found")
+		c.jsonError(codeTaskNotFound, "task not found")
 		return
 	}
 	cur, _ := s.task(c.rec.TaskID)
-	c.result(a2a.Task{ID: cur.id, ContextID: cur.contextID, Status: a2a.TaskStatus{State: cur.state}})
+	c.result(taskOf(&cur, cur.state))
 }
 
 func (s *Server) resubscribe(c *call) {
 	t, ok := s.task(c.rec.TaskID)
 	if !ok {
-		c.jsonError(a2a.CodeTaskNotFound, "task not found")
+		c.jsonError(codeTaskNotFound, "task not found")
 		return
 	}
 	switch t.behavior {
@@ -658,83 +797,69 @@ func (s *Server) resubscribe(c *call) {
 		c.startSSE() // an empty stream: the task is lost
 	case StreamCutResumable:
 		c.event(chunk(&t, ChunkText(1), true, true))
-		s.setState(t.id, a2a.TaskStateCompleted)
-		c.event(status(&t, a2a.TaskStateCompleted, "", true))
+		s.setState(t.id, stateCompleted)
+		c.event(status(&t, stateCompleted, "", true))
+	case StreamDrop, StreamReset:
+		// The SDKs answer a subscription with the task as it stands, then what follows.
+		snapshot := taskOf(&t, t.state)
+		snapshot.Artifacts = []wireArtifact{{ArtifactID: "a-" + t.id, Parts: textParts(ChunkText(0))}}
+		c.event(snapshot)
+		c.event(chunk(&t, ChunkText(1), true, true))
+		s.setState(t.id, stateCompleted)
+		c.event(status(&t, stateCompleted, "", true))
+	case StreamDropGet:
+		c.jsonError(codeUnsupportedOperation, "resubscription is not supported")
+	case StreamDropRefused:
+		c.jsonError(codeTaskNotFound, "task not found")
 	default:
 		c.event(status(&t, t.state, "", true))
 	}
 }
 
-// Event builders.
-
-func submitted(t *task) a2a.Task {
-	return a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateSubmitted}}
-}
-
-func status(t *task, st a2a.TaskState, text string, final bool) a2a.TaskStatusUpdateEvent {
-	ev := a2a.TaskStatusUpdateEvent{TaskID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: st}, Final: final}
-	if text != "" {
-		ev.Status.Message = &a2a.Message{Role: a2a.RoleAgent, MessageID: "s-" + t.id + "-" + string(st), TaskID: t.id, ContextID: t.contextID,
-			Parts: a2a.Parts{a2a.TextPart(text)}}
-	}
-	return ev
-}
-
-func chunk(t *task, text string, appendIt, last bool) a2a.TaskArtifactUpdateEvent {
-	ev := a2a.TaskArtifactUpdateEvent{TaskID: t.id, ContextID: t.contextID, Append: appendIt, LastChunk: last,
-		Artifact: a2a.Artifact{ArtifactID: "a-" + t.id, Parts: a2a.Parts{a2a.TextPart(text)}}}
-	if last {
-		// Where agents put device commands: the last artifact's metadata.
-		ev.Artifact.Metadata = map[string]any{"command": "flash"}
-	}
-	return ev
-}
-
-func guideTask(t *task) a2a.Task {
-	const id = "c3fee4d5-7234-48a1-8d2c-cfb715c5ce9e"
-	return a2a.Task{ID: t.id, ContextID: t.contextID, Status: a2a.TaskStatus{State: a2a.TaskStateCompleted, Timestamp: "2025-07-15T14:50:28.575338Z"},
-		Artifacts: []a2a.Artifact{
-			{ArtifactID: id, Parts: a2a.Parts{a2a.TextPart("今天天气晴，")}},
-			{ArtifactID: id, Parts: a2a.Parts{a2a.TextPart("没有雨。")}, Metadata: map[string]any{"command": "none"}},
-		}}
-}
-
 // Writers.
 
-func (c *call) envelope(result any) []byte {
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}{a2a.JSONRPCVersion, c.id, result})
-	if err != nil {
-		panic(fmt.Sprintf("fixtureagent: marshal result: %v", err))
+// encode returns the JSON of a 0.x result object as this agent's wire spells it; wrap applies
+// to 1.0 only (see v1Result).
+func (c *call) encode(obj any, wrap bool) []byte {
+	b := mustJSON(obj)
+	if !c.v1 {
+		return b
 	}
-	return b
+	out, err := v1Result(b, wrap)
+	if err != nil {
+		panic(err.Error())
+	}
+	return out
 }
 
-// result writes one JSON-RPC result as a JSON body.
-func (c *call) result(result any) {
-	c.raw2(string(c.envelope(result)))
+// envelope returns a JSON-RPC response holding obj.
+func (c *call) envelope(id json.RawMessage, obj any, wrap bool) string {
+	return `{"jsonrpc":"2.0","id":` + string(idOrNull(id)) + `,"result":` + string(c.encode(obj, wrap)) + `}`
 }
 
-// raw2 writes a JSON body as is.
-func (c *call) raw2(body string) {
+// errorEnvelope returns a JSON-RPC response holding an error (1.0: with ErrorInfo data).
+func (c *call) errorEnvelope(code int, msg string) string {
+	e := wireError{Code: code, Message: msg}
+	if c.v1 {
+		e.Data = v1ErrorData(code)
+	}
+	return `{"jsonrpc":"2.0","id":` + string(idOrNull(c.id)) + `,"error":` + string(mustJSON(e)) + `}`
+}
+
+// result writes one JSON-RPC result as a JSON body. On the 1.0 wire, get and cancel answer a
+// bare Task, everything else a wrapper.
+func (c *call) result(obj any) {
+	c.jsonBody(c.envelope(c.id, obj, c.op != OpGet && c.op != OpCancel))
+}
+
+// jsonBody writes a JSON body as is.
+func (c *call) jsonBody(body string) {
 	c.w.Header().Set("Content-Type", "application/json")
 	io.WriteString(c.w, body)
 }
 
 func (c *call) jsonError(code int, msg string) {
-	id := c.id
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   a2a.RPCError    `json:"error"`
-	}{a2a.JSONRPCVersion, id, a2a.RPCError{Code: code, Message: msg}})
-	c.raw2(string(b))
+	c.jsonBody(c.errorEnvelope(code, msg))
 }
 
 func (c *call) startSSE() {
@@ -749,12 +874,12 @@ func (c *call) startSSE() {
 }
 
 // event writes one SSE event holding a JSON-RPC result.
-func (c *call) event(result any) {
-	c.raw("data: " + string(c.envelope(result)) + "\n\n")
+func (c *call) event(obj any) {
+	c.sse("data: " + c.envelope(c.id, obj, true) + "\n\n")
 }
 
-// raw writes bytes into the event stream as is.
-func (c *call) raw(s string) {
+// sse writes bytes into the event stream as is.
+func (c *call) sse(s string) {
 	c.startSSE()
 	io.WriteString(c.w, s)
 	c.flush()
@@ -787,6 +912,6 @@ func (c *call) wait(d time.Duration) bool {
 
 func (c *call) keepAlives(every time.Duration) {
 	for c.wait(every) {
-		c.raw(": keep-alive\n\n")
+		c.sse(": keep-alive\n\n")
 	}
 }

@@ -1,0 +1,223 @@
+//go:build unix
+
+package invoke_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The interop tests below run the connector against two A2A agents built on the official
+// JavaScript SDK at protocol 1.0 (@a2a-js/sdk 1.3.0, pinned in testdata/js-agent-v1), under the
+// machine's Node.js: a 1.0-only agent as the SDK's quickstart builds it, and the same agent with
+// the SDK's legacy compatibility enabled (1.0 and 0.3 on one URL). One node process serves both;
+// testdata/js-agent-v1/agent.mjs describes what they answer. Tools and installation work as for
+// the 0.3 agent (js_interop_test.go: lookTool, ensureNodeModules).
+
+const jsV1AgentDir = "testdata/js-agent-v1"
+
+// jsV1Agents is a running testdata/js-agent-v1 process.
+type jsV1Agents struct {
+	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two agents; each serves
+	// JSON-RPC at /a2a.
+	V1Only, Dual string
+	client       *http.Client
+}
+
+// portsWriter collects the agent's stdout and hands over the ports of its ready line once.
+type portsWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	ports chan [2]int // buffered, receives once
+	sent  bool
+}
+
+var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+)\r?\n`)
+
+func (w *portsWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.sent {
+		if m := jsV1PortsLine.FindSubmatch(w.buf.Bytes()); m != nil {
+			a, errA := strconv.Atoi(string(m[1]))
+			b, errB := strconv.Atoi(string(m[2]))
+			if errA == nil && errB == nil {
+				w.sent = true
+				w.ports <- [2]int{a, b}
+			}
+		}
+	}
+	return len(p), nil
+}
+
+func (w *portsWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// startJSV1Agents installs the agent's packages if needed (npm ci, cached by the lock file's
+// hash) and starts `node agent.mjs` in its own process group. The process ends, and is waited
+// for, at t's cleanup; it also exits on its own when its stdin (held by this process) closes.
+func startJSV1Agents(t *testing.T) *jsV1Agents {
+	t.Helper()
+	node := lookTool(t, "node")
+	npm := lookTool(t, "npm")
+	dir, err := filepath.Abs(jsV1AgentDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ensureNodeModules(t, npm, dir)
+
+	stdout := &portsWriter{ports: make(chan [2]int, 1)}
+	stderr := &lockedBuffer{}
+	cmd := exec.CommandContext(t.Context(), node, "agent.mjs")
+	cmd.Dir = dir
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start node agent.mjs: %v", err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if t.Failed() {
+			t.Logf("js v1 agents stdout:\n%s\njs v1 agents stderr:\n%s", stdout.String(), stderr.String())
+		}
+	})
+
+	var ports [2]int
+	select {
+	case ports = <-stdout.ports:
+	case <-exited:
+		t.Fatalf("node agent.mjs exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", waitErr, stdout.String(), stderr.String())
+	case <-time.After(jsStartTimeout):
+		t.Fatalf("node agent.mjs printed no ports within %s\nstdout:\n%s\nstderr:\n%s", jsStartTimeout, stdout.String(), stderr.String())
+	}
+	t.Logf("js v1 agents on ports %v after %s", ports, time.Since(start).Round(time.Millisecond))
+	return &jsV1Agents{V1Only: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Dual: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
+		client: loopbackClient(t)}
+}
+
+// requests returns what the agent at origin recorded (GET /debug/requests).
+func (a *jsV1Agents) requests(origin string) func(t *testing.T) []peerRequest {
+	return func(t *testing.T) []peerRequest {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, origin+"/debug/requests", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := a.client.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s/debug/requests: %v", origin, err)
+		}
+		defer resp.Body.Close()
+		var all []peerRequest
+		if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
+			t.Fatalf("GET %s/debug/requests: %v", origin, err)
+		}
+		return all
+	}
+}
+
+// post sends one JSON-RPC body to url with the given A2A-Version ("" for none) and returns the
+// decoded JSON answer.
+func (a *jsV1Agents) post(t *testing.T, url, version, body string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatalf("POST %s: %v\n%s", url, err, raw)
+	}
+	return out
+}
+
+func rpcErrorCode(answer map[string]any) int {
+	e, _ := answer["error"].(map[string]any)
+	code, _ := e["code"].(float64)
+	return int(code)
+}
+
+func TestJSV1Interop(t *testing.T) {
+	t.Parallel()
+	agents := startJSV1Agents(t)
+	peers := []peer{
+		{Name: "js-v1-only", URL: agents.V1Only + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.V1Only)},
+		{Name: "js-v1-dual-1.0", URL: agents.Dual + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.Dual)},
+		{Name: "js-v1-dual-0.3", URL: agents.Dual + "/a2a", Protocol: "0.3", Streaming: true, Requests: agents.requests(agents.Dual)},
+	}
+
+	// What makes the two agents what they are, seen from outside: the 1.0-only one refuses a
+	// call that names no version (the 0.3 default) with -32009 and a 0.3 method under 1.0 with
+	// -32601; the dual one answers the 0.3 call.
+	t.Run("versions_served", func(t *testing.T) {
+		t.Parallel()
+		send := `{"jsonrpc":"2.0","id":"v","method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"versions",` +
+			`"parts":[{"kind":"text","text":"hello"}]}}}`
+		if code := rpcErrorCode(agents.post(t, agents.V1Only+"/a2a", "", send)); code != -32009 {
+			t.Errorf("1.0-only agent, no A2A-Version: error %d, want -32009", code)
+		}
+		if code := rpcErrorCode(agents.post(t, agents.V1Only+"/a2a", "1.0", send)); code != -32601 {
+			t.Errorf("1.0-only agent, message/send under 1.0: error %d, want -32601", code)
+		}
+		if got := agents.post(t, agents.Dual+"/a2a", "", send); got["result"] == nil {
+			t.Errorf("dual agent, 0.3 call: %v, want a result", got)
+		}
+	})
+
+	for _, p := range peers {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			// The peer works with a client that is not ours before the connector is judged by it.
+			if p.v1() {
+				probeV1(t, agents.client, p.URL, p.Streaming)
+			} else {
+				probeV0(t, agents.client, p.URL)
+			}
+			testPeer(t, p, jsHarness)
+		})
+	}
+}

@@ -1,0 +1,231 @@
+// Two A2A agents built on the official JavaScript SDK at protocol 1.0 (@a2a-js/sdk 1.3.0) and its
+// Express middlewares, for the interop tests of internal/invoke (js_v1_interop_test.go). Nobody
+// on this project wrote the server side of the protocol here: only the executor below is ours.
+//
+//   v1only  a 1.0-only agent, as the SDK's quickstart builds it: its card lists one JSONRPC 1.0
+//           interface; a request without `A2A-Version: 1.0` is refused (-32009).
+//   dual    the same agent with `legacyCompat: {enabled: true}` on the JSON-RPC and card
+//           handlers (per the SDK's v0.3 compatibility guide): requests with `A2A-Version: 1.0`
+//           speak 1.0, requests with 0.3 or no header speak 0.3, on the same URL; its card lists
+//           a JSONRPC 1.0 and a JSONRPC 0.3 interface.
+//
+// Usage: node agent.mjs   It listens on two free ports of 127.0.0.1 and prints
+// "A2A_AGENT_PORTS=<v1only> <dual>" on stdout once both accept connections. It exits when stdin
+// closes, so it never outlives the test process that started it.
+//
+// Routes (on each port):
+//   POST /a2a                         JSON-RPC — the SDK
+//   GET  /.well-known/agent-card.json the card — the SDK
+//   GET  /debug/requests              every JSON-RPC POST seen (path, method, ids, headers)
+//
+// The behaviour is chosen by the first word of the user's text:
+//   stream  a Task (submitted), working, three artifact chunks (append), completed
+//   ask     a Task, working, input-required with a question. The next message on that taskId is
+//           answered the way the SDK requires of executors (the first event of every execution
+//           must be a Task or a Message, follow-ups included): the stored Task first — still
+//           input-required, with the old question — then working, the answer
+//           "Weather in <text>: sunny." as an artifact, completed.
+//   reject  a Task, rejected with a status message
+//   other   a direct Message reply (no task)
+
+import express from 'express';
+import { Role, TaskState } from '@a2a-js/sdk';
+import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
+import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { randomUUID } from 'node:crypto';
+
+const CHUNKS = ['The weather ', 'is sunny ', 'all day.'];
+const QUESTION = 'Which city?';
+const REJECT_TEXT = 'I only talk about the weather.';
+
+const now = () => new Date().toISOString();
+
+const textPart = (text) => ({ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+
+function userText(message) {
+  return (message?.parts ?? [])
+    .filter((p) => p.content?.$case === 'text')
+    .map((p) => p.content.value)
+    .join('');
+}
+
+function agentMessage(taskId, contextId, text) {
+  return {
+    messageId: randomUUID(),
+    contextId,
+    taskId,
+    role: Role.ROLE_AGENT,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+}
+
+class WeatherExecutor {
+  async execute(requestContext, eventBus) {
+    const { taskId, contextId, userMessage, task } = requestContext;
+    const text = userText(userMessage).trim();
+    const status = (state, message) =>
+      eventBus.publish(
+        AgentEvent.statusUpdate({
+          taskId,
+          contextId,
+          status: { state, timestamp: now(), message: message ? agentMessage(taskId, contextId, message) : undefined },
+          metadata: undefined,
+        })
+      );
+    const chunk = (artifactId, i, n, part) =>
+      eventBus.publish(
+        AgentEvent.artifactUpdate({
+          taskId,
+          contextId,
+          artifact: { artifactId, name: 'answer', description: '', parts: [textPart(part)], metadata: undefined, extensions: [] },
+          append: i > 0,
+          lastChunk: i === n - 1,
+          metadata: undefined,
+        })
+      );
+
+    // The answer to our question continues the same task. The SDK wants a Task or a Message as
+    // the first event of every execution: the stored task, as it stands.
+    if (task && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+      eventBus.publish(AgentEvent.task(task));
+      status(TaskState.TASK_STATE_WORKING);
+      chunk(`${taskId}-answer`, 0, 1, `Weather in ${text}: sunny.`);
+      status(TaskState.TASK_STATE_COMPLETED);
+      return;
+    }
+
+    const behaviour = text.split(/\s+/)[0].toLowerCase();
+    if (!['stream', 'ask', 'reject'].includes(behaviour)) {
+      eventBus.publish(AgentEvent.message(agentMessage(undefined, contextId, 'Hello from the JS agent.')));
+      return;
+    }
+    if (!task) {
+      eventBus.publish(
+        AgentEvent.task({
+          id: taskId,
+          contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: now(), message: undefined },
+          artifacts: [],
+          history: [userMessage],
+          metadata: undefined,
+        })
+      );
+    }
+    status(TaskState.TASK_STATE_WORKING);
+    switch (behaviour) {
+      case 'stream':
+        CHUNKS.forEach((c, i) => chunk(`${taskId}-answer`, i, CHUNKS.length, c));
+        status(TaskState.TASK_STATE_COMPLETED);
+        break;
+      case 'ask':
+        status(TaskState.TASK_STATE_INPUT_REQUIRED, QUESTION);
+        break;
+      case 'reject':
+        status(TaskState.TASK_STATE_REJECTED, REJECT_TEXT);
+        break;
+    }
+  }
+
+  cancelTask = async (taskId, eventBus) => {
+    eventBus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: '',
+        status: { state: TaskState.TASK_STATE_CANCELED, timestamp: now(), message: undefined },
+        metadata: undefined,
+      })
+    );
+  };
+}
+
+function card(name, interfaces) {
+  return {
+    name,
+    description: 'An agent on @a2a-js/sdk 1.x for the a2a-connector interop tests.',
+    supportedInterfaces: interfaces,
+    provider: undefined,
+    version: '1.0.0',
+    documentationUrl: '',
+    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    securitySchemes: {
+      apiKey: { scheme: { $case: 'apiKeySecurityScheme', value: { description: '', location: 'header', name: 'X-API-KEY' } } },
+    },
+    securityRequirements: [{ schemes: { apiKey: { list: [] } } }],
+    defaultInputModes: ['text/plain'],
+    defaultOutputModes: ['text/plain'],
+    skills: [
+      {
+        id: 'weather',
+        name: 'Weather',
+        description: 'Tells the weather.',
+        tags: ['weather'],
+        examples: [],
+        inputModes: [],
+        outputModes: [],
+        securityRequirements: [],
+      },
+    ],
+    signatures: [],
+  };
+}
+
+// start serves one agent on a free port and resolves to that port once it listens. versions are
+// the JSONRPC interfaces its card lists, in order.
+function start(name, versions, legacy) {
+  const agentCard = card(name, []);
+  const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), new WeatherExecutor());
+  const requests = [];
+  const app = express();
+  app.use(express.json());
+  app.use((req, _res, next) => {
+    if (req.method === 'POST') {
+      const params = req.body?.params ?? {};
+      requests.push({
+        path: req.path,
+        rpcMethod: req.body?.method ?? '',
+        messageId: params.message?.messageId ?? '',
+        taskId: params.message?.taskId ?? params.id ?? '',
+        contextId: params.message?.contextId ?? '',
+        tenant: params.tenant ?? '',
+        a2aVersion: req.get('a2a-version') ?? '',
+        apiKey: req.get('x-api-key') ?? '',
+        extensions: req.get('a2a-extensions') ?? '',
+        xExtensions: req.get('x-a2a-extensions') ?? '',
+        accept: req.get('accept') ?? '',
+        contentType: req.get('content-type') ?? '',
+      });
+    }
+    next();
+  });
+  app.get('/debug/requests', (_req, res) => res.json(requests));
+  const compat = legacy ? { legacyCompat: { enabled: true } } : {};
+  app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, ...compat }));
+  app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, ...compat }));
+  return new Promise((resolve, reject) => {
+    const server = app.listen(0, '127.0.0.1', () => {
+      const port = server.address().port;
+      const url = `http://127.0.0.1:${port}/a2a`;
+      agentCard.supportedInterfaces = versions.map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion }));
+      resolve(port);
+    });
+    server.on('error', reject);
+  });
+}
+
+try {
+  const v1only = await start('JS SDK 1.x weather agent (1.0 only)', ['1.0'], false);
+  const dual = await start('JS SDK 1.x weather agent (1.0 and 0.3)', ['1.0', '0.3'], true);
+  console.log(`A2A_AGENT_PORTS=${v1only} ${dual}`);
+} catch (err) {
+  console.error(`listen: ${err.message}`);
+  process.exit(1);
+}
+
+// Never outlive the test process: it holds our stdin open.
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));
+process.stdin.resume();
+process.on('SIGTERM', () => process.exit(0));
