@@ -1,0 +1,97 @@
+package invoke_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+)
+
+// A card that offers both generations, whose preferred interface speaks the one the agent
+// refuses: the first turn is refused (1.0 servers: -32009 for a 0.x call; 0.x servers: -32601
+// for a 1.0 method), retried once on the other interface, and later turns go there at once.
+func TestTurnSwitchesToTheCardsOtherGenerationAndRemembers(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		newAgent  func(testing.TB) *fixtureagent.Server
+		preferred string // the version the card prefers, which the agent refuses
+		fallback  string
+		streaming bool
+		// first turn's requests (path and method), then the second turn's
+		wantFirst, wantSecond []string
+	}{
+		{
+			name: "0.3_preferred_on_a_1.0_only_agent", newAgent: func(tb testing.TB) *fixtureagent.Server { return fixtureagent.NewV1(tb) },
+			preferred: "0.3.0", fallback: "1.0", streaming: true,
+			// url/stream is 404 on a 1.0 agent, url refuses the 0.x method, then 1.0 on url.
+			wantFirst:  []string{"/a2a/stream message/stream", "/a2a message/stream", "/a2a SendStreamingMessage"},
+			wantSecond: []string{"/a2a SendStreamingMessage"},
+		},
+		{
+			name: "1.0_preferred_on_a_0.x_agent", newAgent: func(tb testing.TB) *fixtureagent.Server { return fixtureagent.New(tb) },
+			preferred: "1.0", fallback: "0.3.0", streaming: true,
+			wantFirst:  []string{"/a2a SendStreamingMessage", "/a2a/stream message/stream"},
+			wantSecond: []string{"/a2a/stream message/stream"},
+		},
+		{
+			name: "send_1.0_preferred_on_a_0.x_agent", newAgent: func(tb testing.TB) *fixtureagent.Server { return fixtureagent.New(tb) },
+			preferred: "1.0", fallback: "0.3.0",
+			wantFirst:  []string{"/a2a SendMessage", "/a2a message/send"},
+			wantSecond: []string{"/a2a message/send"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := tt.newAgent(t)
+			h := newHarness(t, nil)
+			agent := agentAt(srv.URL, tt.streaming)
+			agent.ProtocolVersion = tt.preferred
+			agent.Fallback = &connector.Interface{URL: srv.URL, ProtocolVersion: tt.fallback}
+			var seen int
+			for i, want := range [][]string{tt.wantFirst, tt.wantSecond} {
+				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-" + string(rune('1'+i)), Text: userWords})
+				if res.Outcome != connector.OutcomeCompleted {
+					t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
+				}
+				reqs := srv.Requests()
+				var got []string
+				for _, r := range reqs[seen:] {
+					got = append(got, r.Path+" "+r.RPCMethod)
+				}
+				seen = len(reqs)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("turn %d requests (-want +got):\n%s", i+1, diff)
+				}
+			}
+			if logs := h.logs.String(); !strings.Contains(logs, "switched to the card's other interface") {
+				t.Errorf("the switch is not logged:\n%s", logs)
+			}
+		})
+	}
+}
+
+// Without another interface on the card, a refused version is a clear failure that tells the
+// tenant what to do.
+func TestTurnVersionRefusedWithoutFallbackFails(t *testing.T) {
+	t.Parallel()
+	srv := fixtureagent.NewV1(t)
+	h := newHarness(t, nil)
+	agent := agentAt(srv.URL, false)
+	agent.ProtocolVersion = "0.3.0"
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentRPCError {
+		t.Fatalf("result = %+v, want FAILED agent_rpc_error", res)
+	}
+	if !strings.Contains(res.Err.Message, "-32009") || !strings.Contains(res.Err.Message, "refresh its card") {
+		t.Errorf("message %q does not name the code and the fix", res.Err.Message)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
+	}
+}
