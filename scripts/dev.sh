@@ -125,7 +125,8 @@ ended() {
 }
 
 say "building binaries"
-CGO_ENABLED=0 go build -o bin/ ./cmd/connector ./cmd/console-api ./examples/demo-agent
+# -trimpath: the build cache does not depend on where the checkout is, so a second clone reuses it.
+CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/connector ./cmd/console-api ./examples/demo-agent
 
 if [[ -n ${DATABASE_URL:-} ]]; then
 	say "using DATABASE_URL from the environment"

@@ -64,11 +64,11 @@ func TestHelp(t *testing.T) {
 }
 
 // buildBinary builds this package's program into a temp folder, the way `make run` builds it
-// (CGO_ENABLED=0), so the build cache it left is reused.
+// (CGO_ENABLED=0, -trimpath), so the build cache it left is reused.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "console-api")
-	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin, ".")
+	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
