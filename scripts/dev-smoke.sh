@@ -11,9 +11,10 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+home=$(scripts/postgres.sh home)
 mkdir -p .tmp
 state=$(mktemp -d "$root/.tmp/dev-smoke.XXXXXX")
-pgdir=$(mktemp -d "$(scripts/postgres.sh home)/smoke.XXXXXX")
+pgdir=$(mktemp -d "$home/smoke.XXXXXX")
 out="$state/out" err="$state/err" status="$state/status"
 
 fail() {
@@ -26,19 +27,22 @@ fail() {
 # inherited ignored. env --default-signal undoes that (GNU coreutils 8.31 or newer).
 env --default-signal=INT true 2>/dev/null || fail "needs env --default-signal (GNU coreutils 8.31 or newer)"
 
+# free_port prints a port nothing listens on, below the kernel's range for outgoing connections'
+# local ports (which could take it from us between two launches) and above the range
+# postgres.sh picks from.
 free_port() {
-	local p
+	local low p
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+	((low > 32000)) || low=60000
 	while :; do
-		p=$((20000 + RANDOM % 20000))
+		p=$((31000 + RANDOM % (low - 31000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
 		fi
 	done
 }
-export CONSOLE_PORT GRPC_PORT DEMO_PORT
-CONSOLE_PORT=$(free_port) GRPC_PORT=$(free_port) DEMO_PORT=$(free_port)
-export A2AC_DEV_DATA="$state" A2AC_DEV_PG="$pgdir"
+export CONSOLE_PORT GRPC_PORT DEMO_PORT A2AC_DEV_DATA="$state" A2AC_DEV_PG="$pgdir"
 
 # launch MODE starts dev.sh in a session of its own under a small shell that plays make's part
 # (it is in the process group, takes the SIGINT and waits) and writes dev.sh's exit status to
@@ -51,6 +55,8 @@ launch() {
 	pipe) run='scripts/dev.sh 2>"$ERR" | cat >"$OUT"; echo "${PIPESTATUS[0]}" >"$STATUS"' ;;
 	pipe-all) run='scripts/dev.sh 2>&1 | cat >"$OUT"; echo "${PIPESTATUS[0]}" >"$STATUS"' ;;
 	esac
+	# Fresh ports each time: another program on the machine may have taken the last ones.
+	CONSOLE_PORT=$(free_port) GRPC_PORT=$(free_port) DEMO_PORT=$(free_port)
 	rm -f "$out" "$err" "$status"
 	: >"$err"
 	OUT=$out ERR=$err STATUS=$status env --default-signal=INT setsid bash -c "trap : INT; $run" &

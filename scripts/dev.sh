@@ -136,6 +136,9 @@ else
 	else
 		pgdir="$(scripts/postgres.sh home)/dev"
 	fi
+	if [[ -f $data/pg/data/PG_VERSION ]]; then
+		say "note: $data/pg is the cluster of an older make run, no longer used (make clean stops and removes it)"
+	fi
 	say "starting private Postgres in $pgdir"
 	scripts/postgres.sh start "$pgdir" >&2 ||
 		die "the private Postgres in $pgdir did not start (log: $pgdir/log); make clean starts afresh"
