@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test bench fuzz proto build lint clean
+.PHONY: run test stress bench fuzz proto build lint clean
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -8,6 +8,12 @@ run:
 ## test: everything — gofmt, vet, staticcheck, generated code, all tests against real Postgres
 test:
 	scripts/test.sh
+
+## stress: the Go tests N times (default 5) against one private Postgres; a table of the tests that failed
+N ?= 5
+PKGS ?= ./...
+stress:
+	scripts/stress.sh $(N) $(PKGS)
 
 ## bench: benchmarks of the hot path, printed as tables
 bench:
@@ -26,6 +32,7 @@ proto:
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/... ./examples/...
 
-## clean: remove local data, tools and binaries
+## clean: remove local data (incl. this checkout's Postgres clusters in the temp dir), tools and binaries
 clean:
+	scripts/postgres.sh clean
 	rm -rf bin .tmp .data

@@ -5,6 +5,17 @@
 #   scripts/postgres.sh stop DIR             fast stop; fine when not running
 #   scripts/postgres.sh url DIR [DBNAME]     postgres://postgres@127.0.0.1:PORT/DBNAME?sslmode=disable
 #   scripts/postgres.sh createdb DIR NAME    create database NAME if it does not exist
+#   scripts/postgres.sh home                 print (and create) this checkout's cluster folder
+#   scripts/postgres.sh clean                stop every cluster of this checkout; remove the folder
+#
+# Where clusters live: not inside the checkout, because the checkout may sit under a folder other
+# users cannot enter (a `mktemp -d` folder, /root), and as root the server runs as user postgres,
+# which must reach its data and socket folder. `home` is a folder in the system temp directory —
+# $TMPDIR, else /var/tmp (kept across reboots, so `make run`'s agents survive one), else /tmp;
+# when root, the first of those that other users can enter — named after the user id and a hash
+# of the checkout's absolute path: two clones never share a cluster, and the same clone always
+# finds its own again. It holds `dev` (`make run`), `smoke.*` and `test.*` (temporary clusters of
+# the tests), and `checkout`, the path it belongs to.
 #
 # The cluster trusts every local connection (user postgres, no password), listens on 127.0.0.1
 # only, and runs without fsync: it is for tests and a laptop, never for data anyone keeps.
@@ -22,7 +33,7 @@ die() {
 
 usage() {
 	cat >&2 <<EOF
-usage: $prog start DIR | stop DIR | url DIR [DBNAME] | createdb DIR NAME
+usage: $prog start DIR | stop DIR | url DIR [DBNAME] | createdb DIR NAME | home | clean
 EOF
 	exit 2
 }
@@ -116,7 +127,7 @@ cmd_start() {
 	if is_root; then
 		chown -R postgres:postgres "$DIR"
 		runuser -u postgres -- test -w "$DIR" ||
-			die "user postgres cannot write $DIR (is a parent folder closed to other users?); use another DIR"
+			die "user postgres cannot write $DIR (is a parent folder closed to other users?); use a folder under $(home_path)"
 	fi
 
 	if [[ ! -f $DATA/PG_VERSION ]]; then
@@ -214,6 +225,71 @@ cmd_createdb() {
 		die "create database $name failed"
 }
 
+# checkout is the absolute, symlink-free path of this script's checkout.
+checkout() { (cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P); }
+
+# others_can_enter is true when every folder on the path to $1 lets other users through (the x
+# bit for others), so user postgres can reach a folder created inside it.
+others_can_enter() {
+	local p
+	p=$(cd "$1" && pwd -P) || return 1
+	while :; do
+		((8#$(stat -c %a "$p") & 1)) || return 1
+		[[ $p == / ]] && return 0
+		p=$(dirname "$p")
+	done
+}
+
+# home_path prints this checkout's cluster folder (see the header) without creating it.
+home_path() {
+	local root key base
+	root=$(checkout)
+	key=$(printf '%s' "$root" | sha256sum | cut -c1-12)
+	for base in "${TMPDIR:-}" /var/tmp /tmp; do
+		[[ -n $base && -d $base && -w $base ]] || continue
+		base=$(cd "$base" && pwd -P)
+		if is_root && ! others_can_enter "$base"; then
+			continue
+		fi
+		echo "${base%/}/a2ac-pg-$(id -u)-$key"
+		return 0
+	done
+	die "no usable temp folder: \$TMPDIR, /var/tmp and /tmp are all missing, not writable or (as root) closed to user postgres"
+}
+
+cmd_home() {
+	local home
+	home=$(home_path)
+	# It sits in a folder anyone may write to: take it only if it is a real folder of ours.
+	mkdir -m 0700 "$home" 2>/dev/null || true
+	if [[ -L $home || ! -d $home || ! -O $home ]]; then
+		die "$home exists but is not a folder owned by $(id -un); remove it, or set TMPDIR to another folder"
+	fi
+	if is_root; then
+		chmod 0711 "$home" # user postgres passes through to its cluster folders, sees no names
+	else
+		chmod 0700 "$home"
+	fi
+	checkout >"$home/checkout"
+	echo "$home"
+}
+
+# cmd_clean stops and removes every cluster of this checkout: the ones in its home, and the ones
+# older versions of the scripts kept inside the checkout (.data/pg, .tmp/pg-test.*).
+cmd_clean() {
+	local home root d
+	home=$(home_path)
+	root=$(checkout)
+	for d in "$home"/*/ "$root"/.data/pg/ "$root"/.tmp/*/ "$root"/.tmp/*/pg/; do
+		[[ -f $d/data/PG_VERSION ]] || continue
+		(cmd_stop "${d%/}") || echo "$prog: could not stop the cluster in $d; removing it anyway" >&2
+	done
+	if [[ -d $home && ! -L $home ]]; then
+		rm -rf "$home"
+		echo "$prog: removed $home" >&2
+	fi
+}
+
 main() {
 	local cmd=${1:-}
 	[[ $# -gt 0 ]] && shift
@@ -222,6 +298,8 @@ main() {
 	stop) cmd_stop "$@" ;;
 	url) cmd_url "$@" ;;
 	createdb) cmd_createdb "$@" ;;
+	home) cmd_home ;;
+	clean) cmd_clean ;;
 	*) usage ;;
 	esac
 }

@@ -3,8 +3,9 @@
 # freshness, and all Go tests (unit, fuzz seeds, end-to-end against a real Postgres and real A2A
 # agents on loopback), with the race detector.
 #
-# Postgres: scripts/with-postgres.sh; when A2AC_TEST_DATABASE_URL is unset, a private cluster is started in a temp folder
-# under .tmp/ and stopped on exit; each test package creates and drops its own database in it.
+# Postgres: scripts/with-postgres.sh; when A2AC_TEST_DATABASE_URL is unset, a private cluster is
+# started in this checkout's folder in the system temp directory (scripts/postgres.sh home) and
+# removed on exit; each test package creates and drops its own database in it.
 #
 #   scripts/test.sh              everything (what `make test` and .ci/run call)
 #   scripts/test.sh ./internal/store/...   only these packages (still with Postgres)

@@ -37,7 +37,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
-	if err != nil {
+	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
 		fmt.Fprintln(os.Stderr, "connector:", err)
 		os.Exit(1)
 	}
@@ -69,7 +69,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 	case "serve":
 		fs := flag.NewFlagSet("connector serve", flag.ContinueOnError)
 		fs.SetOutput(stderr)
-		fs.Usage = func() { fmt.Fprintln(stderr, usage) }
+		fs.Usage = func() { fmt.Fprintln(stderr, usage+"\n\nflags of serve:"); fs.PrintDefaults() }
 		getenv = config.WithFlags(fs, getenv)
 		if err := fs.Parse(args); err != nil {
 			return err
