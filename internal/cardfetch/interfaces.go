@@ -177,16 +177,16 @@ func choose(offers []offer, top *offer) choice {
 // platform from calling the agent. top is the 0.x card's own endpoint (nil for a 1.0 card, or
 // when a 0.x card names none). It reports whether an interface was chosen.
 func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
+	ch := choose(offers, top)
+	if ch.chosen == nil {
+		f.noInterface(offers, v1, c)
+		return false
+	}
 	for _, o := range offers {
 		if o.jsonrpc() && o.gen == genUnknown && o.version != "" && !c.covered(o.path) {
 			c.warnf(memberPath(o.path, "protocolVersion"), CodeUnsupportedProtocolVersion,
 				"%s speaks A2A %q; the platform speaks 1.x and 0.2.x/0.3.x and does not call this interface.", o.path, o.version)
 		}
-	}
-	ch := choose(offers, top)
-	if ch.chosen == nil {
-		f.noInterface(offers, v1, c)
-		return false
 	}
 	o := ch.chosen
 	f.checkURL(o.urlPath, o.url, c)
@@ -209,8 +209,12 @@ func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 func (f *Fetcher) noInterface(offers []offer, v1 bool, c *collector) {
 	var all, jsonrpc []string
 	for _, o := range offers {
+		if o.url == "" || o.binding == "" || o.version == "" {
+			// An incomplete entry was reported as required; what it offers is not known yet.
+			return
+		}
 		all = append(all, o.describe())
-		if o.jsonrpc() && o.url != "" {
+		if o.jsonrpc() {
 			jsonrpc = append(jsonrpc, o.describe())
 		}
 	}
