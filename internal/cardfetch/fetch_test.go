@@ -525,8 +525,10 @@ func TestFetchUnderPrefix(t *testing.T) {
 			wantPath: cardNew, wantName: "new",
 		},
 		{
-			name:     "query_is_kept_under_the_prefix",
-			routes:   map[string]http.HandlerFunc{cardNew: func(w http.ResponseWriter, r *http.Request) { serveJSON("application/json", namedCard(r.URL.Query().Get("t")))(w, r) }},
+			name: "query_is_kept_under_the_prefix",
+			routes: map[string]http.HandlerFunc{cardNew: func(w http.ResponseWriter, r *http.Request) {
+				serveJSON("application/json", namedCard(r.URL.Query().Get("t")))(w, r)
+			}},
 			path:     prefix + "?t=tok",
 			wantPath: cardNew + "?t=tok", wantName: "tok",
 		},

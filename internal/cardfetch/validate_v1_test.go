@@ -264,8 +264,10 @@ func TestValidateV1(t *testing.T) {
 			wantErrors: []pc{{"supportedInterfaces", "min_items"}},
 		},
 		{
-			name:       "supported_interfaces_as_object_is_invalid_type_only",
-			mutate:     func(c map[string]any) { c["supportedInterfaces"] = map[string]any{"url": "https://agent.example.com/a2a"} },
+			name: "supported_interfaces_as_object_is_invalid_type_only",
+			mutate: func(c map[string]any) {
+				c["supportedInterfaces"] = map[string]any{"url": "https://agent.example.com/a2a"}
+			},
 			wantErrors: []pc{{"supportedInterfaces", "invalid_type"}},
 		},
 		{
