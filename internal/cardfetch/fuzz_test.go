@@ -89,6 +89,9 @@ func FuzzValidate(f *testing.F) {
 		if r.Card != nil && !json.Valid(r.Card) {
 			t.Errorf("Card is not JSON: %q", r.Card)
 		}
+		if r.Valid && r.Profile.EndpointURL == "" {
+			t.Errorf("a valid card without an endpoint: %s", raw)
+		}
 		if r.Profile.EndpointURL != "" && !cardHasString(raw, r.Profile.EndpointURL) {
 			t.Errorf("EndpointURL %q is not in the card", r.Profile.EndpointURL)
 		}

@@ -77,6 +77,20 @@ func (o offer) describe() string {
 	return fmt.Sprintf("%s (%s)", b, o.path)
 }
 
+// blankInterfaceFields reports entries whose url, protocolBinding or protocolVersion is only
+// spaces: the field rules count them as present, but an entry without them offers nothing.
+func blankInterfaceFields(list []interfaceV1Doc, c *collector) {
+	for i, in := range list {
+		p := indexPath("supportedInterfaces", i)
+		for _, f := range []struct{ name, v string }{{"url", in.URL}, {"protocolBinding", in.ProtocolBinding}, {"protocolVersion", in.ProtocolVersion}} {
+			fp := memberPath(p, f.name)
+			if f.v != "" && strings.TrimSpace(f.v) == "" && !c.covered(fp) {
+				c.errorf(fp, CodeRequired, "%s is required%s.", fp, requiredHint(fp))
+			}
+		}
+	}
+}
+
 // supportedOffers turns supportedInterfaces entries into offers. Entries that are incomplete
 // (already reported by the field rules) are kept, so the message about what the card offers
 // names them too; empty strings mean unset, as SDKs serve their defaults.

@@ -150,6 +150,7 @@ func (f *Fetcher) interfacesV1(obj map[string]any, p *connector.CardProfile, c *
 	var doc v1Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
 	f.structRules(&doc, c)
+	blankInterfaceFields(doc.SupportedInterfaces, c)
 	f.chooseInterface(supportedOffers(doc.SupportedInterfaces), nil, true, p, c)
 }
 
@@ -159,6 +160,7 @@ func (f *Fetcher) interfacesV0(obj map[string]any, p *connector.CardProfile, c *
 	var doc v0Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
 	f.structRules(&doc, c)
+	blankInterfaceFields(doc.SupportedInterfaces, c)
 	checkProtocolVersion(doc.ProtocolVersion, c)
 	offers := supportedOffers(doc.SupportedInterfaces)
 	var top *offer

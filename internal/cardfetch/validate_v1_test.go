@@ -281,6 +281,13 @@ func TestValidateV1(t *testing.T) {
 			wantErrors: []pc{{"supportedInterfaces[0].protocolBinding", "required"}, {"supportedInterfaces[1].protocolVersion", "required"}},
 		},
 		{
+			name: "blank_interface_url_is_required",
+			mutate: func(c map[string]any) {
+				c["supportedInterfaces"] = []any{iface("  ", "JSONRPC", "1.0")}
+			},
+			wantErrors: []pc{{"supportedInterfaces[0].url", "required"}},
+		},
+		{
 			name:       "more_than_50_interfaces_is_too_long",
 			mutate:     func(c map[string]any) { c["supportedInterfaces"] = manyInterfaces(51) },
 			wantErrors: []pc{{"supportedInterfaces", "too_long"}},
