@@ -38,19 +38,9 @@ func generationOf(version string) generation {
 	return genUnknown
 }
 
-func (g generation) String() string {
-	switch g {
-	case gen0:
-		return "0.2/0.3"
-	case gen1:
-		return "1.0"
-	}
-	return "unknown"
-}
-
 // offer is one endpoint the card offers, where it was found, and what it speaks.
 type offer struct {
-	path    string // JSON path of the entry: "supportedInterfaces[1]"; "" for a 0.x card's url
+	path    string // JSON path of the entry: "supportedInterfaces[1]", "url", "additionalInterfaces[0]"
 	urlPath string // JSON path of its url
 	url     string
 	binding string // JSONRPC, GRPC, HTTP+JSON (trimmed, as written)
