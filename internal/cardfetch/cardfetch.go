@@ -128,13 +128,15 @@ const (
 // FetchError is a card that could not be fetched.
 type FetchError struct {
 	Kind FetchErrorKind
-	// URL is the URL of the failing attempt (the last one during discovery).
+	// URL is the URL of the reported attempt: the pasted URL when it and the well-known paths
+	// under it were all not there; the last well-known path when an origin's both were not;
+	// otherwise the attempt that failed.
 	URL string
 	// StatusCode is the HTTP status for KindHTTPStatus (and the status of the response that
 	// was refused for KindNotJSON and KindTooLarge), else 0.
 	StatusCode int
 	Err        error
-	// Tried lists every URL attempted, in order (two during discovery).
+	// Tried lists every URL attempted, in order (two for an origin, up to three for a path).
 	Tried []string
 }
 
@@ -155,14 +157,27 @@ var (
 	errTooLarge = errors.New("card is too large")
 )
 
+// A2AVersionHeader is the request header that names the A2A version a client speaks. Cards are
+// fetched with A2A-Version: 1.0, so servers that speak both generations show their 1.0 face
+// (@a2a-js/sdk with legacy compat answers 0.3 cards to requests without it).
+const A2AVersionHeader = "A2A-Version"
+
 // Fetch GETs the card at cardURL. A bare origin (no path or "/", no query) is discovered: first
-// /.well-known/agent-card.json, then /.well-known/agent.json (see the package doc for when the
-// second is tried). Otherwise exactly cardURL is fetched. Failures are *FetchError.
+// /.well-known/agent-card.json, then /.well-known/agent.json. Any other URL is fetched as it is,
+// and when it does not answer a card (see the package doc), {url}/.well-known/agent-card.json and
+// {url}/.well-known/agent.json are tried too, because SDKs mount agents under a path prefix.
+// Failures are *FetchError.
 func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (got Fetched, err error) {
 	ctx, span := f.obs.startFetch(ctx, cardURL)
 	defer func() { endFetch(span, got, err) }()
 	return f.fetch(ctx, cardURL)
 }
+
+// Well-known card paths: A2A 0.3 and 1.0, then 0.2.
+const (
+	wellKnownCard    = "/.well-known/agent-card.json"
+	wellKnownCardOld = "/.well-known/agent.json"
+)
 
 func (f *Fetcher) fetch(ctx context.Context, cardURL string) (Fetched, error) {
 	u, ferr := f.parseCardURL(cardURL)
@@ -172,36 +187,102 @@ func (f *Fetcher) fetch(ctx context.Context, cardURL string) (Fetched, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
-	candidates := []string{u.String()}
-	if (u.Path == "" || u.Path == "/") && u.RawQuery == "" {
+	origin := (u.Path == "" || u.Path == "/") && u.RawQuery == ""
+	var candidates []string
+	if origin {
 		base := *u
 		base.Path, base.RawPath = "", ""
-		candidates = []string{
-			base.String() + "/.well-known/agent-card.json",
-			base.String() + "/.well-known/agent.json",
-		}
+		candidates = []string{base.String() + wellKnownCard, base.String() + wellKnownCardOld}
+	} else {
+		candidates = append([]string{u.String()}, underPrefix(u)...)
 	}
-	var tried []string
+
+	var (
+		tried    []string
+		failures []*FetchError
+		notCard  *Fetched // the pasted URL answered JSON that is not a card
+	)
 	for i, c := range candidates {
 		tried = append(tried, c)
 		got, err := f.get(ctx, c)
 		if err == nil {
+			if !origin && i == 0 && len(candidates) > 1 && !looksLikeCard(got.Raw) {
+				notCard = &got
+				continue
+			}
 			return got, nil
 		}
 		var fe *FetchError
 		if !errors.As(err, &fe) {
 			fe = &FetchError{Kind: KindNetwork, URL: c, Err: err}
 		}
-		last := i == len(candidates)-1
-		moveOn := fe.Kind == KindNotJSON ||
-			(fe.Kind == KindHTTPStatus && (fe.StatusCode == http.StatusNotFound || fe.StatusCode == http.StatusGone))
-		if last || !moveOn {
+		// The pasted URL may be the agent's JSON-RPC endpoint or an app page, which answer GET
+		// with any 4xx; a well-known path that is not there answers 404 or 410, or the app's
+		// catch-all HTML page. Anything else (timeouts, 5xx, TLS, blocked addresses, a card too
+		// large) is a real answer about where the card is, and is returned at once.
+		notThere := fe.Kind == KindNotJSON ||
+			(fe.Kind == KindHTTPStatus && (fe.StatusCode == http.StatusNotFound || fe.StatusCode == http.StatusGone)) ||
+			(!origin && i == 0 && fe.Kind == KindHTTPStatus && fe.StatusCode >= 400 && fe.StatusCode < 500)
+		if !notThere || ctx.Err() != nil {
 			fe.Tried = tried
 			return Fetched{}, fe
 		}
+		failures = append(failures, fe)
 	}
-	// Unreachable: the loop returns on its last candidate.
-	return Fetched{}, &FetchError{Kind: KindInvalidURL, URL: cardURL, Err: errors.New("no URL to fetch"), Tried: tried}
+	if notCard != nil {
+		// Nothing better under the prefix: the pasted URL's answer is validated as it is, and
+		// its problems say what is wrong with it.
+		return *notCard, nil
+	}
+	// Every candidate was "not there": report the URL the tenant pasted (or, for an origin, the
+	// last well-known path, as before), naming every URL tried.
+	fe := failures[len(failures)-1]
+	if !origin {
+		fe = failures[0]
+	}
+	fe.Tried = tried
+	return Fetched{}, fe
+}
+
+// underPrefix are the well-known card URLs under the path of a pasted URL that is not a card
+// itself: https://host/agents/x -> https://host/agents/x/.well-known/agent-card.json and
+// .../agent.json. The query is kept (it may carry an access token); a pasted well-known URL has
+// none.
+func underPrefix(u *url.URL) []string {
+	p := strings.TrimSuffix(u.Path, "/")
+	if strings.HasSuffix(p, wellKnownCard) || strings.HasSuffix(p, wellKnownCardOld) {
+		return nil
+	}
+	out := make([]string, 0, 2)
+	for _, wk := range []string{wellKnownCard, wellKnownCardOld} {
+		c := *u
+		c.Path, c.RawPath = p+wk, ""
+		if u.RawPath != "" {
+			c.RawPath = strings.TrimSuffix(u.RawPath, "/") + wk
+		}
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// looksLikeCard reports whether a fetched body is a JSON object with at least one member every
+// agent card has, so that a JSON-RPC endpoint's error answer to GET is not taken for a card.
+func looksLikeCard(body []byte) bool {
+	tree, err := parseJSON(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		// Served as JSON but broken: it is what is there; Validate says why.
+		return true
+	}
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, k := range []string{"name", "skills", "url", "supportedInterfaces", "capabilities", "protocolVersion"} {
+		if _, ok := obj[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
@@ -234,6 +315,7 @@ func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "a2a-connector-cardfetch")
+	req.Header.Set(A2AVersionHeader, "1.0")
 	resp, err := f.client.Do(req)
 	if err != nil {
 		kind := classify(ctx, err)

@@ -8,25 +8,40 @@ import (
 	"strings"
 )
 
-// The typed view of the card fields the platform reads. It is filled from the generic JSON tree
-// by decodeTree, not by encoding/json, because encoding/json reports only the first value of the
-// wrong type and a tenant wants to see all of them at once. Fields the platform does not read are
-// not listed here; they stay in the raw card.
+// The typed views of the card fields the platform reads. They are filled from the generic JSON
+// tree by decodeTree, not by encoding/json, because encoding/json reports only the first value of
+// the wrong type and a tenant wants to see all of them at once. Fields the platform does not read
+// are not listed here; they stay in the raw card.
+//
+// cardDoc holds what both card generations share; v0Doc (A2A 0.2/0.3: a top-level url) and v1Doc
+// (A2A 1.0: supportedInterfaces) hold where each says the agent can be called. Each is validated
+// on its own, and the validator's namespaces drop the struct name, so paths are the card's.
 //
 // Validation tags: required, min and max (item counts), url, and maxbytes (our own: string length
 // in bytes, because the limit protects the store, which counts bytes, not runes).
 type cardDoc struct {
-	Name                 string           `json:"name" validate:"required,maxbytes=4096"`
-	Description          string           `json:"description" validate:"required,maxbytes=4096"`
+	Name               string           `json:"name" validate:"required,maxbytes=4096"`
+	Description        string           `json:"description" validate:"required,maxbytes=4096"`
+	Version            string           `json:"version" validate:"required,maxbytes=4096"`
+	Capabilities       *capabilitiesDoc `json:"capabilities" validate:"required"`
+	DefaultInputModes  []string         `json:"defaultInputModes" validate:"required,max=50,dive,maxbytes=4096"`
+	DefaultOutputModes []string         `json:"defaultOutputModes" validate:"required,max=50,dive,maxbytes=4096"`
+	Skills             []skillDoc       `json:"skills" validate:"required,min=1,max=100,dive"`
+}
+
+// v0Doc is where an A2A 0.2/0.3 card says the agent is. Cards served by SDKs that speak both
+// generations (their 0.3 face) also list supportedInterfaces.
+type v0Doc struct {
 	URL                  string           `json:"url" validate:"required,maxbytes=4096,url"`
-	Version              string           `json:"version" validate:"required,maxbytes=4096"`
 	ProtocolVersion      string           `json:"protocolVersion" validate:"required,maxbytes=4096"`
-	Capabilities         *capabilitiesDoc `json:"capabilities" validate:"required"`
-	DefaultInputModes    []string         `json:"defaultInputModes" validate:"required,max=50,dive,maxbytes=4096"`
-	DefaultOutputModes   []string         `json:"defaultOutputModes" validate:"required,max=50,dive,maxbytes=4096"`
-	Skills               []skillDoc       `json:"skills" validate:"required,min=1,max=100,dive"`
 	PreferredTransport   string           `json:"preferredTransport" validate:"maxbytes=4096"`
 	AdditionalInterfaces []interfaceDoc   `json:"additionalInterfaces" validate:"max=50,dive"`
+	SupportedInterfaces  []interfaceV1Doc `json:"supportedInterfaces" validate:"max=50,dive"`
+}
+
+// v1Doc is where an A2A 1.0 card says the agent is: its interfaces, the preferred one first.
+type v1Doc struct {
+	SupportedInterfaces []interfaceV1Doc `json:"supportedInterfaces" validate:"required,min=1,max=50,dive"`
 }
 
 type capabilitiesDoc struct {
@@ -51,9 +66,20 @@ type skillDoc struct {
 	OutputModes []string `json:"outputModes" validate:"max=50,dive,maxbytes=4096"`
 }
 
+// interfaceDoc is an A2A 0.3 additionalInterfaces entry.
 type interfaceDoc struct {
 	URL       string `json:"url" validate:"required,maxbytes=4096,url"`
 	Transport string `json:"transport" validate:"required,maxbytes=4096"`
+}
+
+// interfaceV1Doc is an A2A 1.0 supportedInterfaces entry. Its url is not checked here: gRPC
+// entries carry host:port, and only the JSON-RPC entries the platform calls must be https URLs
+// (checked where one is chosen).
+type interfaceV1Doc struct {
+	URL             string `json:"url" validate:"required,maxbytes=4096"`
+	ProtocolBinding string `json:"protocolBinding" validate:"required,maxbytes=4096"`
+	ProtocolVersion string `json:"protocolVersion" validate:"required,maxbytes=4096"`
+	Tenant          string `json:"tenant" validate:"maxbytes=4096"`
 }
 
 // jsonName is the JSON member name of a struct field, "" when it has none.

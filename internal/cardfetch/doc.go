@@ -1,6 +1,7 @@
 // Package cardfetch fetches an A2A agent card from a URL a tenant pasted, parses it keeping every
 // field, validates it against the platform's subset of A2A (ARCHITECTURE §4) and derives the
-// connector.CardProfile the rest of the connector works from.
+// connector.CardProfile the rest of the connector works from. It reads A2A 0.2/0.3 and 1.0 cards
+// and chooses the JSON-RPC interface (and version) the connector calls (ARCHITECTURE §12).
 //
 // It fetches only through the SSRF-guarded client it is given (internal/netguard), reads at most
 // MaxBytes, follows at most the client's redirects, and accepts only JSON. It does not store
@@ -11,12 +12,25 @@
 //
 // # Fetching: decisions where the design is silent
 //
+//   - Every request carries A2A-Version: 1.0, so a server that speaks both generations answers
+//     with its 1.0 card (@a2a-js/sdk with legacy compat answers its 0.3 card otherwise).
 //   - Discovery applies when the pasted URL has no path (or "/") and no query:
 //     /.well-known/agent-card.json first, then /.well-known/agent.json. The second is tried only
 //     when the first answers 404 or 410, or is not JSON (kind not_json: an HTML page, which
 //     single-page apps serve for every path). Any other failure (timeout, 5xx, blocked address,
 //     too large) is returned at once. When both fail, the last attempt's error is returned and
 //     FetchError.Tried lists both URLs.
+//   - Any other URL is fetched as pasted first. When it does not answer a card, the same two
+//     well-known paths are tried under it ({url}/.well-known/agent-card.json, then agent.json;
+//     the query is kept), because SDKs mount agents under a path prefix and tenants paste the
+//     agent's endpoint. "Does not answer a card" is: any 4xx (the agent's JSON-RPC endpoint or an
+//     app route answers GET with 404, 405, 401...), not JSON (an HTML page), or a JSON object
+//     without any member every card has (name, skills, url, supportedInterfaces, capabilities,
+//     protocolVersion): a2a-go's JSON-RPC endpoint answers GET with a JSON-RPC error. Under the
+//     prefix, 404/410/not JSON move on as in discovery; any other failure there is returned at
+//     once (something is there, broken). When nothing answers, the pasted URL's own failure is
+//     returned (its JSON body, if it had one, is validated as it is) and FetchError.Tried lists
+//     all three URLs. A pasted URL ending in a well-known path is not extended.
 //   - JSON content types are application/json and any */*+json. text/plain, and no Content-Type
 //     at all, are accepted when the body is one JSON object (static hosts serve .json files like
 //     that). text/html and everything else are not_json. A body served as JSON that does not parse
@@ -50,11 +64,45 @@
 //     warning (other skills still work), a usable one that needs a key makes APIKeyRequired true.
 //   - A2A 0.1 authentication is code legacy_authentication: an error when it is the card's only
 //     statement of credentials and names schemes, a warning when the 0.2 form is present too.
-//   - An A2A 1.0 card (supportedInterfaces, no top-level url) is one unsupported_protocol_version
-//     error at supportedInterfaces; url and protocolVersion are then not also reported missing.
-//     Any other protocolVersion outside 0.2.x/0.3.x is a warning with the same code.
-//   - Transport names compare case-insensitively. The JSON-RPC interface chosen from
-//     additionalInterfaces must be an https URL like the card's url.
+//   - Two card generations, one set of rules. A card without a top-level url and with
+//     supportedInterfaces is an A2A 1.0 card; every other card is read as 0.2/0.3. A card with
+//     both (the 0.3 face of a dual-version SDK) is a 0.x card whose supportedInterfaces are read
+//     too. Only where the agent is and the security shapes differ; name, description, version,
+//     capabilities, modes, skills, extensions and size limits are the same rules at the same paths.
+//   - Interface choice (connector.CardProfile.EndpointURL, ProtocolVersion, EndpointTenant): the
+//     first supportedInterfaces entry with protocolBinding JSONRPC (any case) and a 1.x
+//     protocolVersion; else the first JSONRPC entry with 0.2.x/0.3.x; else a 0.x card's own
+//     endpoint (url when preferredTransport is absent or JSONRPC, else the JSONRPC
+//     additionalInterfaces entry). Fallback is the first JSONRPC interface of the other
+//     generation in the same order (a 0.x card's own url counts, after supportedInterfaces).
+//     ProtocolVersion and the versions in Fallback are as the card states them.
+//   - Only the chosen interface's URL must be an absolute https URL (error at its path); a
+//     fallback that is not is a warning and is dropped. Other entries need url, protocolBinding
+//     and protocolVersion (required), not a URL: gRPC entries carry host:port.
+//   - No JSONRPC entry at all in a 1.0 card is unsupported_transport at supportedInterfaces,
+//     naming every offer ("GRPC 1.0 (supportedInterfaces[0])"); JSONRPC only in versions other
+//     than 1.x/0.2.x/0.3.x is unsupported_protocol_version there; beside a usable one, such an
+//     entry is a warning at its protocolVersion. A 0.x card with no JSON-RPC endpoint anywhere
+//     keeps the error at preferredTransport. A 0.x card's own protocolVersion outside 0.2.x/0.3.x
+//     is a warning (a 0.x-shaped card stating 1.x is spoken to in 1.0, as stated).
+//   - 1.0 cards are protobuf messages that SDKs serve with defaults filled in: an empty string or
+//     list means unset ("tenant": "" is no tenant; a skill's "inputModes": [] uses the defaults,
+//     where in a 0.x card [] is a list without text/plain). Empty default mode lists are still
+//     an error: the card must say text/plain somewhere.
+//   - The bare mode "text" counts as text/plain: both SDKs' samples and quickstarts declare it.
+//   - Security schemes are read in the form each is written, whatever the card's generation: 0.x
+//     {"type", "in", "name"}; 1.0 {"apiKeySecurityScheme": {"location", "name"}} (and
+//     httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme,
+//     mtlsSecurityScheme); and {"scheme": {"$case": "apiKeySecurityScheme", "value": {...}}}, the
+//     ts-proto form @a2a-js/sdk 1.x serves. Problems sit at the member as served
+//     (securitySchemes.key.apiKeySecurityScheme.location). An entry of no recognizable kind in a
+//     1.0 card is required at securitySchemes.<name>; one with two kinds is invalid.
+//   - Requirements: 1.0 securityRequirements [{"schemes": {name: scopes}}], where scopes may be
+//     {"list": [...]}, a plain list, null or {}; an element without "schemes" is read as a 0.x
+//     requirement. A 1.0 card reads securityRequirements, a 0.x card security; when the card's own
+//     list is absent or empty ([] as SDKs serve it), the other one is read (a 1.0 card that kept
+//     its 0.x security, the 0.3 face of a dual SDK). unsupported_security sits at the list read.
+//     Skills: securityRequirements or security, the same way.
 //   - Extension URIs compare exactly (after trimming spaces). Optional unsupported extensions
 //     raise nothing; they are simply not activated.
 //   - Intent extension input schemas come from the extension's params.skills[] = [{"id",

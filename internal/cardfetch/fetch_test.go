@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -457,5 +458,219 @@ func TestFetchErrorNamesBothDiscoveryURLs(t *testing.T) {
 	}
 	if fe.URL != want[1] || !strings.Contains(fe.Error(), "404") {
 		t.Errorf("URL = %q, Error() = %q", fe.URL, fe.Error())
+	}
+}
+
+// TestFetchUnderPrefix: a pasted URL with a path that does not answer a card is also looked up
+// at the well-known paths under it, where SDKs serve agents mounted under a prefix.
+func TestFetchUnderPrefix(t *testing.T) {
+	t.Parallel()
+	htmlPage := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, "<!doctype html><html><body>app</body></html>")
+	}
+	status := func(code int) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(code) }
+	}
+	jsonRPCError := serveJSON("application/json", []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`))
+	const (
+		prefix  = "/agents/x"
+		cardNew = prefix + "/.well-known/agent-card.json"
+		cardOld = prefix + "/.well-known/agent.json"
+	)
+	tests := []struct {
+		name     string
+		routes   map[string]http.HandlerFunc // exact path -> handler
+		fallback http.HandlerFunc            // every other path; nil: 404
+		path     string                      // pasted after the origin; prefix when empty
+		wantPath string                      // where the card must come from
+		wantName string
+		// When the fetch must fail: its kind, status, reported path, and the paths tried.
+		wantKind   FetchErrorKind
+		wantStatus int
+		wantURL    string
+		wantTried  []string
+		wantHits   map[string]int32
+	}{
+		{
+			name:     "agent_card_json_under_the_prefix",
+			routes:   map[string]http.HandlerFunc{cardNew: serveJSON("application/json", namedCard("new"))},
+			wantPath: cardNew, wantName: "new",
+		},
+		{
+			name:     "trailing_slash_is_the_same_prefix",
+			routes:   map[string]http.HandlerFunc{cardNew: serveJSON("application/json", namedCard("new"))},
+			path:     prefix + "/",
+			wantPath: cardNew, wantName: "new",
+		},
+		{
+			name:     "agent_json_under_the_prefix",
+			routes:   map[string]http.HandlerFunc{cardOld: serveJSON("application/json", namedCard("old"))},
+			wantPath: cardOld, wantName: "old",
+		},
+		{
+			name:     "html_catch_all_page_is_passed_over",
+			routes:   map[string]http.HandlerFunc{cardOld: serveJSON("application/json", namedCard("old"))},
+			fallback: htmlPage,
+			wantPath: cardOld, wantName: "old",
+		},
+		{
+			name:     "json_rpc_error_answer_to_get_is_not_a_card",
+			routes:   map[string]http.HandlerFunc{prefix: jsonRPCError, cardNew: serveJSON("application/json", namedCard("new"))},
+			wantPath: cardNew, wantName: "new",
+		},
+		{
+			name:     "401_on_the_pasted_url_moves_on",
+			routes:   map[string]http.HandlerFunc{prefix: status(http.StatusUnauthorized), cardNew: serveJSON("application/json", namedCard("new"))},
+			wantPath: cardNew, wantName: "new",
+		},
+		{
+			name: "query_is_kept_under_the_prefix",
+			routes: map[string]http.HandlerFunc{cardNew: func(w http.ResponseWriter, r *http.Request) {
+				serveJSON("application/json", namedCard(r.URL.Query().Get("t")))(w, r)
+			}},
+			path:     prefix + "?t=tok",
+			wantPath: cardNew + "?t=tok", wantName: "tok",
+		},
+		{
+			name: "a_card_at_the_pasted_url_is_not_looked_for_elsewhere",
+			routes: map[string]http.HandlerFunc{
+				prefix:  serveJSON("application/json", namedCard("pasted")),
+				cardNew: serveJSON("application/json", namedCard("new")),
+			},
+			wantPath: prefix, wantName: "pasted",
+			wantHits: map[string]int32{cardNew: 0, cardOld: 0},
+		},
+		{
+			name:       "nothing_anywhere_reports_the_pasted_url",
+			wantKind:   KindHTTPStatus,
+			wantStatus: http.StatusNotFound,
+			wantURL:    prefix,
+			wantTried:  []string{prefix, cardNew, cardOld},
+		},
+		{
+			name:      "html_everywhere_reports_the_pasted_url_as_not_json",
+			fallback:  htmlPage,
+			wantKind:  KindNotJSON,
+			wantURL:   prefix,
+			wantTried: []string{prefix, cardNew, cardOld},
+		},
+		{
+			name:       "a_server_error_under_the_prefix_is_what_is_reported",
+			routes:     map[string]http.HandlerFunc{cardNew: status(http.StatusInternalServerError), cardOld: serveJSON("application/json", namedCard("old"))},
+			wantKind:   KindHTTPStatus,
+			wantStatus: http.StatusInternalServerError,
+			wantURL:    cardNew,
+			wantTried:  []string{prefix, cardNew},
+		},
+		{
+			name:       "a_server_error_at_the_pasted_url_is_returned_at_once",
+			routes:     map[string]http.HandlerFunc{prefix: status(http.StatusBadGateway), cardNew: serveJSON("application/json", namedCard("new"))},
+			wantKind:   KindHTTPStatus,
+			wantStatus: http.StatusBadGateway,
+			wantURL:    prefix,
+			wantTried:  []string{prefix},
+			wantHits:   map[string]int32{cardNew: 0},
+		},
+		{
+			name:     "pasted_well_known_url_is_not_extended",
+			path:     cardNew,
+			wantKind: KindHTTPStatus, wantStatus: http.StatusNotFound, wantURL: cardNew,
+			wantTried: []string{cardNew},
+		},
+		{
+			name:     "non_card_json_with_nothing_under_the_prefix_is_validated_as_fetched",
+			routes:   map[string]http.HandlerFunc{prefix: jsonRPCError},
+			wantPath: prefix,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var mu sync.Mutex
+			hits := map[string]int32{}
+			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				hits[r.URL.Path]++
+				mu.Unlock()
+				if h, ok := tt.routes[r.URL.Path]; ok {
+					h(w, r)
+					return
+				}
+				if tt.fallback != nil {
+					tt.fallback(w, r)
+					return
+				}
+				http.NotFound(w, r)
+			}))
+			path := tt.path
+			if path == "" {
+				path = prefix
+			}
+			got, rep, err := New(Options{Client: client}).FetchAndValidate(t.Context(), srv.URL+path)
+			if tt.wantKind != "" {
+				fe := wantKind(t, err, tt.wantKind)
+				if tt.wantStatus != 0 && fe.StatusCode != tt.wantStatus {
+					t.Errorf("StatusCode = %d, want %d", fe.StatusCode, tt.wantStatus)
+				}
+				if fe.URL != srv.URL+tt.wantURL {
+					t.Errorf("URL = %q, want %q", fe.URL, srv.URL+tt.wantURL)
+				}
+				var want []string
+				for _, p := range tt.wantTried {
+					want = append(want, srv.URL+p)
+				}
+				if diff := cmp.Diff(want, fe.Tried); diff != "" {
+					t.Errorf("Tried (-want +got):\n%s", diff)
+				}
+			} else {
+				if err != nil {
+					t.Fatalf("FetchAndValidate: %v", err)
+				}
+				if got.ResolvedURL != srv.URL+tt.wantPath {
+					t.Errorf("ResolvedURL = %q, want %q", got.ResolvedURL, srv.URL+tt.wantPath)
+				}
+				if tt.wantName != "" && (rep.Profile.Name != tt.wantName || !rep.Valid) {
+					t.Errorf("name = %q valid = %v, want %q and valid; problems %+v", rep.Profile.Name, rep.Valid, tt.wantName, rep.Problems)
+				}
+				if tt.wantName == "" && rep.Valid {
+					t.Errorf("a JSON-RPC error object validated as a card")
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for p, want := range tt.wantHits {
+				if hits[p] != want {
+					t.Errorf("%s was requested %d times, want %d", p, hits[p], want)
+				}
+			}
+		})
+	}
+}
+
+// TestFetchSendsA2AVersion: every card request says A2A-Version: 1.0, so a server that speaks
+// both generations answers with its 1.0 card; discovery requests too.
+func TestFetchSendsA2AVersion(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path+" "+r.Header.Get("A2A-Version"))
+		mu.Unlock()
+		if r.URL.Path != "/.well-known/agent.json" {
+			http.NotFound(w, r)
+			return
+		}
+		serveJSON("application/json", card(nil))(w, r)
+	}))
+	if _, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL); err != nil {
+		t.Fatalf("Fetch: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"/.well-known/agent-card.json 1.0", "/.well-known/agent.json 1.0"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
 	}
 }

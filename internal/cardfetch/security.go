@@ -8,13 +8,15 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 )
 
-// scheme is one securitySchemes entry as far as the platform cares.
+// scheme is one securitySchemes entry as far as the platform cares, whichever way it was written.
 type scheme struct {
 	name string // the key in securitySchemes; "" for the short form's implicit scheme
 	typ  string // apiKey, http, oauth2, openIdConnect, mutualTLS, ...
 	in   string // apiKey only: header, query, cookie
 	key  string // apiKey only: the header/query/cookie name
 	http string // http only: bearer, basic, ...
+	// keyPath is the JSON path of the apiKey's name, for the warning about a custom header.
+	keyPath string
 	// broken: the definition lacks what it needs (already reported); alternatives using it are
 	// not judged again, so one mistake yields one problem.
 	broken bool
@@ -61,8 +63,22 @@ type alternative struct {
 	missing []string // what blocks it, for the message
 }
 
-// parseSchemes reads securitySchemes; malformed entries are reported and left out.
-func parseSchemes(obj map[string]any, c *collector) map[string]*scheme {
+// v1SchemeKinds maps the A2A 1.0 wrapper members of a security scheme to the 0.x type names the
+// rules speak.
+var v1SchemeKinds = map[string]string{
+	"apiKeySecurityScheme":        "apiKey",
+	"httpAuthSecurityScheme":      "http",
+	"oauth2SecurityScheme":        "oauth2",
+	"openIdConnectSecurityScheme": "openIdConnect",
+	"mtlsSecurityScheme":          "mutualTLS",
+}
+
+// parseSchemes reads securitySchemes; malformed entries are reported and left out. Each entry is
+// read in the form it is written in, whatever the card's generation (SDKs that speak both write
+// both): A2A 0.x {"type": "apiKey", "in", "name"}; A2A 1.0 {"apiKeySecurityScheme": {"location",
+// "name"}} and its siblings; and {"scheme": {"$case": "apiKeySecurityScheme", "value": {...}}},
+// which @a2a-js/sdk 1.x card handlers serve (its TypeScript card type, stringified as it is).
+func parseSchemes(obj map[string]any, gen generation, c *collector) map[string]*scheme {
 	out := map[string]*scheme{}
 	raw, ok := obj["securitySchemes"]
 	if !ok || raw == nil {
@@ -73,31 +89,94 @@ func parseSchemes(obj map[string]any, c *collector) map[string]*scheme {
 		c.invalidType("securitySchemes", "an object mapping scheme names to scheme objects", raw)
 		return out
 	}
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	for _, n := range names {
+	for _, n := range sortedKeys(m) {
 		path := memberPath("securitySchemes", n)
 		so, ok := m[n].(map[string]any)
 		if !ok {
 			c.invalidType(path, "an object", m[n])
 			continue
 		}
-		s := &scheme{name: n}
-		s.typ = schemeString(so, path, "type", true, c)
-		if strings.EqualFold(s.typ, "apiKey") {
-			s.in = schemeString(so, path, "in", true, c)
-			s.key = schemeString(so, path, "name", true, c)
+		if s := parseScheme(n, so, path, gen, c); s != nil {
+			out[n] = s
 		}
-		if strings.EqualFold(s.typ, "http") {
-			s.http = schemeString(so, path, "scheme", false, c)
-		}
-		s.broken = s.typ == "" || (strings.EqualFold(s.typ, "apiKey") && (s.in == "" || s.key == ""))
-		out[n] = s
 	}
 	return out
+}
+
+// parseScheme reads one securitySchemes entry; nil when it is not an object where one is needed.
+func parseScheme(name string, so map[string]any, path string, gen generation, c *collector) *scheme {
+	if _, ok := so["type"]; ok {
+		return parseSchemeV0(name, so, path, c)
+	}
+	var wrappers []string
+	for _, k := range sortedKeys(so) {
+		if _, known := v1SchemeKinds[k]; known || strings.HasSuffix(k, "SecurityScheme") {
+			wrappers = append(wrappers, k)
+		}
+	}
+	switch {
+	case len(wrappers) == 1:
+		return parseSchemeV1(name, wrappers[0], so[wrappers[0]], memberPath(path, wrappers[0]), c)
+	case len(wrappers) > 1:
+		c.errorf(path, CodeInvalid, "%s holds %s; a security scheme is exactly one of them.", path, quoteList(wrappers))
+		return &scheme{name: name, broken: true}
+	}
+	if inner, ok := so["scheme"].(map[string]any); ok {
+		if kind, ok := inner["$case"].(string); ok {
+			return parseSchemeV1(name, kind, inner["value"], memberPath(memberPath(path, "scheme"), "value"), c)
+		}
+	}
+	if gen == gen1 {
+		c.errorf(path, CodeRequired, `%s does not say what kind of scheme it is: it needs one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme or mtlsSecurityScheme; for the platform use {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}.`, path)
+		return &scheme{name: name, broken: true}
+	}
+	return parseSchemeV0(name, so, path, c)
+}
+
+// parseSchemeV0 reads an A2A 0.x scheme: {"type", "in", "name", "scheme"}.
+func parseSchemeV0(name string, so map[string]any, path string, c *collector) *scheme {
+	s := &scheme{name: name}
+	s.typ = schemeString(so, path, "type", true, c)
+	if strings.EqualFold(s.typ, "apiKey") {
+		s.in = schemeString(so, path, "in", true, c)
+		s.key = schemeString(so, path, "name", true, c)
+		s.keyPath = memberPath(path, "name")
+	}
+	if strings.EqualFold(s.typ, "http") {
+		s.http = schemeString(so, path, "scheme", false, c)
+	}
+	s.broken = s.typ == "" || (strings.EqualFold(s.typ, "apiKey") && (s.in == "" || s.key == ""))
+	return s
+}
+
+// parseSchemeV1 reads the body of an A2A 1.0 scheme of the given wrapper kind at path.
+func parseSchemeV1(name, kind string, body any, path string, c *collector) *scheme {
+	typ, known := v1SchemeKinds[kind]
+	if !known {
+		typ = strings.TrimSuffix(kind, "SecurityScheme")
+	}
+	s := &scheme{name: name, typ: typ}
+	so, ok := body.(map[string]any)
+	if !ok {
+		if body == nil {
+			// {"mtlsSecurityScheme": null} still says what it is; only apiKey needs members.
+			so = map[string]any{}
+		} else {
+			c.invalidType(path, "an object", body)
+			s.broken = true
+			return s
+		}
+	}
+	switch typ {
+	case "apiKey":
+		s.in = schemeString(so, path, "location", true, c)
+		s.key = schemeString(so, path, "name", true, c)
+		s.keyPath = memberPath(path, "name")
+		s.broken = s.in == "" || s.key == ""
+	case "http":
+		s.http = schemeString(so, path, "scheme", false, c)
+	}
+	return s
 }
 
 func schemeString(so map[string]any, parent, member string, required bool, c *collector) string {
@@ -122,7 +201,7 @@ func schemeHint(member string) string {
 	switch member {
 	case "type":
 		return `: for the platform use "apiKey"`
-	case "in":
+	case "in", "location":
 		return `: for the platform use "header"`
 	case "name":
 		return `: for the platform use "X-API-KEY"`
@@ -182,23 +261,97 @@ func parseSecurity(raw any, path string, schemes map[string]*scheme, c *collecto
 			c.invalidType(ep, `a security requirement object such as {"apiKey": []}`, el)
 			continue
 		}
-		alt.status = altOK
-		for _, s := range alt.schemes {
-			if s.broken {
-				alt.missing = append(alt.missing, s.name)
-			}
-		}
-		if len(alt.missing) > 0 {
-			alt.status = altUndefined
-		}
-		for _, s := range alt.schemes {
-			if !s.broken && !s.headerAPIKey() {
-				alt.status = altUnsupported
-			}
-		}
-		alts = append(alts, alt)
+		alts = append(alts, alt.judged())
 	}
 	return alts
+}
+
+// judged sets the alternative's status from its schemes.
+func (alt alternative) judged() alternative {
+	alt.status = altOK
+	for _, s := range alt.schemes {
+		if s.broken {
+			alt.missing = append(alt.missing, s.name)
+		}
+	}
+	if len(alt.missing) > 0 {
+		alt.status = altUndefined
+	}
+	for _, s := range alt.schemes {
+		if !s.broken && !s.headerAPIKey() {
+			alt.status = altUnsupported
+		}
+	}
+	return alt
+}
+
+// parseRequirementsV1 reads an A2A 1.0 securityRequirements list at path: [{"schemes": {name:
+// scopes}}], where SDKs write the scopes as {"list": [...]} (@a2a-js/sdk), a plain list or null
+// (a2a-go), or {}. An element without "schemes" is read as a 0.x requirement ({name: scopes});
+// an element naming no scheme is an alternative that needs nothing.
+func parseRequirementsV1(raw any, path string, schemes map[string]*scheme, c *collector) []alternative {
+	if raw == nil {
+		return nil
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		c.invalidType(path, `an array, such as [{"schemes": {"apiKey": {"list": []}}}]`, raw)
+		return nil
+	}
+	alts := make([]alternative, 0, len(list))
+	for i, el := range list {
+		ep := indexPath(path, i)
+		eo, ok := el.(map[string]any)
+		if !ok {
+			c.invalidType(ep, `a security requirement object such as {"schemes": {"apiKey": {"list": []}}}`, el)
+			continue
+		}
+		names, base := eo, ep
+		if v, has := eo["schemes"]; has {
+			base = memberPath(ep, "schemes")
+			switch v := v.(type) {
+			case nil:
+				names = nil
+			case map[string]any:
+				names = v
+			default:
+				c.invalidType(base, "an object mapping scheme names to scopes", v)
+				continue
+			}
+		}
+		var alt alternative
+		for _, n := range sortedKeys(names) {
+			rp := memberPath(base, n)
+			if !validScopes(names[n]) {
+				c.invalidType(rp, `scopes such as {"list": []} (use an empty list for an API key)`, names[n])
+			}
+			s, ok := schemes[n]
+			if !ok {
+				c.errorf(rp, CodeUndefinedScheme, "%s requires the scheme %q, but securitySchemes does not define it. Define it, e.g. \"securitySchemes\": {%q: {\"apiKeySecurityScheme\": {\"location\": \"header\", \"name\": \"X-API-KEY\"}}}, or remove the reference.", ep, n, n)
+				alt.missing = append(alt.missing, n)
+				continue
+			}
+			alt.schemes = append(alt.schemes, s)
+		}
+		alts = append(alts, alt.judged())
+	}
+	return alts
+}
+
+// validScopes accepts the ways SDKs write a requirement's scopes: null, a list, or {"list": [...]}.
+func validScopes(v any) bool {
+	switch v := v.(type) {
+	case nil, []any:
+		return true
+	case map[string]any:
+		l, has := v["list"]
+		if !has || l == nil {
+			return len(v) == 0 || has
+		}
+		_, ok := l.([]any)
+		return ok
+	}
+	return false
 }
 
 // securityVerdict is what one security list means for the platform.
@@ -246,15 +399,56 @@ func judge(alts []alternative) securityVerdict {
 	return v
 }
 
+// requirementLists are the two names of a card's (or skill's) security requirements: A2A 1.0's
+// securityRequirements and A2A 0.x's security. A card normally has one; the 0.3 face of a
+// dual-version SDK has both, saying the same.
+const (
+	requirementsV1 = "securityRequirements"
+	requirementsV0 = "security"
+)
+
+// requirements picks the requirement list of an object (the card or a skill) at path and parses
+// it in its own form. The card's own generation's list wins; an absent or empty one ([] is what
+// SDKs serve for "none") gives way to the other.
+func requirements(o map[string]any, path string, gen generation, schemes map[string]*scheme, c *collector) (string, []alternative) {
+	order := []string{requirementsV0, requirementsV1}
+	if gen == gen1 {
+		order = []string{requirementsV1, requirementsV0}
+	}
+	pick := ""
+	for _, n := range order {
+		if v := o[n]; v != nil {
+			if l, isList := v.([]any); isList && len(l) == 0 {
+				continue
+			}
+			pick = n
+			break
+		}
+	}
+	if pick == "" {
+		return memberPath(path, order[0]), nil
+	}
+	lp := memberPath(path, pick)
+	if pick == requirementsV1 {
+		return lp, parseRequirementsV1(o[pick], lp, schemes, c)
+	}
+	return lp, parseSecurity(o[pick], lp, schemes, c)
+}
+
 // checkSecurity applies the security rules of the platform subset to the card and to each
-// skill's own security list (A2A 0.3), and fills APIKeyRequired and APIKeyHeaders.
-func checkSecurity(obj map[string]any, skills []skillDoc, p *connector.CardProfile, c *collector) {
-	schemes := parseSchemes(obj, c)
-	card := judge(parseSecurity(obj["security"], "security", schemes, c))
+// skill's own requirements (A2A 0.3 and 1.0), and fills APIKeyRequired and APIKeyHeaders.
+func checkSecurity(obj map[string]any, gen generation, skills []skillDoc, p *connector.CardProfile, c *collector) {
+	schemes := parseSchemes(obj, gen, c)
+	cardPath, cardAlts := requirements(obj, "", gen, schemes, c)
+	card := judge(cardAlts)
 	if !card.acceptable {
-		c.errorf("security", CodeUnsupportedSecurity,
-			"The agent requires %s; the platform can only send an API key in the X-API-KEY header. Add an alternative the platform can meet: \"securitySchemes\": {\"apiKey\": {\"type\": \"apiKey\", \"in\": \"header\", \"name\": \"X-API-KEY\"}} and {\"apiKey\": []} in security.",
-			strings.Join(dedupe(card.blockers), " or "))
+		fix := `"securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}} and {"apiKey": []} in security`
+		if cardPath == requirementsV1 {
+			fix = `"securitySchemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}} and {"schemes": {"apiKey": {"list": []}}} in securityRequirements`
+		}
+		c.errorf(cardPath, CodeUnsupportedSecurity,
+			"The agent requires %s; the platform can only send an API key in the X-API-KEY header. Add an alternative the platform can meet: %s.",
+			strings.Join(dedupe(card.blockers), " or "), fix)
 	}
 	headers := card.headers
 	keyRequired := card.keyRequired
@@ -262,11 +456,14 @@ func checkSecurity(obj map[string]any, skills []skillDoc, p *connector.CardProfi
 	rawSkills, _ := obj["skills"].([]any)
 	for i := range rawSkills {
 		so, _ := rawSkills[i].(map[string]any)
-		if so == nil || so["security"] == nil {
+		if so == nil {
 			continue
 		}
-		path := memberPath(indexPath("skills", i), "security")
-		sv := judge(parseSecurity(so["security"], path, schemes, c))
+		path, alts := requirements(so, indexPath("skills", i), gen, schemes, c)
+		if alts == nil {
+			continue
+		}
+		sv := judge(alts)
 		label := indexPath("skills", i)
 		if i < len(skills) && skills[i].ID != "" {
 			label = fmt.Sprintf("%q", skills[i].ID)
@@ -293,13 +490,13 @@ func checkSecurity(obj map[string]any, skills []skillDoc, p *connector.CardProfi
 	for _, n := range sortedKeys(schemes) {
 		s := schemes[n]
 		if s.headerAPIKey() && !strings.EqualFold(s.key, platformKeyHeader) && slices.Contains(p.APIKeyHeaders, s.key) {
-			c.warnf(memberPath(memberPath("securitySchemes", n), "name"), CodeAPIKeyHeader,
+			c.warnf(s.keyPath, CodeAPIKeyHeader,
 				"The scheme %q expects the API key in the header %q; the platform sends it under both X-API-KEY and %s.", n, s.key, s.key)
 		}
 	}
 }
 
-func sortedKeys(m map[string]*scheme) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

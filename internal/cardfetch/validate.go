@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"net/url"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -52,8 +50,6 @@ const (
 	// platformKeyHeader is the header the platform always sends the tenant's API key in.
 	platformKeyHeader = "X-API-KEY"
 )
-
-var supportedProtocolVersion = regexp.MustCompile(`^0\.[23](\.[0-9A-Za-z.+-]*)?$`)
 
 // newValidator builds the struct validator: JSON names in namespaces, plus the maxbytes tag.
 func newValidator() *validator.Validate {
@@ -110,38 +106,72 @@ func (f *Fetcher) validate(raw []byte, c *collector, rep *Report) {
 		return
 	}
 
+	// The generations differ in where the agent is and in the shape of security; the rest of the
+	// card, and every platform rule, is the same.
 	var doc cardDoc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
-
-	// An A2A 1.0 card moved url and protocolVersion into supportedInterfaces[]; saying "url is
-	// required" would send the tenant the wrong way.
-	v1 := obj["url"] == nil && obj["supportedInterfaces"] != nil
-	if v1 {
-		c.errorf("supportedInterfaces", CodeUnsupportedProtocolVersion,
-			"This is an A2A 1.0 agent card (supportedInterfaces and no top-level url); the platform speaks A2A 0.2.5 JSON-RPC. Serve a 0.2.x or 0.3.x card instead, with protocolVersion \"0.2.5\", a top-level url of the agent's JSON-RPC endpoint, and the agent answering message/send and message/stream.")
-	}
-	f.structRules(&doc, c, v1)
+	f.structRules(&doc, c)
+	gen := cardGeneration(obj)
 
 	p := &rep.Profile
 	p.Name = doc.Name
 	p.Description = doc.Description
 	p.Version = doc.Version
-	p.ProtocolVersion = doc.ProtocolVersion
 	if doc.Capabilities != nil {
 		p.Streaming = doc.Capabilities.Streaming
 	}
 
-	if !v1 {
-		f.checkURL("url", doc.URL, c)
-		p.EndpointURL = f.endpoint(&doc, c)
-		checkProtocolVersion(doc.ProtocolVersion, c)
+	if gen == gen1 {
+		f.interfacesV1(obj, p, c)
+	} else {
+		f.interfacesV0(obj, p, c)
 	}
 	checkModes("defaultInputModes", "", doc.DefaultInputModes, c)
 	checkModes("defaultOutputModes", "", doc.DefaultOutputModes, c)
-	p.Skills = checkSkills(doc.Skills, c)
-	checkSecurity(obj, doc.Skills, p, c)
-	checkLegacyAuthentication(obj, c)
+	p.Skills = checkSkills(doc.Skills, gen, c)
+	checkSecurity(obj, gen, doc.Skills, p, c)
+	checkLegacyAuthentication(obj, gen, c)
 	f.checkExtensions(obj, &doc, p, c)
+}
+
+// cardGeneration tells the card's shape: A2A 1.0 cards moved url and protocolVersion into
+// supportedInterfaces[]. A card with both a top-level url and supportedInterfaces is the 0.3
+// face of an SDK that speaks both generations, and is read as a 0.x card that also lists its
+// interfaces.
+func cardGeneration(obj map[string]any) generation {
+	if obj["url"] == nil && obj["supportedInterfaces"] != nil {
+		return gen1
+	}
+	return gen0
+}
+
+// interfacesV1 reads an A2A 1.0 card's supportedInterfaces and chooses among them.
+func (f *Fetcher) interfacesV1(obj map[string]any, p *connector.CardProfile, c *collector) {
+	var doc v1Doc
+	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
+	f.structRules(&doc, c)
+	blankInterfaceFields(doc.SupportedInterfaces, c)
+	f.chooseInterface(supportedOffers(doc.SupportedInterfaces), nil, true, p, c)
+}
+
+// interfacesV0 reads an A2A 0.2/0.3 card's url, preferredTransport and additionalInterfaces (and
+// the supportedInterfaces a dual-version SDK adds) and chooses among them.
+func (f *Fetcher) interfacesV0(obj map[string]any, p *connector.CardProfile, c *collector) {
+	var doc v0Doc
+	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
+	f.structRules(&doc, c)
+	blankInterfaceFields(doc.SupportedInterfaces, c)
+	checkProtocolVersion(doc.ProtocolVersion, c)
+	offers := supportedOffers(doc.SupportedInterfaces)
+	var top *offer
+	if o, ok := v0Endpoint(&doc); ok {
+		top = &o
+	}
+	if !f.chooseInterface(offers, top, false, p, c) {
+		v0NoEndpoint(&doc, offers, c)
+		// Shown beside the problems, as before: what the card states.
+		p.ProtocolVersion = doc.ProtocolVersion
+	}
 }
 
 // parseJSON decodes exactly one JSON value, keeping numbers as written.
@@ -158,8 +188,9 @@ func parseJSON(raw []byte) (any, error) {
 	return tree, nil
 }
 
-// structRules runs the validator tags and turns their findings into problems.
-func (f *Fetcher) structRules(doc *cardDoc, c *collector, v1 bool) {
+// structRules runs the validator tags on one of the typed views and turns their findings into
+// problems.
+func (f *Fetcher) structRules(doc any, c *collector) {
 	err := f.validator.Struct(doc)
 	var fes validator.ValidationErrors
 	if !errors.As(err, &fes) {
@@ -174,9 +205,6 @@ func (f *Fetcher) structRules(doc *cardDoc, c *collector, v1 bool) {
 			path = rest
 		}
 		if c.covered(path) {
-			continue
-		}
-		if v1 && (path == "url" || path == "protocolVersion") {
 			continue
 		}
 		fieldProblem(fe, path, c)
@@ -221,10 +249,22 @@ func requiredHint(path string) string {
 		return `: set the agent's own version, such as "1.0.0"`
 	case "uri":
 		return ": set the URI that identifies the extension"
+	case "protocolBinding":
+		return `: name the interface's transport; the platform calls "JSONRPC"`
+	}
+	if strings.HasPrefix(path, "supportedInterfaces[") {
+		switch lastSegment(path) {
+		case "url":
+			return ": set the absolute https URL of this interface"
+		case "protocolVersion":
+			return `: set the A2A version spoken there, such as "1.0" or "0.3"`
+		}
 	}
 	switch path {
 	case "url":
-		return ": set it to the absolute https URL of the agent's JSON-RPC endpoint"
+		return ": set it to the absolute https URL of the agent's JSON-RPC endpoint (A2A 1.0 cards list supportedInterfaces instead)"
+	case "supportedInterfaces":
+		return `: list the agent's JSON-RPC endpoint, e.g. {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}`
 	case "protocolVersion":
 		return `: set it to the A2A version the agent speaks, such as "0.2.5"`
 	case "capabilities":
@@ -237,64 +277,33 @@ func requiredHint(path string) string {
 	return ""
 }
 
-// checkURL enforces an absolute https URL (http only when the operator allowed it). It is about
-// where the platform will send tenant data, not about where the card came from.
-func (f *Fetcher) checkURL(path, raw string, c *collector) {
-	if raw == "" || c.covered(path) {
-		return
-	}
-	u, err := url.Parse(raw)
-	if err != nil || !u.IsAbs() || u.Host == "" {
-		c.errorf(path, CodeInvalidURL, "%s must be an absolute URL such as https://agent.example.com/a2a.", path)
-		return
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-	case "http":
-		if !f.allowInsecure {
-			c.errorf(path, CodeInsecureURL, "%s uses plain http; the platform sends user messages and API keys only over https. Serve the agent over https and put the https URL in the card.", path)
-		}
-	default:
-		c.errorf(path, CodeInvalidURL, "%s uses the scheme %q; the platform calls agents over https only.", path, u.Scheme)
-	}
-}
-
-// endpoint picks the JSON-RPC endpoint (A2A 0.3 transport selection, restricted to JSONRPC).
-func (f *Fetcher) endpoint(doc *cardDoc, c *collector) string {
-	pt := strings.TrimSpace(doc.PreferredTransport)
-	if pt == "" || strings.EqualFold(pt, "JSONRPC") {
-		return doc.URL
-	}
-	for i, in := range doc.AdditionalInterfaces {
-		if strings.EqualFold(strings.TrimSpace(in.Transport), "JSONRPC") && in.URL != "" {
-			f.checkURL(memberPath(indexPath("additionalInterfaces", i), "url"), in.URL, c)
-			return in.URL
-		}
-	}
-	if c.covered("preferredTransport") {
-		return ""
-	}
-	c.errorf("preferredTransport", CodeUnsupportedTransport,
-		"preferredTransport is %q and additionalInterfaces has no JSONRPC entry; the platform calls agents with JSON-RPC 2.0 over HTTP. Serve JSON-RPC and list it, e.g. {\"url\": \"https://agent.example.com/a2a\", \"transport\": \"JSONRPC\"}, in additionalInterfaces.", pt)
-	return ""
-}
-
+// checkProtocolVersion judges a 0.x card's own protocolVersion.
 func checkProtocolVersion(v string, c *collector) {
-	if v == "" || supportedProtocolVersion.MatchString(strings.TrimSpace(v)) {
+	switch generationOf(v) {
+	case gen0:
 		return
+	case gen1:
+		c.warnf("protocolVersion", CodeUnsupportedProtocolVersion,
+			"protocolVersion is %q, but the card has the A2A 0.x shape (a top-level url; A2A 1.0 cards list their endpoints in supportedInterfaces). The platform calls url with A2A 1.0 as stated; if the agent speaks 0.3, set protocolVersion to \"0.3.0\".", v)
+	default:
+		if v == "" {
+			return
+		}
+		c.warnf("protocolVersion", CodeUnsupportedProtocolVersion,
+			"protocolVersion is %q; the platform speaks A2A 1.x and 0.2.x/0.3.x and calls this agent with 0.x JSON-RPC, so calls may fail.", v)
 	}
-	c.warnf("protocolVersion", CodeUnsupportedProtocolVersion,
-		"protocolVersion is %q; the platform speaks A2A 0.2.5 and accepts 0.2.x and 0.3.x cards, so calls to this agent may fail.", v)
 }
 
 // isTextPlain matches text/plain, also with parameters ("text/plain; charset=utf-8") and in any
-// case. Wildcards (text/*, */*) do not count: the platform guide lists text/plain explicitly.
+// case, and the bare "text" the A2A SDKs' own samples and quickstarts declare (a2a-go v2
+// helloworld, @a2a-js/sdk sample-agent). Wildcards (text/*, */*) do not count: the platform guide
+// lists text/plain explicitly.
 func isTextPlain(mode string) bool {
 	mt, _, err := mime.ParseMediaType(mode)
 	if err != nil {
 		mt = strings.ToLower(strings.TrimSpace(mode))
 	}
-	return mt == textPlain
+	return mt == textPlain || mt == "text"
 }
 
 // checkModes checks one list of media types: it must contain text/plain (error), anything else
@@ -322,6 +331,14 @@ func checkModes(path, skill string, modes []string, c *collector) {
 	}
 }
 
+// unsetIfEmpty maps an empty list to nil: in a protobuf-defined card there is no difference.
+func unsetIfEmpty(list []string) []string {
+	if len(list) == 0 {
+		return nil
+	}
+	return list
+}
+
 func lastSegment(path string) string {
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
 		return path[i+1:]
@@ -330,7 +347,10 @@ func lastSegment(path string) string {
 }
 
 // checkSkills applies the per-skill rules the tags cannot express and returns the profile skills.
-func checkSkills(skills []skillDoc, c *collector) []connector.Skill {
+// In an A2A 1.0 card an empty inputModes/outputModes list is unset (the card is a protobuf
+// message; SDK card handlers serve [] for "use the defaults"); in a 0.x card it is a list that
+// lacks text/plain.
+func checkSkills(skills []skillDoc, gen generation, c *collector) []connector.Skill {
 	out := make([]connector.Skill, 0, len(skills))
 	first := map[string]int{}
 	for i, s := range skills {
@@ -349,8 +369,12 @@ func checkSkills(skills []skillDoc, c *collector) []connector.Skill {
 		if len(s.Tags) == 0 && !c.covered(base) && !c.covered(memberPath(base, "tags")) {
 			c.warnf(memberPath(base, "tags"), CodeRecommended, "Skill %s has no tags; add a few keywords so the dialog engine can match user intents to it.", label)
 		}
-		checkModes(memberPath(base, "inputModes"), label, s.InputModes, c)
-		checkModes(memberPath(base, "outputModes"), label, s.OutputModes, c)
+		inModes, outModes := s.InputModes, s.OutputModes
+		if gen == gen1 {
+			inModes, outModes = unsetIfEmpty(inModes), unsetIfEmpty(outModes)
+		}
+		checkModes(memberPath(base, "inputModes"), label, inModes, c)
+		checkModes(memberPath(base, "outputModes"), label, outModes, c)
 		out = append(out, connector.Skill{
 			ID:          s.ID,
 			Name:        s.Name,
@@ -365,12 +389,15 @@ func checkSkills(skills []skillDoc, c *collector) []connector.Skill {
 // checkLegacyAuthentication explains the A2A 0.1 authentication field. It is an error when it is
 // the only thing that says how to authenticate (the agent probably needs credentials the platform
 // cannot tell how to send), a warning when the 0.2 form is there too (then it is ignored).
-func checkLegacyAuthentication(obj map[string]any, c *collector) {
+func checkLegacyAuthentication(obj map[string]any, gen generation, c *collector) {
 	auth, ok := obj["authentication"]
 	if !ok || auth == nil {
 		return
 	}
-	const how = `declare it the A2A 0.2 way instead: "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}}, "security": [{"apiKey": []}], or leave both out if the agent needs no credentials`
+	how := `declare it the A2A 0.2 way instead: "securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}}, "security": [{"apiKey": []}], or leave both out if the agent needs no credentials`
+	if gen == gen1 {
+		how = `declare it the A2A 1.0 way instead: "securitySchemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}}, "securityRequirements": [{"schemes": {"apiKey": {"list": []}}}], or leave both out if the agent needs no credentials`
+	}
 	if hasSecurity(obj) || !declaresSchemes(auth) {
 		c.warnf("authentication", CodeLegacyAuthentication, "authentication is the A2A 0.1 way to declare credentials and the platform ignores it; %s.", how)
 		return
@@ -394,7 +421,7 @@ func declaresSchemes(auth any) bool {
 }
 
 func hasSecurity(obj map[string]any) bool {
-	return obj["security"] != nil || obj["securitySchemes"] != nil
+	return obj["security"] != nil || obj["securitySchemes"] != nil || obj["securityRequirements"] != nil
 }
 
 // checkExtensions lists the supported extensions the card declares, rejects unsupported required

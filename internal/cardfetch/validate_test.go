@@ -352,7 +352,7 @@ func TestValidate(t *testing.T) {
 			wantWarnings: []pc{{"authentication", "legacy_authentication"}},
 		},
 		{
-			name: "a2a_1_0_card_is_unsupported_protocol_version",
+			name: "a2a_1_0_card_in_the_0_x_table_is_valid_and_speaks_1_0",
 			mutate: func(c map[string]any) {
 				delete(c, "url")
 				delete(c, "protocolVersion")
@@ -360,10 +360,9 @@ func TestValidate(t *testing.T) {
 					"url": "https://agent.example.com/a2a/v1", "protocolBinding": "JSONRPC", "protocolVersion": "1.0",
 				}}
 			},
-			wantErrors: []pc{{"supportedInterfaces", "unsupported_protocol_version"}},
 			check: func(t *testing.T, r Report) {
-				if !strings.Contains(r.Problems[0].Message, "0.2") {
-					t.Errorf("message does not say what to serve: %q", r.Problems[0].Message)
+				if r.Profile.EndpointURL != "https://agent.example.com/a2a/v1" || r.Profile.ProtocolVersion != "1.0" {
+					t.Errorf("EndpointURL = %q, ProtocolVersion = %q", r.Profile.EndpointURL, r.Profile.ProtocolVersion)
 				}
 			},
 		},

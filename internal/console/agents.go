@@ -28,6 +28,8 @@ type agentJSON struct {
 	Version         string              `json:"version"`
 	ProtocolVersion string              `json:"protocolVersion"`
 	EndpointURL     string              `json:"endpointUrl"`
+	EndpointTenant  string              `json:"endpointTenant,omitempty"`
+	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Streaming       bool                `json:"streaming"`
 	Skills          []skillJSON         `json:"skills"`
 	Extensions      []string            `json:"extensions"`
@@ -38,6 +40,21 @@ type agentJSON struct {
 	Warnings        []connector.Problem `json:"warnings"`
 	CreatedAt       time.Time           `json:"createdAt"`
 	UpdatedAt       time.Time           `json:"updatedAt"`
+}
+
+// interfaceJSON is an interface of the agent the connector may call: the fallback of the other
+// A2A generation a dual-version card offers.
+type interfaceJSON struct {
+	URL             string `json:"url"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Tenant          string `json:"tenant,omitempty"`
+}
+
+func toInterfaceJSON(in *connector.Interface) *interfaceJSON {
+	if in == nil {
+		return nil
+	}
+	return &interfaceJSON{URL: in.URL, ProtocolVersion: in.ProtocolVersion, Tenant: in.Tenant}
 }
 
 type skillJSON struct {
@@ -61,7 +78,8 @@ func toAgentJSON(a connector.Agent) agentJSON {
 	}
 	return agentJSON{
 		ID: a.ID, CardURL: a.CardURL, Name: a.Name, Description: a.Description, Version: a.Version,
-		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, Streaming: a.Streaming,
+		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
+		Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet, Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
@@ -119,9 +137,15 @@ func canonicalCardURL(raw string) string {
 	return u.String()
 }
 
+// validateResponse is the console's preview: the verdict, where the card came from, the card, and
+// the interface the connector would call (absent when the card offers none it can).
 type validateResponse struct {
 	Valid           bool                `json:"valid"`
 	ResolvedCardURL string              `json:"resolvedCardUrl"`
+	ProtocolVersion string              `json:"protocolVersion,omitempty"`
+	EndpointURL     string              `json:"endpointUrl,omitempty"`
+	EndpointTenant  string              `json:"endpointTenant,omitempty"`
+	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Card            json.RawMessage     `json:"card"`
 	Problems        []connector.Problem `json:"problems"`
 }
@@ -142,8 +166,15 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	if problems == nil {
 		problems = []connector.Problem{}
 	}
-	return writeJSON(w, http.StatusOK, validateResponse{Valid: report.Valid,
-		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Problems: problems})
+	p := report.Profile
+	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
+		Card: report.Card, Problems: problems}
+	if p.EndpointURL != "" {
+		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
+		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
+		resp.Fallback = toInterfaceJSON(p.Fallback)
+	}
+	return writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {

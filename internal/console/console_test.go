@@ -406,3 +406,79 @@ func closedPort(t *testing.T) string {
 	ln.Close()
 	return addr
 }
+
+// v1Card is an A2A 1.0 card offering JSON-RPC in 1.0 (with a tenant) and 0.3 at one URL, as a
+// dual-version SDK serves it.
+const v1Card = `{
+  "name": "Dual", "description": "Answers questions.", "version": "2.0.0",
+  "supportedInterfaces": [
+    {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0", "tenant": "acme"},
+    {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "0.3", "tenant": ""}
+  ],
+  "capabilities": {"streaming": true},
+  "securitySchemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}},
+  "securityRequirements": [{"schemes": {"apiKey": {"list": []}}}],
+  "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+  "skills": [{"id": "ask", "name": "Ask", "description": "Answers.", "tags": ["demo"], "inputModes": [], "outputModes": []}]
+}`
+
+// TestAgentInterfaces: the preview and the agent resource show the interface and A2A version the
+// connector calls, the tenant, and the fallback; a card mounted under a path prefix is found.
+func TestAgentInterfaces(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, token := e.newTenant("Interfaces")
+	cardAt := e.cards.set("/agents/dual/.well-known/agent-card.json", v1Card)
+	pasted := e.cards.URL + "/agents/dual"
+	wantIface := map[string]any{
+		"protocolVersion": "1.0", "endpointUrl": "https://agent.example.com/a2a", "endpointTenant": "acme",
+		"fallback": map[string]any{"url": "https://agent.example.com/a2a", "protocolVersion": "0.3"},
+	}
+	pick := func(m map[string]any) map[string]any {
+		out := map[string]any{}
+		for k := range wantIface {
+			if v, ok := m[k]; ok {
+				out[k] = v
+			}
+		}
+		return out
+	}
+
+	r := e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": pasted})
+	e.expect(r, http.StatusOK)
+	m := r.json(t)
+	if m["valid"] != true || m["resolvedCardUrl"] != cardAt {
+		t.Fatalf("validate: %s", r.body)
+	}
+	if diff := cmp.Diff(wantIface, pick(m)); diff != "" {
+		t.Errorf("preview interface (-want +got):\n%s", diff)
+	}
+
+	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": pasted})
+	e.expect(r, http.StatusCreated)
+	id := r.json(t)["id"].(string)
+	r = e.do("GET", "/v1/agents/"+id, token, nil)
+	e.expect(r, http.StatusOK)
+	if diff := cmp.Diff(wantIface, pick(r.json(t))); diff != "" {
+		t.Errorf("agent interface (-want +got):\n%s", diff)
+	}
+
+	// A 0.x card: no tenant, no fallback, and the members are absent rather than empty.
+	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.set("/v02.json", card("Old", "text/plain"))})
+	e.expect(r, http.StatusCreated)
+	want := map[string]any{"protocolVersion": "0.2.5", "endpointUrl": "https://agent.example.com/a2a"}
+	if diff := cmp.Diff(want, pick(r.json(t))); diff != "" {
+		t.Errorf("0.x agent interface (-want +got):\n%s", diff)
+	}
+
+	// A card offering only gRPC: the preview names no interface.
+	grpcOnly := strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1)
+	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.set("/grpc.json", grpcOnly)})
+	e.expect(r, http.StatusOK)
+	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {
+		t.Errorf("grpc-only preview: %s", r.body)
+	}
+	if diff := cmp.Diff(map[string]string{"supportedInterfaces": "unsupported_transport"}, problemCodes(t, r)); diff != "" {
+		t.Errorf("grpc-only problems (-want +got):\n%s", diff)
+	}
+}

@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -69,6 +70,54 @@ func TestCanonicalCardURL(t *testing.T) {
 	} {
 		if got := canonicalCardURL(in); got != want {
 			t.Errorf("canonicalCardURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestOpenAPISchemasMatchTypes keeps the documented bodies true: each schema lists exactly the
+// JSON members of the type the handlers write.
+func TestOpenAPISchemasMatchTypes(t *testing.T) {
+	t.Parallel()
+	type props struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]props `json:"schemas"`
+		} `json:"components"`
+		Paths map[string]map[string]struct {
+			Responses map[string]struct {
+				Content map[string]struct {
+					Schema props `json:"schema"`
+				} `json:"content"`
+			} `json:"responses"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		schema props
+		typ    reflect.Type
+	}{
+		{"Agent", doc.Components.Schemas["Agent"], reflect.TypeFor[agentJSON]()},
+		{"Skill", doc.Components.Schemas["Skill"], reflect.TypeFor[skillJSON]()},
+		{"Interface", doc.Components.Schemas["Interface"], reflect.TypeFor[interfaceJSON]()},
+		{"POST /v1/agents/validate 200", doc.Paths["/v1/agents/validate"]["post"].Responses["200"].Content["application/json"].Schema, reflect.TypeFor[validateResponse]()},
+	} {
+		var documented, written []string
+		for k := range c.schema.Properties {
+			documented = append(documented, k)
+		}
+		for i := range c.typ.NumField() {
+			name, _, _ := strings.Cut(c.typ.Field(i).Tag.Get("json"), ",")
+			written = append(written, name)
+		}
+		slices.Sort(documented)
+		slices.Sort(written)
+		if diff := cmp.Diff(written, documented); diff != "" {
+			t.Errorf("%s members (-written +documented):\n%s", c.name, diff)
 		}
 	}
 }

@@ -486,6 +486,8 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		t.Error("the JSON path is not set in code (monospace)")
 	}
 	b.waitText("#add-result .preview", "Painter", "Answers questions.", "Ask")
+	// The interface the connector would call comes from the validation, not the card's url.
+	b.waitText("#add-result .preview .f-calls", "A2A 0.2.5 — https://agent.example.com/a2a")
 	b.snap("1-validate-invalid")
 
 	// On a phone the page does not scroll sideways; the wide table scrolls in its own box.
@@ -516,7 +518,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	// Register the hostile card too (it is valid); it is listed as text as well.
 	b.click("#register")
 	b.waitText("#add-result", "Registered")
-	b.waitText("#agents", "<b>Bold</b> agent", hostile)
+	b.waitText("#agents", "<b>Bold</b> agent", hostile, "Calls: A2A")
 	if n := evalJS[int](b, `document.querySelectorAll("img, b").length`); n != 0 {
 		t.Fatalf("the listed card's markup became %d elements", n)
 	}

@@ -48,6 +48,18 @@ func TestAgentCarriesSkillInputSchema(t *testing.T) {
 	}
 }
 
+func TestAgentCarriesItsInterface(t *testing.T) {
+	t.Parallel()
+	a := connector.Agent{ID: "a1", CardProfile: connector.CardProfile{
+		Name: "Dual", ProtocolVersion: "1.0", EndpointURL: "https://agent.example.com/a2a", EndpointTenant: "acme",
+		Fallback: &connector.Interface{URL: "https://agent.example.com/a2a", ProtocolVersion: "0.3"},
+	}}
+	got := toPBAgent(a)
+	if got.GetEndpointUrl() != "https://agent.example.com/a2a" || got.GetProtocolVersion() != "1.0" {
+		t.Errorf("endpoint_url = %q, protocol_version = %q", got.GetEndpointUrl(), got.GetProtocolVersion())
+	}
+}
+
 func TestCheckTurn(t *testing.T) {
 	t.Parallel()
 	ok := &pb.HandleTurnRequest{TenantId: "t", SessionId: "s", TurnId: "1", Text: "hi"}

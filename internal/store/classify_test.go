@@ -75,6 +75,7 @@ func TestProfileMapping_covers_every_field(t *testing.T) {
 	}{
 		{reflect.TypeFor[connector.CardProfile](), reflect.TypeFor[profileJSON]()},
 		{reflect.TypeFor[connector.Skill](), reflect.TypeFor[skillJSON]()},
+		{reflect.TypeFor[connector.Interface](), reflect.TypeFor[interfaceJSON]()},
 	} {
 		for i := range c.domain.NumField() {
 			name := c.domain.Field(i).Name
@@ -82,6 +83,20 @@ func TestProfileMapping_covers_every_field(t *testing.T) {
 				t.Errorf("%s.%s has no counterpart in %s: map it in encodeProfile/decodeProfile", c.domain, name, c.stored)
 			}
 		}
+	}
+}
+
+// TestProfile_before_1_0_reads_as_a_0_x_profile: revisions stored before the chosen interface's
+// tenant and fallback existed read back without them.
+func TestProfile_before_1_0_reads_as_a_0_x_profile(t *testing.T) {
+	t.Parallel()
+	got, err := decodeProfile([]byte(`{"name":"n","protocolVersion":"0.2.5","endpointUrl":"https://e","streaming":true,"skills":null,"apiKeyRequired":false,"apiKeyHeaders":null,"extensions":null}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := connector.CardProfile{Name: "n", ProtocolVersion: "0.2.5", EndpointURL: "https://e", Streaming: true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 }
 
@@ -94,7 +109,8 @@ func TestProfile_round_trips(t *testing.T) {
 		{name: "empty", p: connector.CardProfile{}},
 		{name: "empty_not_nil_slices", p: connector.CardProfile{Skills: []connector.Skill{}, APIKeyHeaders: []string{}, Extensions: []string{}}},
 		{name: "full", p: connector.CardProfile{
-			Name: "n", Description: "d", Version: "v", ProtocolVersion: "0.3.0", EndpointURL: "https://e",
+			Name: "n", Description: "d", Version: "v", ProtocolVersion: "1.0", EndpointURL: "https://e",
+			EndpointTenant: "acme", Fallback: &connector.Interface{URL: "https://e/v03", ProtocolVersion: "0.3", Tenant: "t"},
 			Streaming: true, APIKeyRequired: true, APIKeyHeaders: []string{"X-API-KEY"}, Extensions: []string{"urn:x"},
 			Skills: []connector.Skill{{
 				ID: "s", Name: "S", Description: "D", Tags: []string{"t"}, Examples: []string{"e"},

@@ -11,16 +11,27 @@ import (
 // field names so that renaming a Go field never makes stored revisions unreadable; a test fails
 // when connector.CardProfile or connector.Skill gains a field this mapping does not carry.
 type profileJSON struct {
-	Name            string      `json:"name"`
-	Description     string      `json:"description"`
-	Version         string      `json:"version"`
-	ProtocolVersion string      `json:"protocolVersion"`
-	EndpointURL     string      `json:"endpointUrl"`
-	Streaming       bool        `json:"streaming"`
-	Skills          []skillJSON `json:"skills"`
-	APIKeyRequired  bool        `json:"apiKeyRequired"`
-	APIKeyHeaders   []string    `json:"apiKeyHeaders"`
-	Extensions      []string    `json:"extensions"`
+	Name            string `json:"name"`
+	Description     string `json:"description"`
+	Version         string `json:"version"`
+	ProtocolVersion string `json:"protocolVersion"`
+	EndpointURL     string `json:"endpointUrl"`
+	// EndpointTenant and Fallback came with A2A 1.0; revisions stored before them read as ""
+	// and nil, which is what a 0.x card means.
+	EndpointTenant string         `json:"endpointTenant,omitempty"`
+	Fallback       *interfaceJSON `json:"fallback,omitempty"`
+	Streaming      bool           `json:"streaming"`
+	Skills         []skillJSON    `json:"skills"`
+	APIKeyRequired bool           `json:"apiKeyRequired"`
+	APIKeyHeaders  []string       `json:"apiKeyHeaders"`
+	Extensions     []string       `json:"extensions"`
+}
+
+// interfaceJSON is a connector.Interface.
+type interfaceJSON struct {
+	URL             string `json:"url"`
+	ProtocolVersion string `json:"protocolVersion"`
+	Tenant          string `json:"tenant,omitempty"`
 }
 
 type skillJSON struct {
@@ -41,10 +52,14 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		Version:         p.Version,
 		ProtocolVersion: p.ProtocolVersion,
 		EndpointURL:     p.EndpointURL,
+		EndpointTenant:  p.EndpointTenant,
 		Streaming:       p.Streaming,
 		APIKeyRequired:  p.APIKeyRequired,
 		APIKeyHeaders:   p.APIKeyHeaders,
 		Extensions:      p.Extensions,
+	}
+	if f := p.Fallback; f != nil {
+		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
 	}
 	if p.Skills != nil {
 		pj.Skills = make([]skillJSON, len(p.Skills))
@@ -79,10 +94,14 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		Version:         pj.Version,
 		ProtocolVersion: pj.ProtocolVersion,
 		EndpointURL:     pj.EndpointURL,
+		EndpointTenant:  pj.EndpointTenant,
 		Streaming:       pj.Streaming,
 		APIKeyRequired:  pj.APIKeyRequired,
 		APIKeyHeaders:   pj.APIKeyHeaders,
 		Extensions:      pj.Extensions,
+	}
+	if f := pj.Fallback; f != nil {
+		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
 	}
 	if pj.Skills != nil {
 		p.Skills = make([]connector.Skill, len(pj.Skills))

@@ -28,8 +28,10 @@ func sampleProfile(name string) connector.CardProfile {
 		Name:            name,
 		Description:     "Answers questions about the weather",
 		Version:         "1.2.0",
-		ProtocolVersion: "0.2.5",
+		ProtocolVersion: "1.0",
 		EndpointURL:     "https://agent.example.com/a2a",
+		EndpointTenant:  "acme",
+		Fallback:        &connector.Interface{URL: "https://agent.example.com/a2a/v03", ProtocolVersion: "0.3"},
 		Streaming:       true,
 		Skills: []connector.Skill{
 			{

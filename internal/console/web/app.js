@@ -177,17 +177,28 @@
 
   // ---- add an agent ------------------------------------------------------------------------
 
-  function cardPreview(card) {
+  // interfaceText says which interface the connector calls: "A2A 1.0 — https://…", plus the
+  // tenant when the card sets one.
+  function interfaceText(version, url, tenant) {
+    if (!url) return '';
+    return `A2A ${str(version) || '?'} — ${str(url)}` + (tenant ? ` (tenant ${str(tenant)})` : '');
+  }
+
+  // cardPreview shows the card and, from the validation v, the interface the connector would
+  // call: the card alone cannot say (A2A 1.0 cards list several, 0.x cards have a url).
+  function cardPreview(card, v) {
     if (!card || typeof card !== 'object' || Array.isArray(card)) {
       return h('p', { class: 'help', text: 'The card is not a JSON object, so there is nothing to preview.' });
     }
     const caps = card.capabilities && typeof card.capabilities === 'object' ? card.capabilities : {};
+    const fb = v && v.fallback && typeof v.fallback === 'object' ? v.fallback : null;
     const fields = [
       ['Name', card.name], ['Description', card.description], ['Version', card.version],
-      ['Protocol', card.protocolVersion], ['Endpoint', card.url],
+      ['Calls', interfaceText(v && v.protocolVersion, v && v.endpointUrl, v && v.endpointTenant) || 'no interface the platform can call'],
+      fb ? ['Falls back to', interfaceText(fb.protocolVersion, fb.url, fb.tenant)] : null,
       ['Streaming', caps.streaming === true ? 'yes' : 'no'],
-    ];
-    const dl = h('dl', {}, fields.flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: str(v) || '—' })]));
+    ].filter(Boolean);
+    const dl = h('dl', {}, fields.flatMap(([k, val]) => [h('dt', { text: k }), h('dd', { class: 'f-' + k.toLowerCase().replace(/ /g, '-'), text: str(val) || '—' })]));
     const skills = Array.isArray(card.skills) ? card.skills : [];
     const items = skills.slice(0, 100).map((s) => {
       const sk = s && typeof s === 'object' ? s : {};
@@ -209,7 +220,7 @@
       h('p', { class: 'verdict ' + (valid ? 'msg msg-ok' : 'msg msg-error') },
         valid ? 'Valid — this card can be registered.' : 'Invalid — fix the errors below, then validate again.'),
       h('p', {}, h('strong', { text: 'Resolved card URL: ' }), h('code', { class: 'resolved', text: str(v && v.resolvedCardUrl) })),
-      cardPreview(v && v.card),
+      cardPreview(v && v.card, v),
       problems.length ? problemsTable(problems, 'Problems') : h('p', { class: 'help', text: 'No problems found.' }));
   }
 
@@ -424,6 +435,8 @@
       h('div', { class: 'agent-head' }, h('h3', { id: headingId, class: 'agent-name', text: name })),
       a.description ? h('p', { class: 'desc', text: str(a.description) }) : null,
       h('p', { class: 'card-url' }, 'Card: ', h('code', { text: str(a.cardUrl) })),
+      a.endpointUrl ? h('p', { class: 'endpoint' }, 'Calls: ', h('code', { text: interfaceText(a.protocolVersion, a.endpointUrl, a.endpointTenant) })) : null,
+      a.fallback && a.fallback.url ? h('p', { class: 'fallback' }, 'Falls back to: ', h('code', { text: interfaceText(a.fallback.protocolVersion, a.fallback.url, a.fallback.tenant) })) : null,
       badges,
       ...details,
       msg,

@@ -1123,9 +1123,18 @@ type Agent struct {
 	// TextDelta events as it speaks, rather than one delta just before the final.
 	Streaming bool `protobuf:"varint,4,opt,name=streaming,proto3" json:"streaming,omitempty"`
 	// skills are the skills the card declares, in card order.
-	Skills        []*Skill `protobuf:"bytes,5,rep,name=skills,proto3" json:"skills,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Skills []*Skill `protobuf:"bytes,5,rep,name=skills,proto3" json:"skills,omitempty"`
+	// endpoint_url is the JSON-RPC endpoint the connector calls for this agent, chosen from its
+	// card: the first JSONRPC supportedInterfaces entry speaking A2A 1.x, else one speaking 0.3,
+	// else a 0.2/0.3 card's url. Informational (for logs and operator tools): turns go through
+	// HandleTurn whatever it is.
+	EndpointUrl string `protobuf:"bytes,6,opt,name=endpoint_url,json=endpointUrl,proto3" json:"endpoint_url,omitempty"`
+	// protocol_version is the A2A version spoken at endpoint_url, as the card states it ("1.0",
+	// "0.3", "0.3.0", "0.2.5"). Informational: the connector speaks whichever the agent needs, and
+	// nothing in HandleTurn depends on it.
+	ProtocolVersion string `protobuf:"bytes,7,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1191,6 +1200,20 @@ func (x *Agent) GetSkills() []*Skill {
 		return x.Skills
 	}
 	return nil
+}
+
+func (x *Agent) GetEndpointUrl() string {
+	if x != nil {
+		return x.EndpointUrl
+	}
+	return ""
+}
+
+func (x *Agent) GetProtocolVersion() string {
+	if x != nil {
+		return x.ProtocolVersion
+	}
+	return ""
 }
 
 // Skill is one capability an agent declares in its card; the engine uses it to match intents.
@@ -1356,13 +1379,15 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\"D\n" +
 	"\x12ListAgentsResponse\x12.\n" +
-	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xa6\x01\n" +
+	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xf4\x01\n" +
 	"\x05Agent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x1c\n" +
 	"\tstreaming\x18\x04 \x01(\bR\tstreaming\x12.\n" +
-	"\x06skills\x18\x05 \x03(\v2\x16.a2aconnector.v1.SkillR\x06skills\"\xb9\x01\n" +
+	"\x06skills\x18\x05 \x03(\v2\x16.a2aconnector.v1.SkillR\x06skills\x12!\n" +
+	"\fendpoint_url\x18\x06 \x01(\tR\vendpointUrl\x12)\n" +
+	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\"\xb9\x01\n" +
 	"\x05Skill\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +

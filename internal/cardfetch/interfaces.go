@@ -1,0 +1,288 @@
+package cardfetch
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	connector "github.com/a2a-connector/a2a-connector"
+)
+
+// generation is the A2A wire generation a card, or one of its interfaces, speaks.
+type generation int
+
+const (
+	genUnknown generation = iota
+	// gen0 is A2A 0.2.x/0.3.x: message/send, message/stream, kind-tagged JSON.
+	gen0
+	// gen1 is A2A 1.x: SendMessage, SendStreamingMessage, wrapper objects.
+	gen1
+)
+
+var (
+	// supportedProtocolVersion matches the 0.x versions the platform speaks.
+	supportedProtocolVersion = regexp.MustCompile(`^0\.[23](\.[0-9A-Za-z.+-]*)?$`)
+	v1ProtocolVersion        = regexp.MustCompile(`^1(\.[0-9A-Za-z.+-]*)?$`)
+)
+
+// generationOf classifies a protocolVersion as the card states it.
+func generationOf(version string) generation {
+	v := strings.TrimSpace(version)
+	switch {
+	case v1ProtocolVersion.MatchString(v):
+		return gen1
+	case supportedProtocolVersion.MatchString(v):
+		return gen0
+	}
+	return genUnknown
+}
+
+// offer is one endpoint the card offers, where it was found, and what it speaks.
+type offer struct {
+	path    string // JSON path of the entry: "supportedInterfaces[1]", "url", "additionalInterfaces[0]"
+	urlPath string // JSON path of its url
+	url     string
+	binding string // JSONRPC, GRPC, HTTP+JSON (trimmed, as written)
+	version string // as written, trimmed
+	tenant  string
+	gen     generation
+}
+
+func (o offer) jsonrpc() bool { return strings.EqualFold(o.binding, "JSONRPC") }
+
+func (o offer) iface() *connector.Interface {
+	return &connector.Interface{URL: o.url, ProtocolVersion: o.version, Tenant: o.tenant}
+}
+
+// describe names an offer for a message: `GRPC 1.0 (supportedInterfaces[0])`.
+func (o offer) describe() string {
+	b := o.binding
+	if b == "" {
+		b = "an interface without protocolBinding"
+	}
+	if o.version != "" {
+		b += " " + o.version
+	}
+	return fmt.Sprintf("%s (%s)", b, o.path)
+}
+
+// blankInterfaceFields reports entries whose url, protocolBinding or protocolVersion is only
+// spaces: the field rules count them as present, but an entry without them offers nothing.
+func blankInterfaceFields(list []interfaceV1Doc, c *collector) {
+	for i, in := range list {
+		p := indexPath("supportedInterfaces", i)
+		for _, f := range []struct{ name, v string }{{"url", in.URL}, {"protocolBinding", in.ProtocolBinding}, {"protocolVersion", in.ProtocolVersion}} {
+			fp := memberPath(p, f.name)
+			if f.v != "" && strings.TrimSpace(f.v) == "" && !c.covered(fp) {
+				c.errorf(fp, CodeRequired, "%s is required%s.", fp, requiredHint(fp))
+			}
+		}
+	}
+}
+
+// supportedOffers turns supportedInterfaces entries into offers. Entries that are incomplete
+// (already reported by the field rules) are kept, so the message about what the card offers
+// names them too; empty strings mean unset, as SDKs serve their defaults.
+func supportedOffers(list []interfaceV1Doc) []offer {
+	out := make([]offer, 0, len(list))
+	for i, in := range list {
+		p := indexPath("supportedInterfaces", i)
+		v := strings.TrimSpace(in.ProtocolVersion)
+		out = append(out, offer{
+			path:    p,
+			urlPath: memberPath(p, "url"),
+			url:     strings.TrimSpace(in.URL),
+			binding: strings.TrimSpace(in.ProtocolBinding),
+			version: v,
+			tenant:  strings.TrimSpace(in.Tenant),
+			gen:     generationOf(v),
+		})
+	}
+	return out
+}
+
+// v0Endpoint is the JSON-RPC endpoint a 0.x card names at its top level (A2A 0.3 transport
+// selection restricted to JSONRPC): url when preferredTransport is absent or JSONRPC, else an
+// additionalInterfaces entry with transport JSONRPC. ok is false when there is none.
+func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
+	o = offer{binding: "JSONRPC", version: strings.TrimSpace(doc.ProtocolVersion)}
+	// A 0.x-shaped card stating 1.0 still gets the wire it states; anything else unknown is
+	// spoken to as 0.x, as before 1.0 existed (with a warning from checkProtocolVersion).
+	o.gen = gen0
+	if generationOf(o.version) == gen1 {
+		o.gen = gen1
+	}
+	pt := strings.TrimSpace(doc.PreferredTransport)
+	if pt == "" || strings.EqualFold(pt, "JSONRPC") {
+		if doc.URL == "" {
+			return o, false
+		}
+		o.path, o.urlPath, o.url = "url", "url", doc.URL
+		return o, true
+	}
+	for i, in := range doc.AdditionalInterfaces {
+		if strings.EqualFold(strings.TrimSpace(in.Transport), "JSONRPC") && in.URL != "" {
+			o.path = indexPath("additionalInterfaces", i)
+			o.urlPath = memberPath(o.path, "url")
+			o.url = in.URL
+			return o, true
+		}
+	}
+	return o, false
+}
+
+// choice is the interface the platform calls and the one of the other generation it may fall
+// back to.
+type choice struct {
+	chosen   *offer
+	fallback *offer
+}
+
+// choose picks the interface the platform calls (ARCHITECTURE §12): the first JSONRPC
+// supportedInterfaces entry speaking 1.x, else the first speaking 0.2/0.3, else the 0.x card's
+// own endpoint (top, nil for a 1.0 card). The fallback is the first JSONRPC interface of the
+// other generation, in the same order.
+func choose(offers []offer, top *offer) choice {
+	var cands []offer
+	for _, o := range offers {
+		if o.jsonrpc() && o.gen != genUnknown && o.url != "" {
+			cands = append(cands, o)
+		}
+	}
+	if top != nil {
+		cands = append(cands, *top)
+	}
+	var ch choice
+	for _, want := range []generation{gen1, gen0} {
+		for i := range cands {
+			if cands[i].gen == want {
+				ch.chosen = &cands[i]
+				break
+			}
+		}
+		if ch.chosen != nil {
+			break
+		}
+	}
+	if ch.chosen == nil {
+		return ch
+	}
+	for i := range cands {
+		if cands[i].gen != ch.chosen.gen {
+			ch.fallback = &cands[i]
+			break
+		}
+	}
+	return ch
+}
+
+// chooseInterface fills the profile's endpoint from the card's offers and reports what keeps the
+// platform from calling the agent. top is the 0.x card's own endpoint (nil for a 1.0 card, or
+// when a 0.x card names none). It reports whether an interface was chosen.
+func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
+	ch := choose(offers, top)
+	if ch.chosen == nil {
+		f.noInterface(offers, v1, c)
+		return false
+	}
+	for _, o := range offers {
+		if o.jsonrpc() && o.gen == genUnknown && o.version != "" && !c.covered(o.path) {
+			c.warnf(memberPath(o.path, "protocolVersion"), CodeUnsupportedProtocolVersion,
+				"%s speaks A2A %q; the platform speaks 1.x and 0.2.x/0.3.x and does not call this interface.", o.path, o.version)
+		}
+	}
+	o := ch.chosen
+	f.checkURL(o.urlPath, o.url, c)
+	p.EndpointURL = o.url
+	p.ProtocolVersion = o.version
+	p.EndpointTenant = o.tenant
+	if fb := ch.fallback; fb != nil {
+		if code, why := f.urlProblem(fb.url); code != "" {
+			if !c.covered(fb.urlPath) {
+				c.warnf(fb.urlPath, code, "%s %s The platform will not fall back to this A2A %s interface when the agent refuses A2A %s.", fb.urlPath, why, fb.version, o.version)
+			}
+			return true
+		}
+		p.Fallback = fb.iface()
+	}
+	return true
+}
+
+// noInterface reports a card that offers nothing the platform can call, naming what it offers.
+func (f *Fetcher) noInterface(offers []offer, v1 bool, c *collector) {
+	var all, jsonrpc []string
+	for _, o := range offers {
+		if o.url == "" || o.binding == "" || o.version == "" {
+			// An incomplete entry was reported as required; what it offers is not known yet.
+			return
+		}
+		all = append(all, o.describe())
+		if o.jsonrpc() {
+			jsonrpc = append(jsonrpc, o.describe())
+		}
+	}
+	const how = `The platform calls agents with A2A 1.0 or 0.3 JSON-RPC over HTTPS; serve JSON-RPC and list it, e.g. {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}, in supportedInterfaces.`
+	switch {
+	case len(jsonrpc) > 0:
+		// JSON-RPC is there, in a version the platform does not speak.
+		if !c.covered("supportedInterfaces") {
+			c.errorf("supportedInterfaces", CodeUnsupportedProtocolVersion, "The agent offers JSON-RPC only as %s. %s", strings.Join(jsonrpc, ", "), how)
+		}
+	case v1:
+		if c.covered("supportedInterfaces") || len(offers) == 0 {
+			return
+		}
+		c.errorf("supportedInterfaces", CodeUnsupportedTransport, "The agent offers %s, and no JSONRPC interface. %s", strings.Join(all, ", "), how)
+	}
+	// A 0.x card without a JSON-RPC endpoint is reported by v0NoEndpoint.
+}
+
+// v0NoEndpoint reports a 0.x card whose top-level endpoint is not JSON-RPC and that lists no
+// other JSON-RPC interface (the fixture grpc-only.json: the problem sits at preferredTransport).
+func v0NoEndpoint(doc *v0Doc, offers []offer, c *collector) {
+	pt := strings.TrimSpace(doc.PreferredTransport)
+	if pt == "" || strings.EqualFold(pt, "JSONRPC") || c.covered("preferredTransport") {
+		return // url is missing: the field rules said so
+	}
+	extra := ""
+	if len(offers) > 0 {
+		var all []string
+		for _, o := range offers {
+			all = append(all, o.describe())
+		}
+		extra = " supportedInterfaces lists " + strings.Join(all, ", ") + "."
+	}
+	c.errorf("preferredTransport", CodeUnsupportedTransport,
+		"preferredTransport is %q and additionalInterfaces has no JSONRPC entry; the platform calls agents with JSON-RPC 2.0 over HTTP.%s Serve JSON-RPC and list it, e.g. {\"url\": \"https://agent.example.com/a2a\", \"transport\": \"JSONRPC\"}, in additionalInterfaces.", pt, extra)
+}
+
+// checkURL enforces an absolute https URL (http only when the operator allowed it). It is about
+// where the platform will send tenant data, not about where the card came from.
+func (f *Fetcher) checkURL(path, raw string, c *collector) {
+	if raw == "" || c.covered(path) {
+		return
+	}
+	if code, why := f.urlProblem(raw); code != "" {
+		c.errorf(path, code, "%s %s", path, why)
+	}
+}
+
+// urlProblem says what is wrong with an endpoint URL: a code and the rest of a sentence that
+// starts with the URL's path; "" when nothing is.
+func (f *Fetcher) urlProblem(raw string) (code, why string) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return CodeInvalidURL, "must be an absolute URL such as https://agent.example.com/a2a."
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !f.allowInsecure {
+			return CodeInsecureURL, "uses plain http; the platform sends user messages and API keys only over https. Serve the agent over https and put the https URL in the card."
+		}
+	default:
+		return CodeInvalidURL, fmt.Sprintf("uses the scheme %q; the platform calls agents over https only.", u.Scheme)
+	}
+	return "", ""
+}
