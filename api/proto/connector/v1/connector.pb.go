@@ -463,9 +463,11 @@ func (x *TextDelta) GetText() string {
 // ignores every StatusUpdate behaves correctly.
 type StatusUpdate struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// state is the A2A task state string as the agent sent it: "submitted", "working",
-	// "input-required", "auth-required", "completed", "canceled", "failed", "rejected" or
-	// "unknown" (an agent may send others; they are passed through).
+	// state is the A2A task state, in the same spelling whatever protocol version the agent
+	// speaks (an A2A 1.0 agent's TASK_STATE_INPUT_REQUIRED arrives as "input-required"):
+	// "submitted", "working", "input-required", "auth-required", "completed", "canceled",
+	// "failed", "rejected" or "unknown". A state A2A does not define is passed through in
+	// lowercase, with "-" for "_" (1.0's TASK_STATE_UNSPECIFIED is "unspecified").
 	State string `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
 	// text is the text of the status message, if the agent attached one (e.g. "Checking your
 	// calendar…"); empty otherwise.
@@ -635,7 +637,8 @@ type TurnError struct {
 	// ones may be added; treat an unknown code like "agent_rpc_error"):
 	//   - "timeout": the turn deadline (or the first-byte or idle limit) passed before the agent
 	//     ended the turn.
-	//   - "agent_unreachable": no HTTP response: DNS, connect, TLS or reset, after retries.
+	//   - "agent_unreachable": no HTTP response: DNS, connect, TLS or reset, after retries; or the
+	//     connection broke mid-stream and neither resubscribing nor fetching the task recovered.
 	//   - "agent_unauthorized": the agent answered 401 or 403: the API key set in the console is
 	//     missing, wrong or revoked at the agent.
 	//   - "agent_http_status": the agent answered with another HTTP error status (e.g. 500, or 404
@@ -650,7 +653,8 @@ type TurnError struct {
 	//     unknown result kind, a JSON body where an event stream was expected, broken SSE framing.
 	//   - "too_large": an SSE event over 1 MiB or a reply text over 256 KiB.
 	//   - "stream_ended": the event stream ended without an interrupted or terminal state, and
-	//     resubscribing or fetching the task did not produce one either.
+	//     neither resubscribing nor fetching the task (polled for the idle limit while it says
+	//     "working") produced one.
 	//   - "task_failed": the agent reported the task "failed"; message has its status text.
 	//   - "auth_required": the agent reported "auth-required"; the platform cannot authenticate the
 	//     user for it.
