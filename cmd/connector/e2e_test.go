@@ -25,6 +25,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
@@ -63,6 +64,50 @@ type stack struct {
 	demoURL string
 	// shutdown stops the connector as SIGTERM would and returns what run returned.
 	shutdown func() error
+	// registrar registers more agents for the stack's tenant.
+	registrar
+}
+
+// registrar registers agents the way the console does: the card URL a tenant would paste is
+// fetched (with discovery) and validated for real, and the API key sealed with the key the
+// connector runs with.
+type registrar struct {
+	store     *store.Store
+	tenant    string
+	secretKey []byte
+}
+
+func (r registrar) register(t testing.TB, cardURL, apiKey string) connector.Agent {
+	t.Helper()
+	ctx := t.Context()
+	fetcher := cardfetch.New(cardfetch.Options{
+		Client: netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
+			AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, netguard.ClientOptions{MaxRedirects: 3}),
+		AllowInsecureHTTP: true,
+	})
+	fetched, report, err := fetcher.FetchAndValidate(ctx, cardURL)
+	if err != nil || !report.Valid {
+		t.Fatalf("card %s: %v %+v", cardURL, err, report.Problems)
+	}
+	na := store.NewAgent{ID: uuid.NewString(), TenantID: r.tenant,
+		CardURL: fetched.ResolvedURL, ResolvedCardURL: fetched.ResolvedURL, Card: report.Card,
+		Profile: report.Profile, Enabled: true}
+	if apiKey != "" {
+		box, err := secret.New(r.secretKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed, err := box.Seal(na.ID, []byte(apiKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		na.APIKey = &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
+	}
+	a, err := r.store.CreateAgent(ctx, na)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 func freeAddr(t testing.TB) string {
@@ -110,16 +155,6 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	demoSrv := httptest.NewServer(handler)
 	t.Cleanup(demoSrv.Close)
 
-	// Register the demo agent the way the console does: fetch and validate its card for real.
-	fetcher := cardfetch.New(cardfetch.Options{
-		Client: netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
-			AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, netguard.ClientOptions{MaxRedirects: 3}),
-		AllowInsecureHTTP: true,
-	})
-	fetched, report, err := fetcher.FetchAndValidate(ctx, demoSrv.URL+agent.CardPath)
-	if err != nil || !report.Valid {
-		t.Fatalf("demo card: %v %+v", err, report.Problems)
-	}
 	st := store.New(sc.db.Pool)
 	tenant, err := st.CreateTenant(ctx, "e2e "+t.Name())
 	if err != nil {
@@ -127,25 +162,8 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	}
 	key := make([]byte, 32)
 	rand.Read(key)
-	na := store.NewAgent{ID: uuid.NewString(), TenantID: tenant.ID,
-		CardURL: fetched.ResolvedURL, ResolvedCardURL: fetched.ResolvedURL, Card: report.Card,
-		Profile: report.Profile, Enabled: true}
-	if sc.apiKey != "" {
-		// Sealed the way the console seals it, with the key the connector is started with.
-		box, err := secret.New(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sealed, err := box.Seal(na.ID, []byte(sc.apiKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		na.APIKey = &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
-	}
-	a, err := st.CreateAgent(ctx, na)
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg := registrar{store: st, tenant: tenant.ID, secretKey: key}
+	a := reg.register(t, demoSrv.URL+agent.CardPath, sc.apiKey)
 
 	addr := freeAddr(t)
 	vars := map[string]string{
@@ -196,7 +214,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	}
 	t.Cleanup(func() { conn.Close() })
 	s := &stack{client: pb.NewConnectorClient(conn), health: healthpb.NewHealthClient(conn),
-		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL, shutdown: shutdown}
+		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL, shutdown: shutdown, registrar: reg}
 	// Wait until the server answers its health check (it starts in the background).
 	for i := 0; ; i++ {
 		res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})

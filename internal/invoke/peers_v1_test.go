@@ -12,6 +12,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 )
 
 // Turns against A2A agents built on the SDKs of 2026, which speak A2A 1.0 (and, with their
@@ -24,17 +25,18 @@ import (
 // The 1.0 scenarios fail until internal/a2a and internal/invoke speak the 1.0 wire (issue 7):
 // that is what they are for. The 0.3 faces of the same servers pass today.
 
-// What every peer's executor answers.
-var peerChunks = []string{"The weather ", "is sunny ", "all day."}
+// What every peer's executor answers: the Go SDK agent's words (internal/sdkagent), which the JS
+// agents (testdata/js-agent-v1) repeat.
+var peerChunks = sdkagent.Chunks()
 
 const (
-	peerQuestion   = "Which city?"
-	peerRejectText = "I only talk about the weather."
+	peerQuestion   = sdkagent.Question
+	peerRejectText = sdkagent.RejectText
 	peerExtension  = "https://a2a-connector.example/ext/test/v1"
 	peerTenant     = "tenant-7"
 )
 
-func peerAnswer(city string) string { return "Weather in " + city + ": sunny." }
+func peerAnswer(city string) string { return sdkagent.Answer(city) }
 
 // peerRequest is one JSON-RPC POST as a peer recorded it. The JS agent serves the same fields
 // at /debug/requests.

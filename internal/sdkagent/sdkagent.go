@@ -1,0 +1,184 @@
+// Package sdkagent is a real A2A agent built on the official A2A Go SDK v2 (a2a-go v2.3.1): the
+// SDK's executor interface, request handler, JSON-RPC transports and card handlers, serving
+// A2A 1.0 and, through the SDK's compatibility handler, A2A 0.3, on loopback. Tests use it to
+// prove the connector against code nobody here wrote, from card discovery to the last event.
+//
+// The agent talks about the weather: "ask …" asks Question (input-required) and the user's next
+// message on that task completes it with Answer(city); "reject …" is rejected with RejectText in
+// the status message; anything else streams Chunks() as chunks of one artifact and completes.
+//
+// It refuses to be anything but a test peer: no persistence, no push notifications, and it must
+// never be linked into a binary.
+package sdkagent
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// What the agent says.
+const (
+	Question   = "Which city?"
+	RejectText = "I only talk about the weather."
+)
+
+// Chunks returns the artifact chunks of a streamed reply, in order.
+func Chunks() []string { return []string{"The weather ", "is sunny ", "all day."} }
+
+// Answer is the reply to the answer of Question.
+func Answer(city string) string { return "Weather in " + city + ": sunny." }
+
+// Options shape the agent.
+type Options struct {
+	// Prefix mounts everything under a path ("/agents/weather"), as SDK users do when one
+	// server hosts several agents; "" mounts it at the origin.
+	Prefix string
+	// Streaming is the card's capabilities.streaming; without it the SDK's capability checks
+	// refuse streaming calls.
+	Streaming bool
+	// Compat also serves A2A 0.3 through the SDK's compatibility handler, listed second on the
+	// card (a dual-version agent), and serves the card through the compat card producer.
+	Compat bool
+	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
+	// declares the apiKey scheme either way.
+	APIKey string
+	// Observe, when set, sees every POST before the SDK handles it (tests record requests).
+	Observe func(*http.Request)
+}
+
+// Server is a running agent.
+type Server struct {
+	// Origin is "http://127.0.0.1:port".
+	Origin string
+	// Base is Origin + Prefix: what a tenant would paste.
+	Base string
+	// CardURL is the well-known card URL under Base.
+	CardURL string
+	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat).
+	V1URL, V0URL string
+}
+
+// New starts the agent on loopback; it stops when the test ends.
+func New(tb testing.TB, o Options) *Server {
+	tb.Helper()
+	caps := a2a.AgentCapabilities{Streaming: o.Streaming}
+	handler := a2asrv.NewHandler(executor{}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			if o.Observe != nil {
+				o.Observe(r)
+			}
+			if o.APIKey != "" && r.Header.Get("X-API-KEY") != o.APIKey {
+				http.Error(w, `{"error":"missing or wrong X-API-KEY"}`, http.StatusUnauthorized)
+				return
+			}
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	s := &Server{Origin: "http://" + srv.Listener.Addr().String()}
+	s.Base = s.Origin + o.Prefix
+	s.CardURL = s.Base + a2asrv.WellKnownAgentCardPath
+	s.V1URL = s.Base + "/a2a/v1"
+
+	card := &a2a.AgentCard{Name: "a2a-go v2 weather agent", Description: "An agent on the A2A Go SDK v2.", Version: "1.0.0",
+		Capabilities: caps, DefaultInputModes: []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
+		SecuritySchemes:      a2a.NamedSecuritySchemes{"apiKey": a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: "X-API-KEY"}},
+		SecurityRequirements: a2a.SecurityRequirementsOptions{{"apiKey": {}}},
+		Skills: []a2a.AgentSkill{{ID: "weather", Name: "Weather", Description: "Tells the weather.", Tags: []string{"weather"},
+			Examples: []string{"What is the weather like?"}}},
+		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(s.V1URL, a2a.TransportProtocolJSONRPC)},
+	}
+	mux.Handle(o.Prefix+"/a2a/v1", a2asrv.NewJSONRPCHandler(handler))
+	if o.Compat {
+		s.V0URL = s.Base + "/a2a/v0"
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2a.AgentInterface{URL: s.V0URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version})
+		mux.Handle(o.Prefix+"/a2a/v0", a2av0.NewJSONRPCHandler(handler))
+		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+	} else {
+		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
+	}
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	return s
+}
+
+// executor is the agent's logic, written against the SDK's executor interface.
+type executor struct{}
+
+func text(parts a2a.ContentParts) string {
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text())
+	}
+	return b.String()
+}
+
+func (executor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		said := strings.TrimSpace(text(ec.Message.Parts))
+		status := func(state a2a.TaskState, msg string) bool {
+			var m *a2a.Message
+			if msg != "" {
+				m = a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(msg))
+			}
+			return yield(a2a.NewStatusUpdateEvent(ec, state, m), nil)
+		}
+		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			if !status(a2a.TaskStateWorking, "") {
+				return
+			}
+			ev := a2a.NewArtifactEvent(ec, a2a.NewTextPart(Answer(said)))
+			ev.LastChunk = true
+			if yield(ev, nil) {
+				status(a2a.TaskStateCompleted, "")
+			}
+			return
+		}
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if !status(a2a.TaskStateWorking, "") {
+			return
+		}
+		switch word, _, _ := strings.Cut(said, " "); word {
+		case "ask":
+			status(a2a.TaskStateInputRequired, Question)
+		case "reject":
+			status(a2a.TaskStateRejected, RejectText)
+		default:
+			var artifactID a2a.ArtifactID
+			chunks := Chunks()
+			for i, c := range chunks {
+				var ev *a2a.TaskArtifactUpdateEvent
+				if i == 0 {
+					ev = a2a.NewArtifactEvent(ec, a2a.NewTextPart(c))
+					artifactID = ev.Artifact.ID
+				} else {
+					ev = a2a.NewArtifactUpdateEvent(ec, artifactID, a2a.NewTextPart(c))
+				}
+				ev.LastChunk = i == len(chunks)-1
+				if !yield(ev, nil) {
+					return
+				}
+			}
+			status(a2a.TaskStateCompleted, "")
+		}
+	}
+}
+
+func (executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
+	}
+}
