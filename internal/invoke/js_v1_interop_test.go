@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
 // The interop tests below run the connector against two A2A agents built on the official
@@ -205,6 +211,37 @@ func TestJSV1Interop(t *testing.T) {
 		}
 		if got := agents.post(t, agents.Dual+"/a2a", "", send); got["result"] == nil {
 			t.Errorf("dual agent, 0.3 call: %v, want a result", got)
+		}
+	})
+
+	// Registration as a tenant does it — the origin pasted, the card the SDK serves fetched and
+	// validated — yields the interface the turns use: the 1.0 one, and for the dual agent the
+	// 0.3 one as fallback; and a turn with exactly that profile completes.
+	t.Run("card_from_the_origin", func(t *testing.T) {
+		t.Parallel()
+		hc := netguard.NewClient(netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true},
+			netguard.ClientOptions{MaxRedirects: cardfetch.DefaultMaxRedirects})
+		t.Cleanup(hc.CloseIdleConnections)
+		f := cardfetch.New(cardfetch.Options{Client: hc, AllowInsecureHTTP: true})
+		for _, origin := range []string{agents.V1Only, agents.Dual} {
+			_, rep, err := f.FetchAndValidate(t.Context(), origin)
+			if err != nil || !rep.Valid {
+				t.Fatalf("card of %s: %v %+v", origin, err, rep.Problems)
+			}
+			p := rep.Profile
+			if p.ProtocolVersion != "1.0" || p.EndpointURL != origin+"/a2a" || !p.Streaming || !p.APIKeyRequired {
+				t.Errorf("profile of %s = %+v, want streaming A2A 1.0 at %s/a2a with an API key", origin, p, origin)
+			}
+			if wantFallback := origin == agents.Dual; (p.Fallback != nil) != wantFallback ||
+				(wantFallback && (p.Fallback.URL != origin+"/a2a" || p.Fallback.ProtocolVersion != "0.3")) {
+				t.Errorf("fallback of %s = %+v, want one (0.3 on the same url): %v", origin, p.Fallback, wantFallback)
+			}
+			h := jsHarness(t)
+			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: connector.Agent{ID: "js-v1-card", Enabled: true, CardProfile: p},
+				APIKey: h.seal(t, "js-v1-card"), MessageID: "js-v1-card-" + strings.TrimPrefix(origin, "http://"), Text: "stream " + userWords})
+			if res.Outcome != connector.OutcomeCompleted || res.Text != strings.Join(peerChunks, "") {
+				t.Errorf("turn with the registered profile of %s = %+v", origin, res)
+			}
 		}
 	})
 
