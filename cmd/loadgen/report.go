@@ -26,7 +26,7 @@ func columns() []string {
 		"connector CPU ms/turn",
 		"Postgres CPU ms/turn",
 		"connector peak RSS MiB",
-		"streams open at most direct/via",
+		"agent streams open at most direct/via",
 		"turns direct/via",
 		"errors direct/via",
 	}

@@ -67,6 +67,9 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		"A2AC_ALLOW_INSECURE_HTTP": "true",              // the stub agent serves plain HTTP on loopback
 		"A2AC_ALLOWED_CIDRS":       o.agentHost + "/32", // exactly the stub agent's address
 		"A2AC_LOG_LEVEL":           "info",              // production's default
+		// Below stopTimeout, so a stop (Ctrl-C in a long phase) ends in the connector's own
+		// drain, not in a kill.
+		"A2AC_SHUTDOWN_TIMEOUT": "10s",
 	})
 
 	fmt.Fprintln(progress, "== console-api migrate")
