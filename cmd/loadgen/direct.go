@@ -27,7 +27,10 @@ type directClient struct {
 
 func newDirectClient(url string, maxConns int) *directClient {
 	tr := &http.Transport{
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+		// Generous: opening thousands of streams at once overflows the agent's listen backlog,
+		// and the kernel retries a dropped SYN after 1 s, 3 s, 7 s; the baseline should see
+		// that as latency, like the connector's turns do, not as failures.
+		DialContext:         (&net.Dialer{Timeout: 30 * time.Second}).DialContext,
 		MaxIdleConns:        maxConns,
 		MaxIdleConnsPerHost: maxConns,
 		IdleConnTimeout:     90 * time.Second,

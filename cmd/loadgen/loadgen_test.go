@@ -386,3 +386,26 @@ func TestReadStatOfThisProcess(t *testing.T) {
 		t.Errorf("rss %d, hwm %d, err %v: want 0 < rss <= hwm", rss, hwm, err)
 	}
 }
+
+func TestScanLogCountsWarningsAndErrorsFromTheOffset(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "connector.log")
+	before := `{"level":"ERROR","msg":"old","error":"x"}` + "\n"
+	after := `{"time":"t","level":"INFO","msg":"connector listening","addr":"127.0.0.1:1"}
+{"level":"ERROR","msg":"save session after turn","error":"save turn of session \"a-1\": context deadline exceeded"}
+{"level":"ERROR","msg":"save session after turn","error":"save turn of session \"b-2\": context deadline exceeded"}
+{"level":"WARN","msg":"shutdown timeout: cutting remaining turns"}
+not json "level":"ERROR"
+`
+	if err := os.WriteFile(path, []byte(before+after), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := scanLog(path, int64(len(before)))
+	want := logCounts{errors: 2, warnings: 1, kinds: map[string]int{
+		`ERROR save session after turn: save turn of session "…": context deadline exceeded`: 2,
+		"WARN shutdown timeout: cutting remaining turns":                                     1,
+	}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(logCounts{})); diff != "" {
+		t.Errorf("scanLog (-want +got):\n%s", diff)
+	}
+}

@@ -364,12 +364,17 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	}
 	fmt.Fprintf(r.progress, "== %s %s: %s\n", label, side, what)
 	_, _ = r.s.agentPeak(ctx) // starts the agent's count of streams open at once afresh
+	logFrom := logSize(r.s.connector.log)
 	st, err := runPhase(ctx, spec, w, newTurn)
 	if direct {
 		r.direct.closeIdle()
 	}
 	if err != nil {
 		return nil, err // interrupted: a partial phase would read as a measurement
+	}
+	if !direct {
+		lc := scanLog(r.s.connector.log, logFrom)
+		st.logged = &lc
 	}
 	if st.agentPeak, err = r.s.agentPeak(ctx); err != nil {
 		st.agentPeak = -1
@@ -387,6 +392,11 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	fmt.Fprintln(r.progress)
 	for msg, n := range st.errSamples {
 		fmt.Fprintf(r.progress, "      %d× %s\n", n, msg)
+	}
+	if st.logged != nil {
+		for kind, n := range st.logged.kinds {
+			fmt.Fprintf(r.progress, "      connector logged %d× %s\n", n, kind)
+		}
 	}
 	if dead := r.s.dead(); dead != "" {
 		return st, errors.New(dead)

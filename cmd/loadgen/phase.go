@@ -53,6 +53,8 @@ type phaseStats struct {
 	connectorRSS                           int64 // peak in the window; 0 when not watched
 	// agentPeak is the most streams the agent had open at once in the phase; -1 unknown.
 	agentPeak int64
+	// logged is what the connector logged at WARN and ERROR during the phase (via phases).
+	logged *logCounts
 }
 
 func (s *phaseStats) rate() float64 {

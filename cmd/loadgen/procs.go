@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -367,4 +368,82 @@ func raiseFDLimit() (uint64, error) {
 		return 0, fmt.Errorf("setrlimit: %w", err)
 	}
 	return l.Cur, nil
+}
+
+// logCounts is what a program logged at WARN and ERROR in a span of its log.
+type logCounts struct {
+	errors, warnings int
+	kinds            map[string]int // "LEVEL msg: error", ids and quoted values elided
+}
+
+// logSize is the current length of a log file: the start of a span for scanLog.
+func logSize(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// scanLog counts the WARN and ERROR lines of a JSON log (slog's) from offset on. A turn can end
+// well for its caller while the connector logs that something behind it failed (a session it
+// could not save); those count here, since the client cannot see them.
+func scanLog(path string, offset int64) logCounts {
+	lc := logCounts{kinds: map[string]int{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return lc
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return lc
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !bytes.Contains(line, []byte(`"level":"ERROR"`)) && !bytes.Contains(line, []byte(`"level":"WARN"`)) {
+			continue
+		}
+		var e struct{ Level, Msg, Error string }
+		if json.Unmarshal(line, &e) != nil {
+			continue
+		}
+		if e.Level == "ERROR" {
+			lc.errors++
+		} else {
+			lc.warnings++
+		}
+		kind := e.Level + " " + e.Msg
+		if e.Error != "" {
+			kind += ": " + elideQuoted(e.Error)
+		}
+		if _, ok := lc.kinds[kind]; ok || len(lc.kinds) < maxErrorKinds {
+			lc.kinds[kind]++
+		}
+	}
+	return lc
+}
+
+// elideQuoted replaces every double-quoted part of s with "…", so errors that differ only in
+// the session or turn they name count as one kind.
+func elideQuoted(s string) string {
+	var b strings.Builder
+	in := false
+	for _, r := range s {
+		switch {
+		case r == '"' && !in:
+			in = true
+			b.WriteString(`"…`)
+		case r == '"' && in:
+			in = false
+			b.WriteRune(r)
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	if in {
+		b.WriteRune('"')
+	}
+	return b.String()
 }

@@ -29,6 +29,7 @@ func columns() []string {
 		"agent streams open at most direct/via",
 		"turns direct/via",
 		"errors direct/via",
+		"connector log ERROR/WARN",
 	}
 }
 
@@ -90,6 +91,11 @@ func cells(r row) []string {
 	ok := func(s *phaseStats) int { return s.turns }
 	bad := func(s *phaseStats) int { return s.errors }
 	c = append(c, turns(d, ok)+" / "+turns(v, ok), turns(d, bad)+" / "+turns(v, bad))
+	if v != nil && v.logged != nil {
+		c = append(c, strconv.Itoa(v.logged.errors)+" / "+strconv.Itoa(v.logged.warnings))
+	} else {
+		c = append(c, none)
+	}
 	return c
 }
 
@@ -135,9 +141,13 @@ func decayLine(o options, d *phaseStats) string {
 	for from := time.Duration(0); from+win <= o.decay; from += win {
 		steps = append(steps, num(d.rateBetween(from, from+win)))
 	}
-	return fmt.Sprintf("fresh database, c=%d via the connector for %s: %s–%s s %s turns/s, %s–%s s %s turns/s (%s of the first window); every %s: %s; %d errors",
+	line := fmt.Sprintf("fresh database, c=%d via the connector for %s: %s–%s s %s turns/s, %s–%s s %s turns/s (%s of the first window); every %s: %s; %d errors",
 		o.decayC, o.decay, secs(0), secs(win), num(first), secs(o.decay-win), secs(o.decay), num(last), pct,
 		win, strings.Join(steps, " · "), d.errors)
+	if d.logged != nil {
+		line += fmt.Sprintf(", connector log %d ERROR / %d WARN", d.logged.errors, d.logged.warnings)
+	}
+	return line
 }
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) }
