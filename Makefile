@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench fuzz proto build lint clean
+.PHONY: run test stress bench loadtest fuzz proto build lint clean
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -18,6 +18,10 @@ stress:
 ## bench: benchmarks of the hot path, printed as tables
 bench:
 	scripts/bench.sh
+
+## loadtest: the connector measured from outside against a bare A2A client, one table (LOADTEST_FLAGS: loadgen flags)
+loadtest:
+	scripts/loadtest.sh $(LOADTEST_FLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

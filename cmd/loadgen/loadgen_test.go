@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/a2a-connector/a2a-connector/internal/pgtest"
+)
+
+var testDB *pgtest.DB
+
+// testBin is where the package's tests build the programs, once (see buildBinaries).
+var testBin struct {
+	dir  string
+	once sync.Once
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "loadgen-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testBin.dir = dir
+	code := pgtest.Run(m, &testDB)
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// buildBinaries builds connector, console-api and loadgen once for the package's tests, with
+// the race detector when the tests have it, so the smoke run also checks the real programs.
+func buildBinaries(t *testing.T) string {
+	t.Helper()
+	testBin.once.Do(func() {
+		args := []string{"build", "-o", testBin.dir + string(os.PathSeparator)}
+		if raceEnabled {
+			args = append(args, "-race")
+		}
+		args = append(args, "../connector", "../console-api", ".")
+		if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+			testBin.err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	})
+	if testBin.err != nil {
+		t.Fatal(testBin.err)
+	}
+	return testBin.dir
+}
+
+// tableRows parses the Markdown table loadgen printed: heading cells, and each row by its first
+// cell.
+func tableRows(t *testing.T, out string) ([]string, map[string][]string) {
+	t.Helper()
+	var head []string
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "| ") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if head == nil {
+			head = cells
+			continue
+		}
+		if len(cells) != len(head) {
+			t.Fatalf("row has %d cells, heading %d: %q", len(cells), len(head), line)
+		}
+		rows[cells[0]] = cells
+	}
+	return head, rows
+}
+
+// TestSmokeRunPrintsEveryRowWithoutErrors runs the real programs end to end on a fresh
+// database: a tiny run of every kind of phase. It asserts the table's shape and that no turn
+// failed — never on speed.
+func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
+	bin := buildBinaries(t)
+	logs := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "loadgen"),
+		"-bin", bin, "-database-url", testDB.EmptyDatabase(t), "-logs", logs,
+		"-c", "1,3", "-duration", "1s", "-warmup", "200ms", "-turns-per-session", "2", "-conns", "2",
+		"-long-streams", "20", "-long-chunks", "2", "-long-delay", "20ms", "-long-ramp", "0s",
+		"-decay", "2s", "-decay-window", "1s", "-markdown")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("loadgen: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	t.Log("\n" + out)
+
+	head, rows := tableRows(t, out)
+	if diff := cmp.Diff(columns(), head); diff != "" {
+		t.Errorf("table heading (-want +got):\n%s", diff)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	for _, label := range []string{"c=1", "c=3", "20 long streams (2×20ms)"} {
+		r, ok := rows[label]
+		if !ok {
+			t.Errorf("no row %q in:\n%s", label, out)
+			continue
+		}
+		if got := r[col["errors direct/via"]]; got != "0 / 0" {
+			t.Errorf("%s: errors %q, want 0 / 0", label, got)
+		}
+		var d, v int
+		if _, err := fmt.Sscanf(r[col["turns direct/via"]], "%d / %d", &d, &v); err != nil || d == 0 || v == 0 {
+			t.Errorf("%s: turns %q, want some of both", label, r[col["turns direct/via"]])
+		}
+		if strings.HasPrefix(label, "20 long") && (d != 20 || v != 20) {
+			t.Errorf("%s: %d / %d turns, want 20 / 20", label, d, v)
+		}
+		for _, name := range []string{"via turns/s", "added p50 ms", "connector CPU ms/turn", "connector peak RSS MiB"} {
+			if r[col[name]] == "—" {
+				t.Errorf("%s: %s is empty", label, name)
+			}
+		}
+	}
+	if len(rows) != 3 {
+		t.Errorf("%d rows, want 3:\n%s", len(rows), out)
+	}
+	if !strings.Contains(out, "fresh database, c=10 via the connector for 2s: 0–1 s ") || !strings.Contains(out, "; 0 errors") {
+		t.Errorf("no fresh-database line without errors in:\n%s", out)
+	}
+
+	// Every program was stopped in order, not killed: the servers logged their shutdown.
+	for _, name := range []string{"connector", "console-api"} {
+		b, err := os.ReadFile(filepath.Join(logs, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(`"msg":"shutting down"`)) {
+			t.Errorf("%s did not shut down in order; log:\n%s", name, b)
+		}
+	}
+}
+
+// TestInterruptStopsEveryProgram sends SIGINT in the middle of a phase: loadgen must stop its
+// programs (each logs its shutdown) and exit saying it was interrupted, leaving no process.
+func TestInterruptStopsEveryProgram(t *testing.T) {
+	bin := buildBinaries(t)
+	logs := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "loadgen"),
+		"-bin", bin, "-database-url", testDB.EmptyDatabase(t), "-logs", logs,
+		"-c", "2", "-duration", "10m", "-warmup", "0s", "-long-streams", "0", "-decay", "0")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	// Interrupt once the load runs.
+	var errOut bytes.Buffer
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		errOut.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "== c=2 direct") {
+			break
+		}
+	}
+	pids := childPIDs(t, cmd.Process.Pid)
+	if len(pids) != 3 {
+		t.Fatalf("loadgen has %d children %v, want 3 (agent, console-api, connector); stderr:\n%s", len(pids), pids, errOut.String())
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	rest, _ := io.ReadAll(stderr)
+	errOut.Write(rest)
+	err = cmd.Wait()
+	if err == nil || !strings.Contains(errOut.String(), "loadgen: interrupted") {
+		t.Errorf("exit %v, want an error saying interrupted; stderr:\n%s", err, errOut.String())
+	}
+	for _, pid := range pids {
+		// Signal 0 checks existence; loadgen waited for each child, so they are reaped too.
+		if err := syscall.Kill(pid, 0); err == nil {
+			t.Errorf("child %d still runs after loadgen exited", pid)
+		}
+	}
+	for _, name := range []string{"connector", "console-api"} {
+		b, err := os.ReadFile(filepath.Join(logs, name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(b, []byte(`"msg":"shutting down"`)) {
+			t.Errorf("%s did not shut down in order; log:\n%s", name, b)
+		}
+	}
+}
+
+// childPIDs lists the processes whose parent is pid.
+func childPIDs(t *testing.T, pid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if _, ppid, err := readStat(p); err == nil && ppid == pid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestParseTurnText(t *testing.T) {
+	t.Parallel()
+	def := replySpec{id: "x", chunks: 3}
+	tests := []struct {
+		name    string
+		text    string
+		want    replySpec
+		wantErr bool
+	}{
+		{name: "what_turnText_writes_reads_back", text: turnText("abc", 7, 250*time.Millisecond), want: replySpec{id: "abc", chunks: 7, delay: 250 * time.Millisecond}},
+		{name: "missing_words_keep_the_defaults", text: "hello there", want: def},
+		{name: "zero_chunks_is_refused", text: "chunks=0", wantErr: true},
+		{name: "a_negative_delay_is_refused", text: "delay=-1s", wantErr: true},
+		{name: "a_delay_over_a_minute_is_refused", text: "delay=2m", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseTurnText(tt.text, def)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && got != tt.want {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	ms := func(xs ...int) []time.Duration {
+		var out []time.Duration
+		for _, x := range xs {
+			out = append(out, time.Duration(x)*time.Millisecond)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		sorted []time.Duration
+		p      float64
+		want   float64
+	}{
+		{name: "median_of_odd_count", sorted: ms(1, 2, 3), p: 0.5, want: 2},
+		{name: "median_of_even_count_is_the_lower_middle", sorted: ms(1, 2, 3, 4), p: 0.5, want: 2},
+		{name: "p99_of_100_is_the_99th", sorted: ms(seq(100)...), p: 0.99, want: 99},
+		{name: "p99_of_few_is_the_largest", sorted: ms(1, 5, 9), p: 0.99, want: 9},
+		{name: "single", sorted: ms(7), p: 0.5, want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := percentile(tt.sorted, tt.p); got != tt.want {
+				t.Errorf("percentile(%v) = %v, want %v", tt.p, got, tt.want)
+			}
+		})
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i + 1
+	}
+	return out
+}
+
+// TestDirectClientChecksTheReply runs the bare client against the stub agent on a real
+// loopback server: the right text passes, and a different expected text, or an agent error,
+// is a failure — the client cannot report a turn it did not check.
+func TestDirectClientChecksTheReply(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(newStubAgent(3, 0))
+	t.Cleanup(srv.Close)
+	c := newDirectClient(srv.URL+"/", 2)
+	t.Cleanup(c.closeIdle)
+	ctx := t.Context()
+
+	res, contextID, err := c.turn(ctx, "", turnText("t1", 4, time.Millisecond), replyText("t1", 4))
+	if err != nil {
+		t.Fatalf("turn: %v", err)
+	}
+	if res.firstText <= 0 || res.total < res.firstText || contextID == "" {
+		t.Errorf("timing %+v, context %q: want first text before the end and a context id", res, contextID)
+	}
+	// A second turn of the session keeps its context.
+	if _, again, err := c.turn(ctx, contextID, turnText("t2", 1, 0), replyText("t2", 1)); err != nil || again != contextID {
+		t.Errorf("second turn: context %q, err %v; want %q, nil", again, err, contextID)
+	}
+	if _, _, err := c.turn(ctx, "", turnText("t3", 2, 0), replyText("t3", 3)); err == nil || !strings.Contains(err.Error(), "text") {
+		t.Errorf("a wrong text passed: %v", err)
+	}
+	if _, _, err := c.turn(ctx, "", "chunks=0", ""); err == nil || !strings.Contains(err.Error(), "-32602") {
+		t.Errorf("an agent error passed: %v", err)
+	}
+}
+
+// TestStubAgentAnswersMessageSend covers the non-streaming method a client may also use.
+func TestStubAgentAnswersMessageSend(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(newStubAgent(3, 0))
+	t.Cleanup(srv.Close)
+	body := `{"jsonrpc":"2.0","id":"a","method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"id=s chunks=2"}]}}}`
+	resp, err := srv.Client().Post(srv.URL+"/", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		ID     string `json:"id"`
+		Result struct {
+			Kind   string `json:"kind"`
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+			Artifacts []struct {
+				Parts []struct{ Text string } `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"result"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != "a" || got.Result.Kind != "task" || got.Result.Status.State != "completed" ||
+		len(got.Result.Artifacts) != 1 || len(got.Result.Artifacts[0].Parts) != 1 || got.Result.Artifacts[0].Parts[0].Text != replyText("s", 2) {
+		t.Errorf("message/send answered %+v", got)
+	}
+}
+
+func TestReadStatOfThisProcess(t *testing.T) {
+	t.Parallel()
+	s, ppid, err := readStat(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ppid != os.Getppid() {
+		t.Errorf("ppid %d, want %d", ppid, os.Getppid())
+	}
+	if s.cpu < 0 {
+		t.Errorf("cpu %v", s.cpu)
+	}
+	rss, hwm, err := memStatus(os.Getpid())
+	if err != nil || rss <= 0 || hwm < rss {
+		t.Errorf("rss %d, hwm %d, err %v: want 0 < rss <= hwm", rss, hwm, err)
+	}
+}
+
+func TestScanLogCountsWarningsAndErrorsFromTheOffset(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "connector.log")
+	before := `{"level":"ERROR","msg":"old","error":"x"}` + "\n"
+	after := `{"time":"t","level":"INFO","msg":"connector listening","addr":"127.0.0.1:1"}
+{"level":"ERROR","msg":"save session after turn","error":"save turn of session \"a-1\": context deadline exceeded"}
+{"level":"ERROR","msg":"save session after turn","error":"save turn of session \"b-2\": context deadline exceeded"}
+{"level":"WARN","msg":"shutdown timeout: cutting remaining turns"}
+not json "level":"ERROR"
+`
+	if err := os.WriteFile(path, []byte(before+after), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := scanLog(path, int64(len(before)))
+	want := logCounts{errors: 2, warnings: 1, kinds: map[string]int{
+		`ERROR save session after turn: save turn of session "…": context deadline exceeded`: 2,
+		"WARN shutdown timeout: cutting remaining turns":                                     1,
+	}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(logCounts{})); diff != "" {
+		t.Errorf("scanLog (-want +got):\n%s", diff)
+	}
+}

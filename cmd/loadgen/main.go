@@ -1,0 +1,419 @@
+// Command loadgen measures the connector from outside, as the dialog engine sees it, against a
+// bare A2A client calling the same agent directly, in one run (`make loadtest`).
+//
+// It starts the real connector and console-api binaries and a stub A2A agent (`loadgen agent`,
+// this binary) as separate processes against a Postgres database the caller provides, migrates
+// it, registers the agent through the console API, and then, for each load level, runs a phase
+// of the bare client (net/http + SSE, no connector code) against the agent and a phase of
+// HandleTurn over gRPC through the connector, alternating. It prints one table: rates,
+// latencies, time to first text, what the connector adds, and the connector's CPU per turn and
+// peak RSS read from /proc. Every turn is checked (completed, exact text); failures are counted,
+// never hidden.
+//
+// It does not judge the numbers: targets belong to the issue that set them, and tests never
+// assert on speed. It runs on Linux only (it reads /proc).
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: loadgen [run] [flags]     measure (default; loadgen -h for the flags)
+       loadgen agent [flags]       serve the stub A2A agent alone (loadgen agent -h)
+
+make loadtest builds the binaries, starts a private Postgres and runs loadgen.`
+
+// options are the flags of a measurement.
+type options struct {
+	concurrency     []int
+	duration        time.Duration
+	warmup          time.Duration
+	chunks          int
+	chunkDelay      time.Duration
+	turnsPerSession int
+	conns           int
+	longStreams     int
+	longChunks      int
+	longDelay       time.Duration
+	longRamp        time.Duration
+	decay           time.Duration
+	decayC          int
+	decayWindow     time.Duration
+	analyze         bool
+	turnTimeout     time.Duration
+	markdown        bool
+	binDir          string
+	databaseURL     string
+	logDir          string
+	agentHost       string
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmd := "run"
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "agent":
+		return runAgent(ctx, args, stdout, stderr)
+	case "run":
+		o, err := parseFlags(args, stderr)
+		if err != nil {
+			return err
+		}
+		return measure(ctx, o, stdout, stderr)
+	default:
+		fmt.Fprintln(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fmt.Fprintln(stderr, "\nflags:")
+		fs.PrintDefaults()
+	}
+	conc := fs.String("c", "1,10,100", "concurrency levels, one table row each: concurrent turns, comma-separated")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each phase (each row has a direct and a via-connector phase)")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase's measured window")
+	fs.IntVar(&o.chunks, "chunks", 3, "text chunks per turn (artifact-update events)")
+	fs.DurationVar(&o.chunkDelay, "chunk-delay", 0, "agent's pause between chunks")
+	fs.IntVar(&o.turnsPerSession, "turns-per-session", 1, "turns per dialog session (1: a new session every turn)")
+	fs.IntVar(&o.conns, "conns", 4, "gRPC connections to the connector")
+	fs.IntVar(&o.longStreams, "long-streams", 10000, "concurrent long streams of the last row; 0 skips the row")
+	fs.IntVar(&o.longChunks, "long-chunks", 10, "text chunks per long stream")
+	fs.DurationVar(&o.longDelay, "long-delay", time.Second, "agent's pause between the chunks of a long stream")
+	fs.DurationVar(&o.longRamp, "long-ramp", 2*time.Second, "time over which the long streams are opened")
+	fs.DurationVar(&o.decay, "decay", 40*time.Second, "first, on the fresh database: run this long at -decay-c through the connector and report the rate at its start and end; 0 skips")
+	fs.IntVar(&o.decayC, "decay-c", 10, "concurrency of the -decay run")
+	fs.DurationVar(&o.decayWindow, "decay-window", 10*time.Second, "the -decay run reports the rate in its first and its last window of this length")
+	fs.BoolVar(&o.analyze, "analyze", true, "after the -decay run, ANALYZE the database before the rows (as autovacuum soon would)")
+	fs.DurationVar(&o.turnTimeout, "turn-timeout", time.Minute, "client deadline of one turn (a turn past it is an error)")
+	fs.BoolVar(&o.markdown, "markdown", false, "print the table as Markdown")
+	fs.StringVar(&o.binDir, "bin", "", "folder holding the connector and console-api binaries (default: loadgen's own folder)")
+	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "Postgres database to migrate and use (default $DATABASE_URL); a fresh one for the -decay figures")
+	fs.StringVar(&o.logDir, "logs", "", "folder for the programs' logs (default: a temp folder, removed after a run without errors)")
+	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	for _, f := range strings.Split(*conc, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-c %q: want positive integers, comma-separated", *conc)
+		}
+		o.concurrency = append(o.concurrency, n)
+	}
+	var bad []string
+	check := func(ok bool, msg string) {
+		if !ok {
+			bad = append(bad, msg)
+		}
+	}
+	check(o.duration > 0, "-duration must be positive")
+	check(o.warmup >= 0, "-warmup must not be negative")
+	check(o.chunks >= 1 && o.chunks <= 10000, "-chunks: 1..10000")
+	check(o.longChunks >= 1 && o.longChunks <= 10000, "-long-chunks: 1..10000")
+	check(o.chunkDelay >= 0 && o.chunkDelay <= time.Minute, "-chunk-delay: 0..1m")
+	check(o.longDelay >= 0 && o.longDelay <= time.Minute, "-long-delay: 0..1m")
+	check(o.longRamp >= 0, "-long-ramp must not be negative")
+	check(o.turnsPerSession >= 1, "-turns-per-session must be at least 1")
+	check(o.conns >= 1, "-conns must be at least 1")
+	check(o.longStreams >= 0, "-long-streams must not be negative")
+	check(o.decay >= 0, "-decay must not be negative")
+	check(o.decayC >= 1, "-decay-c must be at least 1")
+	check(o.decay == 0 || (o.decayWindow > 0 && 2*o.decayWindow <= o.decay), "-decay-window must be positive and at most half of -decay")
+	check(o.turnTimeout > 0, "-turn-timeout must be positive")
+	check(o.databaseURL != "", "-database-url (or $DATABASE_URL) is required")
+	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0, "nothing to run: -c is empty, -long-streams 0 and -decay 0")
+	if len(bad) > 0 {
+		return o, errors.New(strings.Join(bad, "; "))
+	}
+	if o.binDir == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return o, fmt.Errorf("find own binary (pass -bin): %w", err)
+		}
+		o.binDir = filepath.Dir(self)
+	}
+	return o, nil
+}
+
+// row is one line of the table: a load level, measured directly and through the connector.
+type row struct {
+	label       string
+	direct, via *phaseStats
+}
+
+// measure is a whole run: the stack, the phases, the table.
+func measure(ctx context.Context, o options, stdout, stderr io.Writer) error {
+	limit, err := raiseFDLimit()
+	if err != nil {
+		return err
+	}
+	// A long-streams phase holds one socket per stream in the load generator (direct), the
+	// agent and the connector (via), plus a margin for everything else.
+	if need := uint64(o.longStreams) + 1024; o.longStreams > 0 && limit < need {
+		return fmt.Errorf("open-files limit is %d, -long-streams %d needs about %d: raise it (ulimit -n) or lower -long-streams", limit, o.longStreams, need)
+	}
+
+	logDir := o.logDir
+	if logDir == "" {
+		if logDir, err = os.MkdirTemp("", "loadgen-logs-"); err != nil {
+			return err
+		}
+	} else if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	failed, err := measureIn(ctx, o, logDir, stdout, stderr)
+	switch {
+	case ctx.Err() != nil:
+		err = errors.New("interrupted")
+	case err != nil || failed > 0:
+		fmt.Fprintf(stderr, "\nthe programs' logs are in %s\n", logDir)
+	}
+	// A temp log folder goes unless it may explain something: failed turns or programs.
+	if o.logDir == "" && failed == 0 && (err == nil || ctx.Err() != nil) {
+		os.RemoveAll(logDir)
+	}
+	return err
+}
+
+// measureIn runs the stack and the phases, prints the table (also of what was measured before
+// an interruption or a failure) and returns how many turns failed.
+func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.Writer) (failed int, err error) {
+	s, err := startStack(ctx, o, logDir, stderr)
+	if err != nil {
+		return 0, err
+	}
+	defer s.stop()
+
+	maxC := 1
+	for _, c := range o.concurrency {
+		maxC = max(maxC, c)
+	}
+	direct := newDirectClient(s.agentURL+"/", max(maxC, o.decayC))
+	via, err := newViaClient(s.grpcAddr, o.conns, s.tenantID, s.agentID)
+	if err != nil {
+		return 0, err
+	}
+	defer via.close()
+
+	var runID [4]byte
+	rand.Read(runID[:])
+	r := &runner{o: o, s: s, direct: direct, via: via, id: hex.EncodeToString(runID[:]), progress: stderr}
+	w := watched{connector: s.connector.cmd.Process.Pid, agent: s.agent.cmd.Process.Pid, pgRoot: s.pgRoot}
+
+	var rows []row
+	var decay *phaseStats
+	count := func(ps ...*phaseStats) {
+		for _, p := range ps {
+			if p != nil {
+				failed += p.errors
+			}
+		}
+	}
+	defer func() {
+		if len(rows) > 0 || decay != nil {
+			fmt.Fprintln(stdout)
+			writeReport(stdout, o, rows, decay)
+		}
+		if err != nil {
+			err = r.fail(err)
+		}
+	}()
+
+	if o.decay > 0 {
+		decay, err = r.phase(ctx, "fresh database", false, phaseSpec{workers: o.decayC, duration: o.decay, turnTimeout: o.turnTimeout},
+			w, o.chunks, o.chunkDelay)
+		count(decay)
+		if err != nil {
+			return failed, err
+		}
+		if o.analyze {
+			// The run left thousands of rows behind in tables the planner last saw empty.
+			// Autovacuum analyzes them within a minute or so in any deployment; doing it now
+			// measures the rows below in that steady state, not in whatever state the
+			// autovacuum launcher's timing happens to leave them.
+			fmt.Fprintln(stderr, "== analyze (what autovacuum does soon after a deployment's first traffic; -analyze=false skips)")
+			if err := analyze(ctx, o.databaseURL); err != nil {
+				return failed, err
+			}
+		}
+	}
+	type level struct {
+		label, name string
+		spec        phaseSpec
+		chunks      int
+		delay       time.Duration
+	}
+	var levels []level
+	for _, c := range o.concurrency {
+		label := "c=" + strconv.Itoa(c)
+		levels = append(levels, level{label: label, name: label, chunks: o.chunks, delay: o.chunkDelay,
+			spec: phaseSpec{workers: c, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}})
+	}
+	if o.longStreams > 0 {
+		levels = append(levels, level{
+			label: fmt.Sprintf("%d long streams (%d×%s)", o.longStreams, o.longChunks, o.longDelay), name: "long streams",
+			chunks: o.longChunks, delay: o.longDelay,
+			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}})
+	}
+	for _, l := range levels {
+		rw := row{label: l.label}
+		rw.direct, err = r.phase(ctx, l.name, true, l.spec, w, l.chunks, l.delay)
+		count(rw.direct)
+		if err == nil {
+			rw.via, err = r.phase(ctx, l.name, false, l.spec, w, l.chunks, l.delay)
+			count(rw.via)
+		}
+		if rw.direct != nil {
+			rows = append(rows, rw)
+		}
+		if err != nil {
+			return failed, err
+		}
+	}
+	return failed, nil
+}
+
+// runner runs phases against one stack.
+type runner struct {
+	o        options
+	s        *stack
+	direct   *directClient
+	via      *viaClient
+	id       string // this run's id, in session and turn ids
+	progress io.Writer
+	phases   int
+}
+
+// fail explains an error of a phase: a program that died says more than the turn that noticed.
+func (r *runner) fail(err error) error {
+	if dead := r.s.dead(); dead != "" {
+		return fmt.Errorf("%w; %s", err, dead)
+	}
+	return err
+}
+
+// phase runs one phase, direct or through the connector, and prints a progress line.
+func (r *runner) phase(ctx context.Context, label string, direct bool, spec phaseSpec, w watched, chunks int, delay time.Duration) (*phaseStats, error) {
+	r.phases++
+	prefix := r.id + "-p" + strconv.Itoa(r.phases)
+	side := "via connector"
+	if direct {
+		side = "direct"
+		w.connector = 0 // the connector idles; its RSS and CPU are not this phase's
+	}
+	newTurn := func(worker int) turnFunc {
+		n, inSession := 0, 0
+		session, contextID := "", ""
+		return func(ctx context.Context) (turnTiming, error) {
+			n++
+			if inSession == 0 || inSession >= r.o.turnsPerSession {
+				session, contextID, inSession = prefix+"-w"+strconv.Itoa(worker)+"-s"+strconv.Itoa(n), "", 0
+			}
+			inSession++
+			id := prefix + "w" + strconv.Itoa(worker) + "n" + strconv.Itoa(n)
+			text, want := turnText(id, chunks, delay), replyText(id, chunks)
+			if direct {
+				tt, next, err := r.direct.turn(ctx, contextID, text, want)
+				contextID = next
+				return tt, err
+			}
+			return r.via.turn(ctx, session, id, text, want)
+		}
+	}
+	what := fmt.Sprintf("%d concurrent turns for %s after %s warmup", spec.workers, spec.duration, spec.warmup)
+	if spec.oneShot {
+		what = fmt.Sprintf("%d streams of %d chunks %s apart, opened over %s", spec.workers, chunks, delay, spec.ramp)
+	}
+	fmt.Fprintf(r.progress, "== %s %s: %s\n", label, side, what)
+	_, _ = r.s.agentPeak(ctx) // starts the agent's count of streams open at once afresh
+	logFrom := logSize(r.s.connector.log)
+	st, err := runPhase(ctx, spec, w, newTurn)
+	if direct {
+		r.direct.closeIdle()
+	}
+	if err != nil {
+		return nil, err // interrupted: a partial phase would read as a measurement
+	}
+	if !direct {
+		lc := scanLog(r.s.connector.log, logFrom)
+		st.logged = &lc
+	}
+	if st.agentPeak, err = r.s.agentPeak(ctx); err != nil {
+		st.agentPeak = -1
+		fmt.Fprintf(r.progress, "   (streams open at once: %v)\n", err)
+	}
+	fmt.Fprintf(r.progress, "   %s %s: %s turns/s, p50 %s ms, first text p50 %s ms, %d turns, %d errors, %d streams open at most; CPU ms/turn: agent %s, loadgen %s",
+		label, side, num(st.rate()), ms(percentile(st.lat, 0.5)), ms(percentile(st.first, 0.5)), st.turns, st.errors,
+		st.agentPeak, ms(st.perTurn(st.agentCPU)), ms(st.perTurn(st.selfCPU)))
+	if !direct {
+		fmt.Fprintf(r.progress, ", connector %s", ms(st.perTurn(st.connectorCPU)))
+		if st.hasPG {
+			fmt.Fprintf(r.progress, ", postgres %s", ms(st.perTurn(st.pgCPU)))
+		}
+	}
+	fmt.Fprintln(r.progress)
+	for msg, n := range st.errSamples {
+		fmt.Fprintf(r.progress, "      %d× %s\n", n, msg)
+	}
+	if st.logged != nil {
+		for kind, n := range st.logged.kinds {
+			fmt.Fprintf(r.progress, "      connector logged %d× %s\n", n, kind)
+		}
+	}
+	if dead := r.s.dead(); dead != "" {
+		return st, errors.New(dead)
+	}
+	return st, nil
+}
+
+// describe is the run's settings, printed above the table.
+func describe(o options) string {
+	session := "a new session per turn"
+	if o.turnsPerSession > 1 {
+		session = fmt.Sprintf("sessions of %d turns", o.turnsPerSession)
+	}
+	pause := "no pause between chunks"
+	if o.chunkDelay > 0 {
+		pause = o.chunkDelay.String() + " between chunks"
+	}
+	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; each phase %s after %s warmup, direct then via the connector; %d CPUs, %s/%s",
+		o.chunks, pause, session, o.conns, o.duration, o.warmup, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+}

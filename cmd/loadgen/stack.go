@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// stack is the system under test, each part its own process: the stub agent, console-api and
+// connector, all on loopback, against the database the caller named.
+type stack struct {
+	agent, console, connector *child
+
+	agentURL  string // the stub agent's base URL (its card's url)
+	grpcAddr  string // the connector
+	tenantID  string
+	agentID   string
+	pgRoot    int // the Postgres postmaster's pid, 0 when it is not on this machine
+	childrens []*child
+}
+
+// startStack migrates the database, starts the three programs, creates a tenant and registers
+// the stub agent through the console API, as an operator and a tenant would.
+func startStack(ctx context.Context, o options, logDir string, progress io.Writer) (s *stack, err error) {
+	s = &stack{}
+	defer func() {
+		if err != nil {
+			s.stop()
+		}
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		return s, fmt.Errorf("find own binary: %w", err)
+	}
+	connectorBin := filepath.Join(o.binDir, "connector")
+	consoleBin := filepath.Join(o.binDir, "console-api")
+	for _, b := range []string{connectorBin, consoleBin} {
+		if _, err := os.Stat(b); err != nil {
+			return s, fmt.Errorf("%w (build them: go build -o %s ./cmd/connector ./cmd/console-api, or pass -bin)", err, o.binDir)
+		}
+	}
+
+	key := make([]byte, 32)
+	rand.Read(key)
+	tok := make([]byte, 18)
+	rand.Read(tok)
+	adminToken := "loadgen-" + hex.EncodeToString(tok)
+	env := childEnv(os.Environ(), map[string]string{
+		"DATABASE_URL":             o.databaseURL,
+		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(key),
+		"A2AC_ADMIN_TOKEN":         adminToken,
+		"A2AC_CONSOLE_ADDR":        "127.0.0.1:0",
+		"A2AC_GRPC_ADDR":           "127.0.0.1:0",
+		"A2AC_ALLOW_INSECURE_HTTP": "true",              // the stub agent serves plain HTTP on loopback
+		"A2AC_ALLOWED_CIDRS":       o.agentHost + "/32", // exactly the stub agent's address
+		"A2AC_LOG_LEVEL":           "info",              // production's default
+		// Below stopTimeout, so a stop (Ctrl-C in a long phase) ends in the connector's own
+		// drain, not in a kill.
+		"A2AC_SHUTDOWN_TIMEOUT": "10s",
+	})
+
+	fmt.Fprintln(progress, "== console-api migrate")
+	if err := runChild(ctx, "migrate", consoleBin, []string{"migrate"}, env, logDir); err != nil {
+		return s, err
+	}
+
+	fmt.Fprintln(progress, "== starting stub agent, console-api, connector (logs in "+logDir+")")
+	var addr string
+	s.agent, addr, err = startChild(ctx, "agent", self, []string{"agent", "-addr", o.agentHost + ":0"}, env, logDir,
+		func(line []byte) string {
+			rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("listening on "))
+			if !ok {
+				return ""
+			}
+			return string(rest)
+		})
+	if s.agent != nil {
+		s.childrens = append(s.childrens, s.agent)
+	}
+	if err != nil {
+		return s, err
+	}
+	s.agentURL = addr
+	s.console, addr, err = startChild(ctx, "console-api", consoleBin, []string{"serve"}, env, logDir, logAddr("console api listening"))
+	if s.console != nil {
+		s.childrens = append(s.childrens, s.console)
+	}
+	if err != nil {
+		return s, err
+	}
+	consoleURL := "http://" + addr
+	s.connector, s.grpcAddr, err = startChild(ctx, "connector", connectorBin, []string{"serve"}, env, logDir, logAddr("connector listening"))
+	if s.connector != nil {
+		s.childrens = append(s.childrens, s.connector)
+	}
+	if err != nil {
+		return s, err
+	}
+
+	var tenant struct{ ID, Token string }
+	if err := postJSON(ctx, consoleURL+"/v1/tenants", adminToken, map[string]string{"name": "loadgen"}, &tenant); err != nil {
+		return s, fmt.Errorf("create tenant: %w", err)
+	}
+	var agent struct{ ID string }
+	if err := postJSON(ctx, consoleURL+"/v1/agents", tenant.Token, map[string]string{"cardUrl": s.agentURL}, &agent); err != nil {
+		return s, fmt.Errorf("register stub agent %s: %w", s.agentURL, err)
+	}
+	s.tenantID, s.agentID = tenant.ID, agent.ID
+	s.pgRoot = postmasterPID(ctx, o.databaseURL)
+	return s, nil
+}
+
+// stop ends every program, the connector first (it holds the load), in reverse start order.
+func (s *stack) stop() {
+	for i := len(s.childrens) - 1; i >= 0; i-- {
+		s.childrens[i].stop()
+	}
+}
+
+// dead names a program that exited while it should be serving, or "".
+func (s *stack) dead() string {
+	for _, c := range s.childrens {
+		if c.exited() {
+			return fmt.Sprintf("%s exited (%v); log: %s%s", c.name, c.err, c.log, tail(c.log))
+		}
+	}
+	return ""
+}
+
+// childEnv is base without any setting of ours (so a developer's shell cannot change the
+// measurement by accident), plus set. OTEL_*, GOGC, GOMAXPROCS and the rest pass through.
+func childEnv(base []string, set map[string]string) []string {
+	var env []string
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "DATABASE_URL" || strings.HasPrefix(k, "A2AC_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range set {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// postJSON POSTs body as JSON with a bearer token and decodes a 2xx answer into out.
+func postJSON(ctx context.Context, url, token string, body, out any) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(rb))
+	}
+	return json.Unmarshal(rb, out)
+}
+
+// postmasterPID finds the Postgres server's pid through a backend of it: the postmaster is
+// every backend's parent. 0 when the database is not on this machine (or not readable), and the
+// Postgres CPU column stays empty.
+func postmasterPID(ctx context.Context, databaseURL string) int {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var backend int
+	if err := conn.QueryRow(ctx, "select pg_backend_pid()").Scan(&backend); err != nil {
+		return 0
+	}
+	_, ppid, err := readStat(backend)
+	if err != nil || ppid <= 1 {
+		return 0
+	}
+	// The backend we asked is in this machine's process table only if the server is local
+	// and in our pid namespace; check it really is a postgres process.
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", ppid))
+	if err != nil || !strings.HasPrefix(strings.TrimSpace(string(comm)), "postgres") {
+		return 0
+	}
+	return ppid
+}
+
+// agentPeak reads (and restarts) the stub agent's count of streams open at once.
+func (s *stack) agentPeak(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.agentURL+peakPath, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("agent peak: %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if err != nil {
+		return 0, fmt.Errorf("agent peak: %w", err)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("agent peak: %q: %w", b, err)
+	}
+	return n, nil
+}
+
+// analyze runs ANALYZE on the whole database.
+func analyze(ctx context.Context, databaseURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, databaseURL)
+	if err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "analyze"); err != nil {
+		return fmt.Errorf("analyze: %w", err)
+	}
+	return nil
+}

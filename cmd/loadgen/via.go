@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+)
+
+// viaClient drives HandleTurn the way a dialog engine does: a few long-lived gRPC connections,
+// turns spread over them round robin.
+type viaClient struct {
+	conns   []*grpc.ClientConn
+	clients []pb.ConnectorClient
+	next    atomic.Uint64
+	tenant  string
+	agent   string
+}
+
+func newViaClient(addr string, n int, tenant, agent string) (*viaClient, error) {
+	v := &viaClient{tenant: tenant, agent: agent}
+	for range n {
+		// One ClientConn is one HTTP/2 connection; n of them are n TCP connections.
+		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			v.close()
+			return nil, fmt.Errorf("grpc client %s: %w", addr, err)
+		}
+		cc.Connect()
+		v.conns = append(v.conns, cc)
+		v.clients = append(v.clients, pb.NewConnectorClient(cc))
+	}
+	return v, nil
+}
+
+func (v *viaClient) close() {
+	for _, cc := range v.conns {
+		cc.Close()
+	}
+}
+
+// turn runs one HandleTurn and checks it: exactly one Final, COMPLETED, whose text and the
+// concatenated TextDeltas are both exactly want.
+func (v *viaClient) turn(ctx context.Context, sessionID, turnID, text, want string) (res turnTiming, err error) {
+	c := v.clients[v.next.Add(1)%uint64(len(v.clients))]
+	start := time.Now()
+	stream, err := c.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID,
+		TurnId: turnID, AgentId: v.agent, Text: text})
+	if err != nil {
+		return res, fmt.Errorf("HandleTurn: %w", err)
+	}
+	var got strings.Builder
+	var final *pb.TurnFinal
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return res, fmt.Errorf("HandleTurn: %w", err)
+		}
+		if final != nil {
+			return res, errors.New("event after final")
+		}
+		switch e := ev.GetEvent().(type) {
+		case *pb.TurnEvent_TextDelta:
+			if res.firstText == 0 {
+				res.firstText = time.Since(start)
+			}
+			got.WriteString(e.TextDelta.GetText())
+		case *pb.TurnEvent_Final:
+			res.total = time.Since(start)
+			final = e.Final
+		}
+	}
+	switch {
+	case final == nil:
+		return res, errors.New("stream ended without final")
+	case final.GetOutcome() != pb.Outcome_OUTCOME_COMPLETED:
+		return res, fmt.Errorf("final %s: %s %s", final.GetOutcome(), final.GetError().GetCode(), final.GetError().GetMessage())
+	case final.GetText() != want:
+		return res, fmt.Errorf("final text %q, want %q", trim(final.GetText()), trim(want))
+	case got.String() != want:
+		return res, fmt.Errorf("text deltas %q, want %q", trim(got.String()), trim(want))
+	}
+	return res, nil
+}
