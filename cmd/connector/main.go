@@ -13,6 +13,8 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -115,6 +117,11 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		// re-asked question. Not waiting for the WAL flush takes a disk sync off every turn's
 		// final event.
 		c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
+			// pgxpool's default (4, or the CPU count) queues every turn's two round trips
+			// behind each other under thousands of open streams, until saves time out.
+			c.MaxConns = int32(max(16, 4*runtime.GOMAXPROCS(0)))
+		}
 	})
 	if err != nil {
 		return err
