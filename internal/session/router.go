@@ -188,6 +188,27 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata}
+	if change.Kind == Keep || (change.Kind == Release && !held) {
+		// Nothing the engine's next turn reads changes: no hold is set, and none is released
+		// (there was none, or it is kept as it was). Only the session's context and the
+		// racing-turn order are written, so the Final need not wait for that round trip.
+		if change.Kind == Keep && held {
+			final.HoldExpiresAt = lookup.Hold.ExpiresAt
+		}
+		obs.outcome = final.Outcome
+		var sinkErr error
+		if ctx.Err() == nil {
+			sinkErr = sink.Final(final)
+		}
+		if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
+			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
+				slog.String("agent_id", routeAgentID), slog.String("change", change.Kind.String()), slog.Any("error", err))
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return sinkErr
+	}
 	saved := true
 	if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
 		saved = false
