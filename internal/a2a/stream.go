@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,7 +16,6 @@ import (
 type Stream struct {
 	call   call
 	method string
-	header http.Header
 
 	body   io.ReadCloser // nil once a JSON answer was read whole
 	sse    *sseReader    // nil for a JSON answer
@@ -66,7 +64,6 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so 
 		s.release()
 		return nil, err
 	}
-	s.header = resp.Header
 	switch mt := mediaType(resp.Header); {
 	case mt == "text/event-stream":
 		s.body = resp.Body
@@ -178,9 +175,6 @@ func (s *Stream) Next() (Event, error) {
 // EventsRead returns how many events Next has returned. Callers use it to tell "failed before
 // anything was processed" (safe to fall back to another endpoint) from a stream cut short.
 func (s *Stream) EventsRead() int { return s.events }
-
-// Header returns the response headers.
-func (s *Stream) Header() http.Header { return s.header }
 
 // Close ends the stream and releases its connection and timer. It may be called at any time from
 // any goroutine, any number of times; a Next blocked in another goroutine returns an error.

@@ -37,13 +37,11 @@ const (
 	DefaultIdleTimeout       = 15 * time.Second
 	DefaultPollInterval      = 250 * time.Millisecond
 	DefaultCancelTimeout     = 3 * time.Second
-	DefaultMaxRetries        = 2
+	DefaultMaxRetries        = a2a.DefaultMaxRetries
 	DefaultMaxTextBytes      = 256 << 10
 
 	// maxPollInterval caps the tasks/get backoff.
 	maxPollInterval = 2 * time.Second
-	// maxEventBytes is the SSE event limit of §6.10.
-	maxEventBytes = 1 << 20
 	// defaultAPIKeyHeader is the header of the platform contract.
 	defaultAPIKeyHeader = "X-API-KEY"
 	// extensionsHeader activates extensions at the agent (the 1.0 wire adds A2A-Extensions).
@@ -194,7 +192,7 @@ func New(o Options) *Invoker {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Invoker{
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, MaxEventBytes: maxEventBytes}),
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
