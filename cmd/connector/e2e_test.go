@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -133,6 +134,8 @@ type stackConfig struct {
 	db *pgtest.DB
 	// wrapAgent, when set, wraps the demo agent's handler (to act when a request arrives).
 	wrapAgent func(http.Handler) http.Handler
+	// stderr, when set, receives the connector's logs (set A2AC_LOG_LEVEL too).
+	stderr io.Writer
 }
 
 type stackOption func(*stackConfig)
@@ -181,7 +184,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() {
-		done <- runWith(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard, sc.telemetry)
+		done <- runWith(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, cmp.Or(sc.stderr, io.Writer(io.Discard)), sc.telemetry)
 	}()
 	var stopOnce sync.Once
 	var runErr error

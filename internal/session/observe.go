@@ -45,7 +45,9 @@ const (
 // turnObs is what HandleTurn learns about a turn for its span and metrics.
 type turnObs struct {
 	start     time.Time
+	tenantID  string
 	agentID   string
+	errCode   string // the Final's error code, "" when none
 	held      bool
 	outcome   connector.Outcome // "" until the turn has one
 	firstText time.Duration     // since start; valid when sawText
@@ -63,6 +65,7 @@ func (o *turnObs) text() {
 
 // observer holds the Router's tracer and instruments, created once in New.
 type observer struct {
+	log       *slog.Logger
 	tracer    trace.Tracer
 	turns     metric.Int64Counter
 	duration  metric.Float64Histogram
@@ -80,7 +83,7 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Log
 		mp = metricnoop.NewMeterProvider()
 	}
 	m := mp.Meter(scope)
-	o := &observer{tracer: tp.Tracer(scope),
+	o := &observer{log: log, tracer: tp.Tracer(scope),
 		add: map[connector.Outcome][]metric.AddOption{}, record: map[connector.Outcome][]metric.RecordOption{}}
 	// Histogram buckets in seconds: a spoken reply should start well within a second; turns are
 	// bounded by A2AC_TURN_TIMEOUT (30 s by default).
@@ -138,8 +141,24 @@ func (o *observer) end(ctx context.Context, span trace.Span, t *turnObs, err err
 		set := metric.WithAttributeSet(attribute.NewSet(attrOutcome.String(string(outcome))))
 		add, rec = []metric.AddOption{set}, []metric.RecordOption{set}
 	}
+	took := time.Since(t.start)
 	o.turns.Add(ctx, 1, add...)
-	o.duration.Record(ctx, time.Since(t.start).Seconds(), rec...)
+	o.duration.Record(ctx, took.Seconds(), rec...)
+	// One line per turn, so that an operator sees traffic without tracing: ids, outcome,
+	// code and durations, never the user's or the agent's words.
+	attrs := []slog.Attr{slog.String("tenant_id", t.tenantID), slog.String("agent_id", t.agentID),
+		slog.Bool("held", t.held), slog.String("outcome", string(outcome)),
+		slog.Float64("duration_ms", float64(took.Microseconds())/1000)}
+	if t.sawText {
+		attrs = append(attrs, slog.Float64("first_text_ms", float64(t.firstText.Microseconds())/1000))
+	}
+	if t.errCode != "" {
+		attrs = append(attrs, slog.String("error_code", t.errCode))
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error_type", errorType(err)))
+	}
+	o.log.LogAttrs(ctx, slog.LevelInfo, "turn", attrs...)
 	if t.sawText {
 		o.firstText.Record(ctx, t.firstText.Seconds(), rec...)
 	}

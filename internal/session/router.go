@@ -105,7 +105,7 @@ func MessageID(tenantID, sessionID, turnID string) string {
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
 // ErrAPIKeyMissing, ErrUnavailable (store down). Agent misbehaviour is a Final{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
-	obs := turnObs{start: time.Now(), agentID: t.AgentID} // the routed agent replaces it
+	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, t, sink, &obs)
 	r.obs.end(ctx, span, &obs, err)
@@ -195,7 +195,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		if change.Kind == Keep && held {
 			final.HoldExpiresAt = lookup.Hold.ExpiresAt
 		}
-		obs.outcome = final.Outcome
+		obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
 		var sinkErr error
 		if ctx.Err() == nil {
 			sinkErr = sink.Final(final)
@@ -227,7 +227,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 	case change.Kind == Keep && held:
 		final.HoldExpiresAt = lookup.Hold.ExpiresAt
 	}
-	obs.outcome = final.Outcome
+	obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
 	if ctx.Err() != nil {
 		// Barge-in or deadline: the caller is gone; there is no one to send a final to.
 		return ctx.Err()
@@ -334,4 +334,11 @@ func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent
 		}
 	}
 	return out, nil
+}
+
+func errCode(e *invoke.Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.Code
 }
