@@ -56,6 +56,7 @@ func TestMain(m *testing.M) {
 // registered for a fresh tenant.
 type stack struct {
 	client pb.ConnectorClient
+	conn   *grpc.ClientConn // the client's connection, for calls written byte by byte
 	health healthpb.HealthClient
 	demo   *agent.Agent
 	tenant string
@@ -216,7 +217,7 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	s := &stack{client: pb.NewConnectorClient(conn), health: healthpb.NewHealthClient(conn),
+	s := &stack{client: pb.NewConnectorClient(conn), conn: conn, health: healthpb.NewHealthClient(conn),
 		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL, shutdown: shutdown, registrar: reg}
 	// Wait until the server answers its health check (it starts in the background).
 	for i := 0; ; i++ {

@@ -125,12 +125,13 @@ const (
 	KindCanceled FetchErrorKind = "canceled"
 )
 
-// FetchError is a card that could not be fetched.
+// FetchError is a card that could not be fetched. Error is for logs; Explain is for the tenant.
 type FetchError struct {
 	Kind FetchErrorKind
 	// URL is the URL of the reported attempt: the pasted URL when it and the well-known paths
 	// under it were all not there; the last well-known path when an origin's both were not;
-	// otherwise the attempt that failed.
+	// otherwise the attempt that failed. For KindInvalidURL it is the pasted text with any
+	// userinfo replaced (RedactURL).
 	URL string
 	// StatusCode is the HTTP status for KindHTTPStatus (and the status of the response that
 	// was refused for KindNotJSON and KindTooLarge), else 0.
@@ -140,11 +141,12 @@ type FetchError struct {
 	Tried []string
 }
 
-// Error reads `fetch card "URL": why`.
+// Error reads `fetch card "URL": why`. It is for logs: why may hold transport details (a
+// resolver's address, a local port) that Explain leaves out. URLs are shown without userinfo.
 func (e *FetchError) Error() string {
-	msg := fmt.Sprintf("fetch card %q: %v", e.URL, e.Err)
+	msg := fmt.Sprintf("fetch card %q: %v", RedactURL(e.URL), e.Err)
 	if len(e.Tried) > 1 {
-		msg += " (tried " + strings.Join(e.Tried, ", ") + ")"
+		msg += " (tried " + strings.Join(redactAll(e.Tried), ", ") + ")"
 	}
 	return msg
 }
@@ -287,22 +289,13 @@ func looksLikeCard(body []byte) bool {
 
 func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
 	s := strings.TrimSpace(cardURL)
-	u, err := url.Parse(s)
+	u, err := CheckURL(s)
 	if err != nil {
-		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: err}
-	}
-	if !u.IsAbs() || u.Host == "" {
-		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: errors.New("not an absolute URL; paste the full https:// address of the agent card")}
+		return nil, &FetchError{Kind: KindInvalidURL, URL: RedactURL(s), Err: err}
 	}
 	u.Fragment, u.RawFragment = "", ""
-	switch strings.ToLower(u.Scheme) {
-	case "https":
-	case "http":
-		if !f.allowInsecure {
-			return nil, &FetchError{Kind: KindInsecureURL, URL: s, Err: fmt.Errorf("plain http is not allowed, use https: %w", netguard.ErrInsecureURL)}
-		}
-	default:
-		return nil, &FetchError{Kind: KindInvalidURL, URL: s, Err: fmt.Errorf("scheme %q is not supported, use https", u.Scheme)}
+	if strings.EqualFold(u.Scheme, "http") && !f.allowInsecure {
+		return nil, &FetchError{Kind: KindInsecureURL, URL: s, Err: fmt.Errorf("plain http is not allowed, use https: %w", netguard.ErrInsecureURL)}
 	}
 	return u, nil
 }
@@ -311,7 +304,9 @@ func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
 func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return Fetched{}, &FetchError{Kind: KindInvalidURL, URL: target, Err: err}
+		// CheckURL passed the URL this one derives from, so this is not expected; the cause
+		// stays for the log, and Explain does not show it.
+		return Fetched{}, &FetchError{Kind: KindInvalidURL, URL: target, Err: fmt.Errorf("%w (%v)", urlUnparsable, err)}
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "a2a-connector-cardfetch")

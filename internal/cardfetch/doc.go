@@ -12,6 +12,14 @@
 //
 // # Fetching: decisions where the design is silent
 //
+//   - A pasted URL is checked before anything is sent (CheckURL): text that is not UTF-8 or holds
+//     control characters, what url.Parse refuses, a relative URL, a scheme other than http(s),
+//     userinfo of any kind (user:password@ is refused, never stripped, fetched with or shown), an
+//     invalid port or host name (IDNA for internationalized ones) are all kind invalid_url, with
+//     a reason that never quotes the URL or the parser.
+//   - FetchError.Error is for logs (it keeps the transport's words: resolver, addresses);
+//     FetchError.Explain is for the tenant (what failed and where, no transport internals). Both
+//     show URLs without userinfo.
 //   - Every request carries A2A-Version: 1.0, so a server that speaks both generations answers
 //     with its 1.0 card (@a2a-js/sdk with legacy compat answers its 0.3 card otherwise).
 //   - Discovery applies when the pasted URL has no path (or "/") and no query:

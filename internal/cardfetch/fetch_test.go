@@ -427,13 +427,86 @@ func TestFetchUnknownHostIsDNS(t *testing.T) {
 
 func TestFetchInvalidURL(t *testing.T) {
 	t.Parallel()
-	_, client := tlsServer(t, http.NotFoundHandler())
+	var hits atomic.Int32
+	srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.NotFound(w, r)
+	}))
+	host := strings.TrimPrefix(srv.URL, "https://")
 	f := New(Options{Client: client})
-	for _, u := range []string{"", "agent.example.com", "/.well-known/agent.json", "ftp://agent.example.com/card.json", "https://", "https://exa mple.com/"} {
+	const password = "s3cr3tpw"
+	for _, u := range []string{"", "agent.example.com", "/.well-known/agent.json", "ftp://agent.example.com/card.json",
+		"https://", "https://exa mple.com/",
+		// Userinfo of any kind is refused before anything is sent: the password is never
+		// fetched with, and never shown.
+		"https://user:" + password + "@" + host + "/card.json",
+		"https://" + password + "@" + host + "/card.json",
+		"https://@" + host + "/card.json",
+		"https://user:" + password + "@" + host + "/\x00card.json",
+		"https://" + host + "/card\x00.json", "https://" + host + "\x00/card.json",
+		"https://" + host + "/card\xff.json", "https://\xff\xfe/card.json", "https://" + host + "/a\u0085b", "https://a!b/card.json", "https://" + strings.Repeat("a", 64) + ".example/",
+		"https://" + host + "/%zz", "https://127.0.0.1:99999/card.json", "https://127.0.0.1:0/card.json",
+		"https://host:/card.json", "https://[::1/card.json", "https://xn--/card.json", "https://\u00ad\u200d/card.json",
+		"mailto:agent@example.com", "https:opaque",
+	} {
 		_, err := f.Fetch(t.Context(), u)
 		var fe *FetchError
 		if !errors.As(err, &fe) || fe.Kind != KindInvalidURL {
 			t.Errorf("Fetch(%q) error = %v, want kind invalid_url", u, err)
+			continue
+		}
+		for _, text := range []string{fe.Error(), fe.Explain()} {
+			if strings.Contains(text, password) {
+				t.Errorf("Fetch(%q): %q shows the password", u, text)
+			}
+		}
+		for _, internal := range []string{"parse", "net/url", "\x00", "invalid control character"} {
+			if strings.Contains(fe.Explain(), internal) {
+				t.Errorf("Fetch(%q): Explain() = %q shows parser internals (%q)", u, fe.Explain(), internal)
+			}
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests reached the server; invalid URLs must be refused before any fetch", n)
+	}
+	if fe, ok := errors.AsType[*FetchError](must(f.Fetch(t.Context(), "https://u:"+password+"@"+host+"/c"))); !ok ||
+		!strings.Contains(fe.Explain(), "user name or password") {
+		t.Errorf("userinfo refusal does not say why: %v", fe)
+	}
+}
+
+func must(_ Fetched, err error) error { return err }
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://user:pw@host/p?q=1#f":   "https://xxxxx@host/p?q=1#f",
+		"https://pw@host":                "https://xxxxx@host",
+		"https://host/p@q":               "https://host/p@q",
+		"https://a@b@host:8443/x":        "https://xxxxx@host:8443/x",
+		"not a url":                      "not a url",
+		"https://u:p@host/\x00?x=@":      "https://xxxxx@host/\x00?x=@",
+		"https://host?next=https://u@h/": "https://host?next=https://u@h/",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Explain never shows transport internals: a DNS failure names the host, not the resolver.
+func TestExplainHidesTransportDetail(t *testing.T) {
+	t.Parallel()
+	_, client := tlsServer(t, http.NotFoundHandler())
+	_, err := New(Options{Client: client}).Fetch(t.Context(), "https://card.invalid/agent.json")
+	fe := wantKind(t, err, KindDNS)
+	got := fe.Explain()
+	if !strings.Contains(got, `"card.invalid"`) {
+		t.Errorf("Explain() = %q, want it to name the host", got)
+	}
+	for _, internal := range []string{"lookup", "dial", ":53", "tcp", "udp"} {
+		if strings.Contains(got, internal) {
+			t.Errorf("Explain() = %q shows %q", got, internal)
 		}
 	}
 }

@@ -97,18 +97,6 @@ type cardURLRequest struct {
 	CardURL string `json:"cardUrl"`
 }
 
-func (in *cardURLRequest) check() error {
-	in.CardURL = strings.TrimSpace(in.CardURL)
-	if in.CardURL == "" {
-		return badRequest("cardUrl is required.")
-	}
-	if len(in.CardURL) > 2048 {
-		return badRequest("cardUrl is longer than 2048 characters.")
-	}
-	in.CardURL = canonicalCardURL(in.CardURL)
-	return nil
-}
-
 // canonicalCardURL spells one card URL one way, so that "HTTPS://Agent.example.com:443/" and
 // "https://agent.example.com" are the same registration (409), not two agents: scheme and host
 // lower-cased, default port and fragment dropped, a bare "/" path removed. Anything unparsable
@@ -155,10 +143,11 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if err := in.check(); err != nil {
+	cardURL, err := checkCardURL("cardUrl", in.CardURL)
+	if err != nil {
 		return err
 	}
-	fetched, report, err := s.cards.FetchAndValidate(r.Context(), in.CardURL)
+	fetched, report, err := s.cards.FetchAndValidate(r.Context(), cardURL)
 	if err != nil {
 		return err
 	}
@@ -178,20 +167,25 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
+	// Flat, not embedding cardURLRequest: encoding/json names a member of an embedded struct
+	// by its Go path in type errors.
 	var in struct {
-		cardURLRequest
-		APIKey *string `json:"apiKey"`
+		CardURL string  `json:"cardUrl"`
+		APIKey  *string `json:"apiKey"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if err := in.check(); err != nil {
+	cardURL, err := checkCardURL("cardUrl", in.CardURL)
+	if err != nil {
 		return err
 	}
-	if in.APIKey != nil && len(*in.APIKey) > maxAPIKeyBytes {
-		return badRequest("apiKey is longer than %d bytes.", maxAPIKeyBytes)
+	if in.APIKey != nil {
+		if err := ruleAPIKey.check("apiKey", *in.APIKey); err != nil {
+			return err
+		}
 	}
-	fetched, report, err := s.cards.FetchAndValidate(r.Context(), in.CardURL)
+	fetched, report, err := s.cards.FetchAndValidate(r.Context(), cardURL)
 	if err != nil {
 		return err
 	}
@@ -201,7 +195,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	t := tenantFrom(r.Context())
 	id := uuid.NewString()
 	na := store.NewAgent{
-		ID: id, TenantID: t.ID, CardURL: in.CardURL, ResolvedCardURL: fetched.ResolvedURL,
+		ID: id, TenantID: t.ID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
 	}
 	if in.APIKey != nil && *in.APIKey != "" {
@@ -250,7 +244,11 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
-	a, err := s.store.GetAgent(r.Context(), tenantFrom(r.Context()).ID, r.PathValue("id"))
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	a, err := s.store.GetAgent(r.Context(), tenantFrom(r.Context()).ID, id)
 	if err != nil {
 		return fmt.Errorf("get agent: %w", err)
 	}
@@ -269,14 +267,21 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 	if in.APIKey == nil && in.Enabled == nil {
 		return badRequest("Nothing to change: send apiKey and/or enabled.")
 	}
-	tenantID, id := tenantFrom(r.Context()).ID, r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	if in.APIKey != nil {
+		if err := ruleAPIKey.check("apiKey", *in.APIKey); err != nil {
+			return err
+		}
+	}
+	tenantID := tenantFrom(r.Context()).ID
 	patch := store.AgentPatch{Enabled: in.Enabled}
 	if in.APIKey != nil {
 		switch {
 		case *in.APIKey == "":
 			patch.ClearAPIKey = true
-		case len(*in.APIKey) > maxAPIKeyBytes:
-			return badRequest("apiKey is longer than %d bytes.", maxAPIKeyBytes)
 		default:
 			// Check the agent is this tenant's before sealing anything for its id.
 			if _, err := s.store.GetAgent(r.Context(), tenantID, id); err != nil {
@@ -297,7 +302,11 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
-	tenantID, id := tenantFrom(r.Context()).ID, r.PathValue("id")
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	tenantID := tenantFrom(r.Context()).ID
 	// Read the agent first: once deleted, its endpoint and key are gone, and the tasks it held
 	// are to be canceled with them.
 	a, sealed, err := s.store.AgentForTurn(r.Context(), tenantID, id)
@@ -326,8 +335,12 @@ func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
 	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, r.PathValue("id"))
+	a, err := s.store.GetAgent(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("refresh agent: %w", err)
 	}
@@ -372,11 +385,15 @@ func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if strings.TrimSpace(in.Text) == "" || len(in.Text) > 16<<10 {
-		return badRequest("text is required and at most 16 KiB.")
+	if err := ruleText.check("text", in.Text); err != nil {
+		return err
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, r.PathValue("id"))
+	a, err := s.store.GetAgent(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("test agent: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,11 +58,14 @@ type cardServer struct {
 	*httptest.Server
 	mu    sync.Mutex
 	cards map[string]string
+	// hits counts requests, answered or not.
+	hits atomic.Int32
 }
 
 func newCardServer(t *testing.T) *cardServer {
 	cs := &cardServer{cards: map[string]string{}}
 	cs.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cs.hits.Add(1)
 		cs.mu.Lock()
 		body, ok := cs.cards[r.URL.Path]
 		cs.mu.Unlock()
@@ -376,8 +380,8 @@ func TestBadRequests(t *testing.T) {
 		{"two_objects", `{"cardUrl":"https://a.example"}{}`, http.StatusBadRequest},
 		{"missing_card_url", `{}`, http.StatusBadRequest},
 		{"body_over_64KiB", `{"cardUrl":"` + strings.Repeat("a", 70<<10) + `"}`, http.StatusRequestEntityTooLarge},
-		{"http_card_url", `{"cardUrl":"http://example.com/card.json"}`, http.StatusBadGateway},
-		{"no_scheme", `{"cardUrl":"not a url"}`, http.StatusBadGateway},
+		{"http_card_url", `{"cardUrl":"http://example.com/card.json"}`, http.StatusBadRequest},
+		{"no_scheme", `{"cardUrl":"not a url"}`, http.StatusBadRequest},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e.expect(e.do("POST", "/v1/agents", token, c.body), c.status)

@@ -6,20 +6,22 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 )
 
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
-// code (stable machine word), problems (card validation findings), reason (why a card could
-// not be fetched).
+// code (stable machine word), field (the request member at fault, for 400s that name one),
+// problems (card validation findings), reason (why a card could not be fetched).
 type problemDoc struct {
 	Type     string              `json:"type"`
 	Title    string              `json:"title"`
 	Status   int                 `json:"status"`
 	Detail   string              `json:"detail,omitempty"`
 	Code     string              `json:"code"`
+	Field    string              `json:"field,omitempty"`
 	Reason   string              `json:"reason,omitempty"`
 	Problems []connector.Problem `json:"problems,omitempty"`
 }
@@ -28,9 +30,12 @@ type problemDoc struct {
 type apiError struct {
 	status   int
 	code     string
+	field    string
 	detail   string
 	reason   string
 	problems []connector.Problem
+	// allow is the Allow header of a 405.
+	allow string
 }
 
 func (e *apiError) Error() string { return e.code + ": " + e.detail }
@@ -38,6 +43,7 @@ func (e *apiError) Error() string { return e.code + ": " + e.detail }
 var (
 	errUnauthenticated = &apiError{status: http.StatusUnauthorized, code: "unauthenticated", detail: "A valid bearer token is required."}
 	errNoRoute         = &apiError{status: http.StatusNotFound, code: "not_found", detail: "No such endpoint."}
+	errNotFound        = &apiError{status: http.StatusNotFound, code: "not_found", detail: "No such resource."}
 )
 
 func badRequest(format string, args ...any) error {
@@ -57,7 +63,21 @@ func authError(err error) error {
 	return err
 }
 
-// writeError is the one table from errors to HTTP problems.
+// fetchProblem is the answer to a card that could not be fetched. A URL that can never be
+// fetched is the client's mistake (400, before any fetch); everything else was learned by
+// trying, from the agent's host or the way to it (502). The detail is FetchError.Explain: the
+// tenant's terms, never the transport's words or the URL's userinfo.
+func fetchProblem(fe *cardfetch.FetchError) *apiError {
+	switch fe.Kind {
+	case cardfetch.KindInvalidURL, cardfetch.KindInsecureURL:
+		return &apiError{status: http.StatusBadRequest, code: string(fe.Kind), field: "cardUrl", detail: fe.Explain()}
+	}
+	return &apiError{status: http.StatusBadGateway, code: "card_unreachable", reason: string(fe.Kind), detail: fe.Explain()}
+}
+
+// writeError is the one table from errors to HTTP problems. No answer carries an error's own
+// text unless it was written for the client (apiError, FetchError.Explain): store and driver
+// errors get a fixed sentence, and the log keeps the detail with the request's trace id.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		api *apiError
@@ -70,29 +90,34 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		api = &apiError{status: http.StatusRequestEntityTooLarge, code: "too_large",
 			detail: fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit)}
 	case errors.As(err, &fe):
-		detail := fe.Error()
-		if fe.Kind == cardfetch.KindBlockedAddress {
-			// netguard's own message names the internal address and the operator's setting;
-			// a tenant gets the rule instead.
-			detail = "The card URL resolves to a private, loopback or otherwise reserved network address; the platform only calls public addresses."
-		}
-		api = &apiError{status: http.StatusBadGateway, code: "card_unreachable", reason: string(fe.Kind), detail: detail}
+		api = fetchProblem(fe)
 	case errors.Is(err, connector.ErrNotFound):
-		api = &apiError{status: http.StatusNotFound, code: "not_found", detail: "No such resource."}
+		api = errNotFound
 	case errors.Is(err, connector.ErrConflict):
 		api = &apiError{status: http.StatusConflict, code: "conflict", detail: "An agent with this card URL is already registered for your tenant."}
 	case errors.Is(err, connector.ErrInvalid):
-		api = &apiError{status: http.StatusBadRequest, code: "bad_request", detail: err.Error()}
+		// The store refused a value the edge let through: the edge's rules have a gap. The
+		// client learns which request, the log which value and why.
+		api = &apiError{status: http.StatusBadRequest, code: "bad_request", detail: "The request holds a value that cannot be stored."}
 	case errors.Is(err, connector.ErrUnavailable):
 		api = &apiError{status: http.StatusServiceUnavailable, code: "unavailable", detail: "A dependency is unavailable; try again."}
 	default:
 		api = &apiError{status: http.StatusInternalServerError, code: "internal", detail: "Internal error."}
 	}
-	if api.status >= 500 && api.code != "card_unreachable" {
-		// Logged here, once, at the edge. The error text never holds an API key: keys are only
-		// ever in request bodies, which are not part of any error.
+	switch {
+	case fe != nil:
+		// The tenant's agent, not us: a line with the transport's words (resolver, addresses)
+		// the answer leaves out, but only the card URL's host, since its path or query may
+		// hold a token.
+		s.log.LogAttrs(r.Context(), slog.LevelInfo, "card fetch failed", slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", api.status), slog.String("reason", string(fe.Kind)),
+			slog.String("card_host", cardHost(fe.URL)), slog.Int("attempts", max(1, len(fe.Tried))), slog.Any("error", fe.Err))
+	case api.status >= 500 || errors.Is(err, connector.ErrInvalid):
+		// Logged here, once, at the edge, with the trace id the context carries. The error text
+		// never holds an API key: keys are only ever in request bodies, which are not part of
+		// any error.
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Any("error", err))
+			slog.String("path", r.URL.Path), slog.Int("status", api.status), slog.Any("error", err))
 	}
 	doc := problemDoc{
 		Type:     "about:blank",
@@ -100,12 +125,16 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		Status:   api.status,
 		Detail:   api.detail,
 		Code:     api.code,
+		Field:    api.field,
 		Reason:   api.reason,
 		Problems: api.problems,
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
-	if api.status == http.StatusUnauthorized {
+	switch api.status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="a2a-connector"`)
+	case http.StatusMethodNotAllowed:
+		w.Header().Set("Allow", api.allow)
 	}
 	w.WriteHeader(api.status)
 	_ = json.NewEncoder(w).Encode(doc)
@@ -117,19 +146,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return json.NewEncoder(w).Encode(v)
 }
 
-// decode reads a JSON body strictly: one object, no unknown fields, within MaxBodyBytes.
-func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return err
-		}
-		return badRequest("The request body is not valid JSON for this endpoint: %v.", err)
+// cardHost is the host (and port) of a card URL, "" when it has none.
+func cardHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
 	}
-	if dec.More() {
-		return badRequest("The request body must hold exactly one JSON object.")
-	}
-	return nil
+	return u.Host
 }

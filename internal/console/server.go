@@ -108,14 +108,39 @@ func New(c Config) *Server {
 		}
 		s.mux.Handle(rt.method+" "+pattern, s.wrap(rt))
 	}
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, errNoRoute)
-	})
 	return s
 }
 
 // Handler returns the http.Handler of the API.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveHTTP) }
+
+// probeMethods are the methods tried to fill the Allow header of a 405.
+var probeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, http.MethodDelete, http.MethodOptions}
+
+// serveHTTP routes with the mux, and answers what it has no route for itself, as problem+json:
+// 405 with Allow when the path is known under other methods, else 404. (The mux would answer
+// both in plain text; a catch-all "/" route would turn every 405 into a 404.)
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := s.mux.Handler(r); pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	var allow []string
+	for _, m := range probeMethods {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		s.writeError(w, r, errNoRoute)
+		return
+	}
+	s.writeError(w, r, &apiError{status: http.StatusMethodNotAllowed, code: "method_not_allowed",
+		detail: "This method is not allowed here; use " + strings.Join(allow, ", ") + ".",
+		allow:  strings.Join(allow, ", ")})
+}
 
 type tenantKey struct{}
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 )
 
 // tokenPrefix makes tenant tokens recognisable to secret scanners.
@@ -38,8 +37,8 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	in.Name = strings.TrimSpace(in.Name)
-	if in.Name == "" || utf8.RuneCountInString(in.Name) > 200 {
-		return badRequest("name is required and at most 200 characters.")
+	if err := ruleTenantName.check("name", in.Name); err != nil {
+		return err
 	}
 	t, err := s.store.CreateTenant(r.Context(), in.Name)
 	if err != nil {
@@ -56,7 +55,10 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("tenantId")
+	id, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
 	token, hash, err := newToken()
 	if err != nil {
 		return err

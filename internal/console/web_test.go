@@ -166,8 +166,16 @@ func TestWebAssets(t *testing.T) {
 			t.Errorf("GET %s = %d %q, want a 404 problem: %s", path, r.StatusCode, r.Header.Get("Content-Type"), b)
 		}
 	}
-	// The page is not an API: POST / is not a route.
-	e.expect(e.do(http.MethodPost, "/", "", map[string]string{}), http.StatusNotFound)
+	// The page is not an API: POST / is a known path with the wrong method.
+	r, _ := get("/", nil)
+	if r.StatusCode != http.StatusOK {
+		t.Fatalf("GET / = %d", r.StatusCode)
+	}
+	post := e.do(http.MethodPost, "/", "", map[string]string{})
+	e.expect(post, http.StatusMethodNotAllowed)
+	if code := post.json(t)["code"]; code != "method_not_allowed" {
+		t.Errorf("POST / code = %v", code)
+	}
 }
 
 // chromiumPath finds a Chromium to drive: A2AC_CHROMIUM, else chromium, chromium-browser or

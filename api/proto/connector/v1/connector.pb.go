@@ -109,26 +109,29 @@ func (Outcome) EnumDescriptor() ([]byte, []int) {
 // HandleTurnRequest is one user turn.
 type HandleTurnRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// tenant_id is the platform tenant the session belongs to. Required. Every lookup (agent, hold)
-	// is scoped by it.
+	// tenant_id is the platform tenant the session belongs to. Required, at most 256 bytes, no
+	// control characters. Every lookup (agent, hold) is scoped by it.
 	TenantId string `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	// session_id is the platform's dialog session id, the key of the hold. Required, at most 256
-	// bytes. Opaque to the connector.
+	// bytes, no control characters. Opaque to the connector.
 	SessionId string `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	// turn_id identifies this turn. Required, at most 256 bytes, unique within the session; reuse
-	// it only to retry the same turn (see HandleTurn: idempotency). When two turns of one session
-	// overlap, the one that started later decides the hold: an earlier turn that finishes last never
-	// overwrites it.
+	// turn_id identifies this turn. Required, at most 256 bytes, no control characters, unique
+	// within the session; reuse it only to retry the same turn (see HandleTurn: idempotency). When
+	// two turns of one session overlap, the one that started later decides the hold: an earlier
+	// turn that finishes last never overwrites it.
 	TurnId string `protobuf:"bytes,3,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
 	// agent_id is the agent the engine selected for this turn (an id from ListAgents), or empty for
-	// none. Ignored while another agent holds the session. Empty and no hold: OUTCOME_NO_AGENT.
+	// none; at most 256 bytes, no control characters. Ignored while another agent holds the
+	// session. Empty and no hold: OUTCOME_NO_AGENT.
 	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// text is what the user said or typed, UTF-8. Required, at most 16 KiB (16384 bytes). Sent to
-	// the agent as the single text part of the A2A message.
+	// text is what the user said or typed, UTF-8. Required, at most 16 KiB (16384 bytes), no
+	// control characters but tab and line breaks. Sent to the agent as the single text part of the
+	// A2A message.
 	Text string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
 	// metadata is passed to the agent unchanged as the A2A message.metadata: user, device, location,
 	// the matched skill and its parameters, as the platform's A2A extensions define them. Optional;
-	// at most 64 KiB measured as JSON.
+	// at most 64 KiB measured as JSON and 32 levels deep; keys without control characters,
+	// strings as text, numbers finite.
 	Metadata      *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -48,14 +48,22 @@ const (
 //
 // Errors. Problems with the request or with the connector itself are gRPC status errors, returned
 // before any event is sent:
-//   - INVALID_ARGUMENT: a required field is empty or a field is over its limit. Do not retry.
+//   - INVALID_ARGUMENT: a required field is empty, a field is over its limit, or a field holds
+//     what it may not: a control character (C0, DEL, C1; NUL included) in an id, any control
+//     character but tab and line breaks in text or a metadata string, a control character in a
+//     metadata key, a metadata number that is not finite, metadata nested deeper than 32 levels.
+//     The message starts with the field ("session_id: ...", "metadata.user.name: ...") and a
+//     google.rpc.BadRequest detail names it. Nothing was stored or sent to an agent. Do not
+//     retry.
 //   - NOT_FOUND: agent_id is not an agent of this tenant (another tenant's agent is also
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
-//   - INTERNAL: a connector bug or a stored secret that cannot be decrypted.
+//   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
+//     answer to a request protobuf cannot decode (a string field that is not valid UTF-8), given
+//     before the connector sees it. No status message carries a database or driver message.
 //
 // Anything an agent does wrong (unreachable, slow, HTTP or JSON-RPC error, malformed answer,
 // failed task) is never a gRPC error: the stream ends with TurnFinal{outcome: OUTCOME_FAILED}
@@ -98,19 +106,21 @@ type ConnectorClient interface {
 	// returns once the hold is gone, without waiting for the agent. Releasing a free session is not
 	// an error (released is false), so the call is safe to retry.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty or malformed), UNAVAILABLE (database
+	// down).
 	ReleaseSession(ctx context.Context, in *ReleaseSessionRequest, opts ...grpc.CallOption) (*ReleaseSessionResponse, error)
 	// GetSession tells whether a live hold exists on the session, which agent holds it, the A2A
 	// task and context it continues, and when it expires. A free, expired or never-seen session is
 	// not an error: held is false.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty or malformed), UNAVAILABLE (database
+	// down).
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// ListAgents returns the tenant's agents that can be called right now (enabled and, when their
 	// card requires an API key, with one set) with their skills, so the engine can route intents to
 	// them and fill skill parameters. An unknown tenant has no agents: the list is empty.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id empty or malformed), UNAVAILABLE (database down).
 	ListAgents(ctx context.Context, in *ListAgentsRequest, opts ...grpc.CallOption) (*ListAgentsResponse, error)
 }
 
@@ -188,14 +198,22 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //
 // Errors. Problems with the request or with the connector itself are gRPC status errors, returned
 // before any event is sent:
-//   - INVALID_ARGUMENT: a required field is empty or a field is over its limit. Do not retry.
+//   - INVALID_ARGUMENT: a required field is empty, a field is over its limit, or a field holds
+//     what it may not: a control character (C0, DEL, C1; NUL included) in an id, any control
+//     character but tab and line breaks in text or a metadata string, a control character in a
+//     metadata key, a metadata number that is not finite, metadata nested deeper than 32 levels.
+//     The message starts with the field ("session_id: ...", "metadata.user.name: ...") and a
+//     google.rpc.BadRequest detail names it. Nothing was stored or sent to an agent. Do not
+//     retry.
 //   - NOT_FOUND: agent_id is not an agent of this tenant (another tenant's agent is also
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
-//   - INTERNAL: a connector bug or a stored secret that cannot be decrypted.
+//   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
+//     answer to a request protobuf cannot decode (a string field that is not valid UTF-8), given
+//     before the connector sees it. No status message carries a database or driver message.
 //
 // Anything an agent does wrong (unreachable, slow, HTTP or JSON-RPC error, malformed answer,
 // failed task) is never a gRPC error: the stream ends with TurnFinal{outcome: OUTCOME_FAILED}
@@ -238,19 +256,21 @@ type ConnectorServer interface {
 	// returns once the hold is gone, without waiting for the agent. Releasing a free session is not
 	// an error (released is false), so the call is safe to retry.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty or malformed), UNAVAILABLE (database
+	// down).
 	ReleaseSession(context.Context, *ReleaseSessionRequest) (*ReleaseSessionResponse, error)
 	// GetSession tells whether a live hold exists on the session, which agent holds it, the A2A
 	// task and context it continues, and when it expires. A free, expired or never-seen session is
 	// not an error: held is false.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id or session_id empty or malformed), UNAVAILABLE (database
+	// down).
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// ListAgents returns the tenant's agents that can be called right now (enabled and, when their
 	// card requires an API key, with one set) with their skills, so the engine can route intents to
 	// them and fill skill parameters. An unknown tenant has no agents: the list is empty.
 	//
-	// Errors: INVALID_ARGUMENT (tenant_id empty), UNAVAILABLE (database down).
+	// Errors: INVALID_ARGUMENT (tenant_id empty or malformed), UNAVAILABLE (database down).
 	ListAgents(context.Context, *ListAgentsRequest) (*ListAgentsResponse, error)
 	mustEmbedUnimplementedConnectorServer()
 }
