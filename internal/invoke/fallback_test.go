@@ -1,6 +1,7 @@
 package invoke_test
 
 import (
+	"net"
 	"strings"
 	"testing"
 
@@ -93,5 +94,28 @@ func TestTurnVersionRefusedWithoutFallbackFails(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("%d requests, want 1", n)
+	}
+}
+
+// An agent that cannot be reached is explained in the tenant's terms; the transport's own text
+// (which names addresses, the connector's among them) stays in the log.
+func TestUnreachableAgentIsExplainedWithoutTransportText(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now: connection refused
+	h := newHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agentAt("http://"+addr+"/a2a", false), MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnreachable {
+		t.Fatalf("result = %+v, want FAILED agent_unreachable", res)
+	}
+	if want := "the agent could not be reached: the connection was refused"; res.Err.Message != want {
+		t.Errorf("message = %q, want %q", res.Err.Message, want)
+	}
+	if !strings.Contains(h.logs.String(), "dial tcp") {
+		t.Errorf("the transport error is not in the log:\n%s", h.logs.String())
 	}
 }

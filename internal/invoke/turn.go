@@ -2,12 +2,16 @@ package invoke
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -166,7 +170,7 @@ func (t *turn) switchWire(err error) bool {
 func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) error {
 	ended := "the stream ended without a final state"
 	if lostErr != nil {
-		ended = "the connection to the agent broke (" + lostErr.Error() + ")"
+		ended = "the connection to the agent broke (" + transportReason(lostErr) + ")"
 	}
 	if t.taskID == "" {
 		if lostErr != nil {
@@ -191,7 +195,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 		if t.ours(err) {
 			return err
 		}
-		why = "resubscribing failed: " + err.Error()
+		why = "resubscribing failed: " + callReason(err)
 	}
 	t.span.AddEvent(eventGetTask)
 	code := CodeStreamEnded
@@ -209,7 +213,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 		case t.ours(err):
 			return err
 		}
-		return &Error{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + err.Error()}
+		return &Error{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + callReason(err)}
 	}
 	return nil
 }
@@ -501,7 +505,8 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent nothing of an event for %s", t.inv.opts.IdleTimeout)}, true
 	}
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
-		return failed(CodeBlockedAddress, err.Error())
+		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
+		return failed(CodeBlockedAddress, "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)")
 	}
 	var hse *a2a.HTTPStatusError
 	if errors.As(err, &hse) {
@@ -531,7 +536,9 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 		}
 		return failed(CodeProtocolError, pe.Error())
 	}
-	return failed(CodeAgentUnreachable, err.Error())
+	// The transport's own words stay in the operator's log.
+	t.inv.log.InfoContext(t.ctx, "agent unreachable", "agent_id", t.req.Agent.ID, "error", err.Error())
+	return failed(CodeAgentUnreachable, "the agent could not be reached: "+transportReason(err))
 }
 
 // notFoundOrNotAllowed reports whether `{url}/stream` is simply not the agent's endpoint: a 404
@@ -597,4 +604,44 @@ func errorCode(err error) string {
 		return fmt.Sprintf("http %d", hse.StatusCode)
 	}
 	return "error"
+}
+
+// callReason describes a failed call for a Result message: what the agent answered (status,
+// JSON-RPC error, protocol breach), or why it could not be reached, in words that hold no
+// transport internals.
+func callReason(err error) string {
+	if agentAnswered(err) {
+		return err.Error()
+	}
+	return transportReason(err)
+}
+
+// transportReason says why a connection failed or broke, without the transport's own text: that
+// may name the resolver's address or the connector's own address, which are not the tenant's
+// business (the log keeps the whole error).
+func transportReason(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recordErr tls.RecordHeaderError
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return "its host name does not resolve"
+	case errors.As(err, &dnsErr):
+		return "its host name could not be resolved"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "the connection was refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "the connection was reset"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "no route to its host"
+	case errors.As(err, &certErr):
+		return "its TLS certificate was not accepted"
+	case errors.As(err, &recordErr):
+		return "it does not speak TLS on that port"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "it closed the connection"
+	case os.IsTimeout(err):
+		return "the connection timed out"
+	}
+	return "the connection failed"
 }
