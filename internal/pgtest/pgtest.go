@@ -73,9 +73,8 @@ type DB struct {
 func Start(ctx context.Context) (*DB, error) {
 	adminURL := os.Getenv(EnvURL)
 	if adminURL == "" {
-		return nil, errors.New(EnvURL + " is not set: run tests with `make test` " +
-			"(or start a cluster: scripts/postgres.sh start .tmp/pg && export " + EnvURL +
-			"=$(scripts/postgres.sh url .tmp/pg))")
+		return nil, errors.New(EnvURL + " is not set: run tests with `make test`, or some " +
+			"packages with `scripts/test.sh ./internal/store/...` or `scripts/with-postgres.sh go test ./...`")
 	}
 	name := "t_" + packageName() + "_" + randomSuffix()
 	dbURL, err := create(ctx, adminURL, name)
