@@ -10,7 +10,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
-// ARCHITECTURE/issue: at most two Postgres round trips on the turn path. With the agent cached
+// At most two Postgres round trips on the turn path (docs/architecture.md §4). With the agent cached
 // and the statements prepared (the second turn of a replica), a turn makes exactly two: the
 // lookup of hold, context and agent versions, and the save of its result.
 func TestWarmTurnMakesTwoDatabaseRoundTrips(t *testing.T) {

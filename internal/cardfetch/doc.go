@@ -1,7 +1,7 @@
 // Package cardfetch fetches an A2A agent card from a URL a tenant pasted, parses it keeping every
-// field, validates it against the platform's subset of A2A (ARCHITECTURE §4) and derives the
+// field, validates it against the platform's subset of A2A (docs/architecture.md §3) and derives the
 // connector.CardProfile the rest of the connector works from. It reads A2A 0.2/0.3 and 1.0 cards
-// and chooses the JSON-RPC interface (and version) the connector calls (ARCHITECTURE §12).
+// and chooses the JSON-RPC interface (and version) the connector calls (docs/architecture.md §3).
 //
 // It fetches only through the SSRF-guarded client it is given (internal/netguard), reads at most
 // MaxBytes, follows at most the client's redirects, and accepts only JSON. It does not store

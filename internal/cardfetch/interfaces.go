@@ -139,7 +139,7 @@ type choice struct {
 	fallback *offer
 }
 
-// choose picks the interface the platform calls (ARCHITECTURE §12): the first JSONRPC
+// choose picks the interface the platform calls (docs/architecture.md §3): the first JSONRPC
 // supportedInterfaces entry speaking 1.x, else the first speaking 0.2/0.3, else the 0.x card's
 // own endpoint (top, nil for a 1.0 card). The fallback is the first JSONRPC interface of the
 // other generation, in the same order.

@@ -69,8 +69,8 @@ func newValidator() *validator.Validate {
 	return v
 }
 
-// Validate parses raw as an agent card and checks it against the platform subset (ARCHITECTURE
-// §4). It never fails: input that is not JSON is reported as a problem at the empty path with
+// Validate parses raw as an agent card and checks it against the platform subset
+// (docs/architecture.md §3). It never fails: input that is not JSON is reported as a problem at the empty path with
 // code invalid_json, and every other finding is a problem too, all of them at once.
 func (f *Fetcher) Validate(raw []byte) Report {
 	c := newCollector()

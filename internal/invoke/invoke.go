@@ -3,7 +3,7 @@
 // tasks/get while the task works), assembles the reply text and streams it as deltas, ends the
 // turn at the first interrupted or terminal state, maps the result to a connector.Outcome, and
 // cancels the agent's task when our side gives up on it (timeout, barge-in). See
-// ARCHITECTURE.md §6, steps 2–10.
+// docs/architecture.md §4, step 3.
 //
 // It refuses to know about sessions and holds (internal/session decides what an outcome means for
 // the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to

@@ -652,7 +652,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 }
 
 // A held task that times out while being continued is not canceled: the session keeps its hold
-// (ARCHITECTURE §6.7), so the user's next turn must still find the task alive.
+// (docs/architecture.md §4), so the user's next turn must still find the task alive.
 func TestTurnTimeoutWhileContinuingKeepsTheHeldTask(t *testing.T) {
 	t.Parallel()
 	srv := fixtureagent.New(t)

@@ -432,7 +432,7 @@ func (t *turn) finish(err error) Result {
 	// reason to cancel its task.
 	abandoned := res.Interrupted || (t.taskSeen && res.Outcome == connector.OutcomeFailed && t.end == nil && !t.lost)
 	// A held task that this turn only continued, and that our side interrupted, stays alive:
-	// the session keeps its hold (ARCHITECTURE §6.7), so the user's next turn continues it.
+	// the session keeps its hold (docs/architecture.md §4), so the user's next turn continues it.
 	keptByHold := res.Interrupted && t.req.TaskID != "" && t.taskID == t.req.TaskID
 	if t.taskID != "" && !final && abandoned && !keptByHold {
 		t.inv.CancelTask(t.parent, t.req.Agent, t.req.APIKey, t.taskID)

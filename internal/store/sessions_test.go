@@ -79,7 +79,7 @@ func TestSessions_hold_lookup_release(t *testing.T) {
 	}
 }
 
-// ARCHITECTURE §6.9: of two racing turns, the one that started later decides the hold, whatever
+// docs/architecture.md §4, step 4: of two racing turns, the one that started later decides the hold, whatever
 // order they finish in; and a release beats a turn that started before it.
 func TestSessions_racing_turns_newer_wins(t *testing.T) {
 	t.Parallel()
