@@ -35,7 +35,8 @@ import (
 //   - FuzzConnectorAPI lets the fuzzer mutate the fields (`make fuzz`; CI runs its seeds).
 //
 // The oracle: every RPC answers OK, INVALID_ARGUMENT, NOT_FOUND or FAILED_PRECONDITION (or
-// grpc-go's own INTERNAL for a request protobuf cannot decode, docs/decisions.md); a turn that
+// grpc-go's own INTERNAL for bytes that are no protobuf message; a string that is not UTF-8 is
+// INVALID_ARGUMENT through grpcapi.Codec, docs/decisions.md); a turn that
 // runs ends with exactly one final, never with error code "internal"; no status message or
 // turn error shows internals (hostile.Leaks); afterwards gRPC health says SERVING and a normal
 // turn completes.
@@ -143,7 +144,8 @@ func (s connectorStack) exercise(t testing.TB, in connectorInput) (codes.Code, p
 	st := status.Convert(err)
 	switch {
 	case hostile.UndecodableByGRPC(st):
-		// grpc-go's own answer, in its own words, before any code of ours ran.
+		// grpc-go's own answer to bytes that are no message, before any code of ours ran
+		// (TestNotUTF8IsInvalidArgumentOnTheLiveConnector: a well-formed one is not).
 	case !slices.Contains(okCodes, st.Code()):
 		t.Fatalf("%s: %v", what, err)
 	default:
@@ -306,6 +308,34 @@ func TestHostileRequestsToTheLiveConnector(t *testing.T) {
 	}
 	s.checkHealthy(t)
 	t.Logf("%d hostile requests (seed %d), answers: %v", hostileRPCs, seed, answers)
+}
+
+// A well-formed request whose string field is not UTF-8 gets INVALID_ARGUMENT naming the field
+// from the running connector (its server codec, grpcapi.Codec), for unary and streaming RPCs.
+func TestNotUTF8IsInvalidArgumentOnTheLiveConnector(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	raw := grpc.ForceCodec(hostile.RawCodec{})
+	body := hostile.AppendString(hostile.AppendString(nil, 1, s.tenant), 2, "session-\xff")
+	req, resp := body, []byte(nil)
+	err := s.conn.Invoke(t.Context(), "/a2aconnector.v1.Connector/GetSession", &req, &resp, raw)
+	if st := status.Convert(err); st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), "session_id: ") {
+		t.Errorf("GetSession: %v, want INVALID_ARGUMENT naming session_id", err)
+	}
+	stream, err := s.conn.NewStream(t.Context(), &pb.Connector_ServiceDesc.Streams[0], "/a2aconnector.v1.Connector/HandleTurn", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.SendMsg(&req); err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	var ev []byte
+	if st := status.Convert(stream.RecvMsg(&ev)); st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), "session_id: ") {
+		t.Errorf("HandleTurn: %v, want INVALID_ARGUMENT naming session_id", st.Err())
+	}
 }
 
 // FuzzConnectorAPI mutates the fields of requests to the live connector. Seeds are the requests

@@ -146,6 +146,8 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	})
 
 	srv := grpc.NewServer(
+		// A string that is not UTF-8 is INVALID_ARGUMENT naming its field, not grpc-go's INTERNAL.
+		grpc.ForceServerCodecV2(grpcapi.Codec()),
 		grpc.StatsHandler(tp.GRPCServerHandler()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),

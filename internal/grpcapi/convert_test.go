@@ -176,16 +176,13 @@ func TestCheckMetadata(t *testing.T) {
 	}
 }
 
-// TestUndecodableRequestIsInternalFromGRPC documents what a client gets for a request protobuf
-// cannot decode (a string field that is not UTF-8, which protobuf-go refuses; bytes that are no
-// message): grpc-go answers INTERNAL itself, before any code of ours runs, and writes that
-// status from inside RecvMsg, so neither an interceptor nor a wrapped handler can change it
-// (docs/decisions.md). The message is grpc's and protobuf's fixed wording: it names no field,
-// repeats none of the request, and shows nothing of the connector. Should grpc-go ever answer
-// otherwise, this test says so.
-func TestUndecodableRequestIsInternalFromGRPC(t *testing.T) {
+// A request with a string field that is not UTF-8 (which protobuf-go refuses, and grpc-go would
+// answer INTERNAL before any code of ours runs) is INVALID_ARGUMENT naming the field, through
+// Codec; bytes that are no protobuf message at all keep grpc-go's own INTERNAL. Neither answer
+// repeats the request.
+func TestUndecodableRequests(t *testing.T) {
 	t.Parallel()
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec()))
 	pb.RegisterConnectorServer(srv, New(nil, slog.New(slog.DiscardHandler))) // nothing may reach the router
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -201,18 +198,21 @@ func TestUndecodableRequestIsInternalFromGRPC(t *testing.T) {
 
 	badUTF8 := hostile.AppendString(hostile.AppendString(nil, 1, "t\xff-SECRET"), 2, "s") // tenant_id is field 1 of every request
 	garbage := []byte{0x0a, 0xff, 0xff, 0xff}
-	for _, body := range [][]byte{badUTF8, garbage} {
+	for _, tc := range []struct {
+		body  []byte
+		check func(t *testing.T, rpc string, err error)
+	}{{badUTF8, checkInvalidTenantID}, {garbage, checkUndecodable}} {
 		for _, rpc := range []string{"ReleaseSession", "GetSession", "ListAgents"} {
-			req, resp := body, []byte(nil)
+			req, resp := tc.body, []byte(nil)
 			err := conn.Invoke(t.Context(), "/a2aconnector.v1.Connector/"+rpc, &req, &resp, grpc.ForceCodec(hostile.RawCodec{}))
-			checkUndecodable(t, rpc, err)
+			tc.check(t, rpc, err)
 		}
 		stream, err := conn.NewStream(t.Context(), &pb.Connector_ServiceDesc.Streams[0], "/a2aconnector.v1.Connector/HandleTurn",
 			grpc.ForceCodec(hostile.RawCodec{}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		req := body
+		req := tc.body
 		if err := stream.SendMsg(&req); err != nil {
 			t.Fatal(err)
 		}
@@ -220,7 +220,18 @@ func TestUndecodableRequestIsInternalFromGRPC(t *testing.T) {
 			t.Fatal(err)
 		}
 		var ev []byte
-		checkUndecodable(t, "HandleTurn", stream.RecvMsg(&ev))
+		tc.check(t, "HandleTurn", stream.RecvMsg(&ev))
+	}
+}
+
+func checkInvalidTenantID(t *testing.T, rpc string, err error) {
+	t.Helper()
+	st := status.Convert(err)
+	if st.Code() != codes.InvalidArgument || !strings.HasPrefix(st.Message(), "tenant_id: ") {
+		t.Errorf("%s: %v, want INVALID_ARGUMENT naming tenant_id", rpc, err)
+	}
+	if strings.Contains(st.Message(), "SECRET") {
+		t.Errorf("%s: message repeats the request: %q", rpc, st.Message())
 	}
 }
 

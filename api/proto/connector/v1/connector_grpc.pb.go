@@ -62,8 +62,9 @@ const (
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
-//     answer to a request protobuf cannot decode (a string field that is not valid UTF-8), given
-//     before the connector sees it. No status message carries a database or driver message.
+//     answer to bytes that are no protobuf message, given before the connector sees them (a
+//     string field that is not valid UTF-8 is INVALID_ARGUMENT naming the field). No status
+//     message carries a database or driver message.
 //
 // Anything an agent does wrong (unreachable, slow, HTTP or JSON-RPC error, malformed answer,
 // failed task) is never a gRPC error: the stream ends with TurnFinal{outcome: OUTCOME_FAILED}
@@ -212,8 +213,9 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
-//     answer to a request protobuf cannot decode (a string field that is not valid UTF-8), given
-//     before the connector sees it. No status message carries a database or driver message.
+//     answer to bytes that are no protobuf message, given before the connector sees them (a
+//     string field that is not valid UTF-8 is INVALID_ARGUMENT naming the field). No status
+//     message carries a database or driver message.
 //
 // Anything an agent does wrong (unreachable, slow, HTTP or JSON-RPC error, malformed answer,
 // failed task) is never a gRPC error: the stream ends with TurnFinal{outcome: OUTCOME_FAILED}
