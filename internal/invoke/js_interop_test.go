@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
@@ -165,26 +166,41 @@ func (w *portWriter) String() string {
 	return w.buf.String()
 }
 
-// startJSAgent installs the agent's packages if needed and starts `node agent.mjs 0` in its own
-// process group. The process ends, and is waited for, at t's cleanup; it also exits on its own
-// when its stdin (held by this process) closes.
-func startJSAgent(t *testing.T) *jsAgent {
+// outputBuffer is a node process's stdout as a test reads it.
+type outputBuffer interface {
+	io.Writer
+	String() string
+}
+
+// nodeProcess is a node program of testdata/ running for a test.
+type nodeProcess struct {
+	name    string
+	stdout  outputBuffer
+	stderr  *lockedBuffer
+	start   time.Time
+	exited  chan struct{}
+	waitErr error // valid once exited is closed
+}
+
+// startNode installs the packages of dir if needed and starts `node args...` there in its own
+// process group, its stdout written to stdout. The process ends, and is waited for, at t's
+// cleanup (its output is logged if the test failed); it also exits on its own when its stdin,
+// held by this process, closes.
+func startNode(t *testing.T, dir string, stdout outputBuffer, args ...string) *nodeProcess {
 	t.Helper()
 	node := lookTool(t, "node")
 	npm := lookTool(t, "npm")
-	dir, err := filepath.Abs(jsAgentDir)
+	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ensureNodeModules(t, npm, dir)
-
-	stdout := &portWriter{port: make(chan int, 1)}
-	stderr := &lockedBuffer{}
+	p := &nodeProcess{name: "node " + strings.Join(args, " "), stdout: stdout, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	// t.Context() ends just before cleanup: that kills the process group (Cancel below).
-	cmd := exec.CommandContext(t.Context(), node, "agent.mjs", "0")
+	cmd := exec.CommandContext(t.Context(), node, args...)
 	cmd.Dir = dir
 	cmd.Stdout = stdout
-	cmd.Stderr = stderr
+	cmd.Stderr = p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// Wait stops copying output this long after the process died, even if a grandchild still
@@ -194,36 +210,48 @@ func startJSAgent(t *testing.T) *jsAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
+	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node agent.mjs: %v", err)
+		t.Fatalf("start %s: %v", p.name, err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
 	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
+		p.waitErr = cmd.Wait()
+		close(p.exited)
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
 		// Cancel killed the group when t.Context() ended, unless node had exited by then; the
 		// group may still hold something node started, so kill it again (harmless otherwise).
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
+		<-p.exited
 		if t.Failed() {
-			t.Logf("js agent stdout:\n%s\njs agent stderr:\n%s", stdout.String(), stderr.String())
+			t.Logf("%s stdout:\n%s\n%s stderr:\n%s", p.name, stdout.String(), p.name, p.stderr.String())
 		}
 	})
+	return p
+}
 
-	var port int
+// awaitReady returns what the program announces on ready (its ports), or fails the test when it
+// exits first or says nothing within jsStartTimeout.
+func awaitReady[T any](t *testing.T, p *nodeProcess, ready <-chan T) T {
+	t.Helper()
+	var v T
 	select {
-	case port = <-stdout.port:
-	case <-exited:
-		t.Fatalf("node agent.mjs exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", waitErr, stdout.String(), stderr.String())
+	case v = <-ready:
+	case <-p.exited:
+		t.Fatalf("%s exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", p.name, p.waitErr, p.stdout.String(), p.stderr.String())
 	case <-time.After(jsStartTimeout):
-		t.Fatalf("node agent.mjs printed no port within %s\nstdout:\n%s\nstderr:\n%s", jsStartTimeout, stdout.String(), stderr.String())
+		t.Fatalf("%s announced nothing within %s\nstdout:\n%s\nstderr:\n%s", p.name, jsStartTimeout, p.stdout.String(), p.stderr.String())
 	}
-	t.Logf("js agent on port %d after %s", port, time.Since(start).Round(time.Millisecond))
+	t.Logf("%s ready (%v) after %s", p.name, v, time.Since(p.start).Round(time.Millisecond))
+	return v
+}
+
+// startJSAgent starts the 0.3 agent, `node agent.mjs 0`.
+func startJSAgent(t *testing.T) *jsAgent {
+	t.Helper()
+	stdout := &portWriter{port: make(chan int, 1)}
+	port := awaitReady(t, startNode(t, jsAgentDir, stdout, "agent.mjs", "0"), stdout.port)
 	origin := "http://127.0.0.1:" + strconv.Itoa(port)
 	return &jsAgent{Origin: origin, URL: origin + "/a2a", client: loopbackClient(t)}
 }

@@ -8,15 +8,11 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
@@ -79,55 +75,8 @@ func (w *portsWriter) String() string {
 // for, at t's cleanup; it also exits on its own when its stdin (held by this process) closes.
 func startJSV1Agents(t *testing.T) *jsV1Agents {
 	t.Helper()
-	node := lookTool(t, "node")
-	npm := lookTool(t, "npm")
-	dir, err := filepath.Abs(jsV1AgentDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ensureNodeModules(t, npm, dir)
-
 	stdout := &portsWriter{ports: make(chan [2]int, 1)}
-	stderr := &lockedBuffer{}
-	cmd := exec.CommandContext(t.Context(), node, "agent.mjs")
-	cmd.Dir = dir
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start node agent.mjs: %v", err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() {
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		stdin.Close()
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-		if t.Failed() {
-			t.Logf("js v1 agents stdout:\n%s\njs v1 agents stderr:\n%s", stdout.String(), stderr.String())
-		}
-	})
-
-	var ports [2]int
-	select {
-	case ports = <-stdout.ports:
-	case <-exited:
-		t.Fatalf("node agent.mjs exited before it was ready: %v\nstdout:\n%s\nstderr:\n%s", waitErr, stdout.String(), stderr.String())
-	case <-time.After(jsStartTimeout):
-		t.Fatalf("node agent.mjs printed no ports within %s\nstdout:\n%s\nstderr:\n%s", jsStartTimeout, stdout.String(), stderr.String())
-	}
-	t.Logf("js v1 agents on ports %v after %s", ports, time.Since(start).Round(time.Millisecond))
+	ports := awaitReady(t, startNode(t, jsV1AgentDir, stdout, "agent.mjs"), stdout.ports)
 	return &jsV1Agents{V1Only: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Dual: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
 		client: loopbackClient(t)}
 }
