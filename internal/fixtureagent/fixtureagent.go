@@ -98,6 +98,10 @@ const (
 	// unsupported operation, as a JSON body) and a get answers the completed Task whose one
 	// artifact holds StreamText(2).
 	StreamDropGet Behavior = "stream-drop-get"
+	// StreamDropGetErrorEvent: like StreamDropGet, but the resubscribe is answered as the a2a-go
+	// v2 SDK answers one for a task it no longer streams: an event stream whose one event is a
+	// JSON-RPC error (-32001). A get answers the completed Task.
+	StreamDropGetErrorEvent Behavior = "stream-drop-get-error-event"
 	// StreamDropRefused: like StreamDrop, but the agent has forgotten the task (a restarted
 	// process): a resubscribe and a get both answer JSON-RPC error -32001 (task not found).
 	StreamDropRefused Behavior = "stream-drop-refused"
@@ -670,7 +674,7 @@ func (s *Server) message(c *call) {
 	case StatusText:
 		c.event(submitted(t))
 		c.event(status(t, stateCompleted, StatusReply, true))
-	case StreamCut, StreamCutResumable, StreamDrop, StreamReset, StreamDropGet, StreamDropRefused:
+	case StreamCut, StreamCutResumable, StreamDrop, StreamReset, StreamDropGet, StreamDropGetErrorEvent, StreamDropRefused:
 		c.event(submitted(t))
 		c.event(status(t, stateWorking, "", false))
 		s.setState(t.id, stateWorking)
@@ -759,7 +763,7 @@ func (s *Server) getTask(c *call) {
 		res := taskOf(&t, stateCompleted)
 		res.Artifacts = []wireArtifact{{ArtifactID: "a1", Parts: textParts(PolledText)}}
 		c.result(res)
-	case t.behavior == StreamDropGet:
+	case t.behavior == StreamDropGet, t.behavior == StreamDropGetErrorEvent:
 		// The task went on while the connection was down; the whole artifact is there.
 		s.setState(t.id, stateCompleted)
 		res := taskOf(&t, stateCompleted)
@@ -809,6 +813,8 @@ func (s *Server) resubscribe(c *call) {
 		c.event(status(&t, stateCompleted, "", true))
 	case StreamDropGet:
 		c.jsonError(codeUnsupportedOperation, "resubscription is not supported")
+	case StreamDropGetErrorEvent:
+		c.sse("data: " + c.errorEnvelope(codeTaskNotFound, "task not found") + "\n\n")
 	case StreamDropRefused:
 		c.jsonError(codeTaskNotFound, "task not found")
 	default:

@@ -198,6 +198,8 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 		{name: "tcp_reset", behavior: fixtureagent.StreamReset, wantOutcome: connector.OutcomeCompleted, wantDeltas: resumed},
 		{name: "resubscribe_refused_then_get_completed", behavior: fixtureagent.StreamDropGet, wantOutcome: connector.OutcomeCompleted,
 			wantDeltas: resumed, wantGet: true},
+		{name: "resubscribe_answers_an_error_event_then_get_completed", behavior: fixtureagent.StreamDropGetErrorEvent,
+			wantOutcome: connector.OutcomeCompleted, wantDeltas: resumed, wantGet: true},
 		{name: "everything_refused", behavior: fixtureagent.StreamDropRefused, wantOutcome: connector.OutcomeFailed,
 			wantDeltas: []string{fixtureagent.ChunkText(0)}, wantGet: true},
 	}

@@ -185,12 +185,20 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 	var why string
 	rs, err := inv.client.Resubscribe(t.ctx, t.rt.endpoint(t.streamURL, hdr), a2a.TaskIDParams{ID: t.taskID}, so)
 	if err == nil {
-		var done bool
-		done, lostErr, err = t.consume(rs, "")
-		if done || err != nil {
-			return err
+		done, lost, serr := t.consume(rs, "")
+		switch {
+		case done:
+			return nil
+		case serr != nil && t.ours(serr):
+			return serr
+		case serr != nil:
+			// An error event instead of the task's events (an SDK answering for a task it
+			// no longer streams): the task itself may still say how it ended.
+			why = "the resubscribed stream failed: " + callReason(serr)
+		default:
+			lostErr = lost
+			why = "the resubscribed stream ended without a final state too"
 		}
-		why = "the resubscribed stream ended without a final state too"
 	} else {
 		if t.ours(err) {
 			return err
