@@ -31,6 +31,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -411,14 +412,16 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box})
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	logs := &syncBuffer{}
+	st := store.New(testDB.Pool)
 	srv := New(Config{
-		Store: store.New(testDB.Pool),
+		Store: st,
 		Cards: cardfetch.New(cardfetch.Options{AllowInsecureHTTP: true,
 			Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3, RootCAs: roots})}),
 		Secrets:    box,
 		AdminToken: adminToken,
 		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Invoker:    inv,
+		Router:     session.New(session.Config{Store: st, Invoker: inv}),
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)
