@@ -127,14 +127,16 @@ func canonicalCardURL(raw string) string {
 // validateResponse is the console's preview: the verdict, where the card came from, the card, and
 // the interface the connector would call (absent when the card offers none it can).
 type validateResponse struct {
-	Valid           bool                `json:"valid"`
-	ResolvedCardURL string              `json:"resolvedCardUrl"`
-	ProtocolVersion string              `json:"protocolVersion,omitempty"`
-	EndpointURL     string              `json:"endpointUrl,omitempty"`
-	EndpointTenant  string              `json:"endpointTenant,omitempty"`
-	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
-	Card            json.RawMessage     `json:"card"`
-	Problems        []connector.Problem `json:"problems"`
+	Valid           bool           `json:"valid"`
+	ResolvedCardURL string         `json:"resolvedCardUrl"`
+	ProtocolVersion string         `json:"protocolVersion,omitempty"`
+	EndpointURL     string         `json:"endpointUrl,omitempty"`
+	EndpointTenant  string         `json:"endpointTenant,omitempty"`
+	Fallback        *interfaceJSON `json:"fallback,omitempty"`
+	// APIKeyRequired: the card demands an API key, so the console asks for one.
+	APIKeyRequired bool                `json:"apiKeyRequired"`
+	Card           json.RawMessage     `json:"card"`
+	Problems       []connector.Problem `json:"problems"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -156,7 +158,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := report.Profile
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
-		Card: report.Card, Problems: problems}
+		APIKeyRequired: p.APIKeyRequired, Card: report.Card, Problems: problems}
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
