@@ -91,6 +91,7 @@ func New(c Config) *Server {
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
 		{"GET", "/openapi.json", public, s.openAPI},
+		{"GET", "/api-docs", public, s.apiDocs},
 		// The web console is public: the page and its assets hold no data; every call it makes
 		// carries the tenant token the user pastes.
 		{"GET", "/", public, s.webIndex},
