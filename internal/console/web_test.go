@@ -586,11 +586,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the listed card's markup became %d elements", n)
 	}
 
-	// The hostile card asks for no key: the add form shows no key field. The demo agent's card
-	// asks for one: validating it shows the field.
-	if !evalJS[bool](b, `document.querySelector("#api-key-field").hidden`) {
-		t.Fatal("the add form shows an API key field for a card that asks for none")
-	}
+	// The demo agent's card asks for a key: validating it shows the add form's key field.
 	b.typeInto("#card-url", demoSrv.URL)
 	b.click("#validate")
 	b.waitText("#add-result .validation", "Valid")
@@ -635,8 +631,24 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		jsString(demoSel+" .try-send"), jsString(demoSel+" .try-input"))) {
 		t.Fatal("Send is enabled on an agent missing its API key")
 	}
-	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(hostileSel+" .key-input"))); n != 0 {
+	// A card without security asks for no key: neither the add form nor its agent shows a key
+	// field.
+	plainURL := cards.set("/plain.json", strings.Replace(card("Plain", "text/plain"), `"security": ["apiKey"],`, "", 1))
+	b.typeInto("#card-url", plainURL)
+	b.click("#validate")
+	b.waitText("#add-result .validation", "Valid")
+	if !evalJS[bool](b, `document.querySelector("#api-key-field").hidden`) {
+		t.Fatal("the add form shows an API key field for a card that asks for none")
+	}
+	b.click("#register")
+	b.waitText("#add-result", "Registered “Plain”")
+	const plainJS = `[...document.querySelectorAll("article.agent")].find((a) => a.querySelector(".agent-name").textContent === "Plain")`
+	b.waitUntil("the plain agent is listed", `() => !!(`+plainJS+`)`)
+	if evalJS[bool](b, plainJS+`.querySelector(".key-input") !== null`) {
 		t.Fatal("an agent whose card asks for no key shows a key field")
+	}
+	if !evalJS[bool](b, plainJS+`.querySelector(".badges").textContent.includes("no API key needed")`) {
+		t.Fatal("the plain agent lacks its 'no API key needed' badge")
 	}
 	if ph := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).placeholder`, jsString(demoSel+" .try-input"))); ph != "e.g. 重复我说的话" {
 		t.Errorf("demo agent placeholder = %q, want its first skill example", ph)
@@ -659,6 +671,10 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		[...document.querySelectorAll("input")].some((i) => i.value.includes(%[1]s))`, jsString(theAPIKey)))
 	if keyInPage {
 		t.Fatal("the API key is still in the page after saving it")
+	}
+
+	if evalJS[bool](b, `[...document.querySelectorAll("article.agent")].some((a) => /\bnull\b|undefined/.test(a.innerText))`) {
+		t.Fatal(`an agent's card shows "null" or "undefined"`)
 	}
 
 	// Try it: a conversation through INPUT_REQUIRED to COMPLETED, as a dialog session runs.

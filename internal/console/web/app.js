@@ -591,7 +591,8 @@
         problemsTable(warnings, 'Warnings')));
     }
 
-    article.append(
+    // Native append would turn a null (a line the agent has no data for) into the text "null".
+    article.append(...[
       h('div', { class: 'agent-head' }, h('h3', { id: headingId, class: 'agent-name', text: name })),
       a.description ? h('p', { class: 'desc', text: str(a.description) }) : null,
       h('p', { class: 'card-url' }, 'Card: ', h('code', { text: str(a.cardUrl) })),
@@ -604,7 +605,7 @@
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
         renderKeyForm(a, article, msg),
-        renderTryIt(a)));
+        renderTryIt(a))].filter(Boolean));
     return article;
   }
 
