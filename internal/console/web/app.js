@@ -568,6 +568,7 @@
     confirmYes.addEventListener('click', () => busy([confirmYes, confirmNo], async () => {
       const res = await api('DELETE', '/v1/agents/' + encodeURIComponent(id));
       if (res.ok || res.status === 404) {
+        conversations.delete(id);
         article.remove();
         $('#agents-msg').replaceChildren(note(`Deleted “${name}”.`, 'ok'));
         if (!$('#agents .agent')) showEmpty();
