@@ -127,16 +127,17 @@ func canonicalCardURL(raw string) string {
 // validateResponse is the console's preview: the verdict, where the card came from, the card, and
 // the interface the connector would call (absent when the card offers none it can).
 type validateResponse struct {
-	Valid           bool           `json:"valid"`
-	ResolvedCardURL string         `json:"resolvedCardUrl"`
-	ProtocolVersion string         `json:"protocolVersion,omitempty"`
-	EndpointURL     string         `json:"endpointUrl,omitempty"`
-	EndpointTenant  string         `json:"endpointTenant,omitempty"`
-	Fallback        *interfaceJSON `json:"fallback,omitempty"`
+	Valid           bool                `json:"valid"`
+	ResolvedCardURL string              `json:"resolvedCardUrl"`
+	ProtocolVersion string              `json:"protocolVersion,omitempty"`
+	EndpointURL     string              `json:"endpointUrl,omitempty"`
+	EndpointTenant  string              `json:"endpointTenant,omitempty"`
+	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
+	Card            json.RawMessage     `json:"card"`
+	Problems        []connector.Problem `json:"problems"`
+
 	// APIKeyRequired: the card demands an API key, so the console asks for one.
-	APIKeyRequired bool                `json:"apiKeyRequired"`
-	Card           json.RawMessage     `json:"card"`
-	Problems       []connector.Problem `json:"problems"`
+	APIKeyRequired bool `json:"apiKeyRequired"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -158,7 +159,8 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	}
 	p := report.Profile
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
-		APIKeyRequired: p.APIKeyRequired, Card: report.Card, Problems: problems}
+		Card: report.Card, Problems: problems}
+	resp.APIKeyRequired = p.APIKeyRequired
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
