@@ -424,7 +424,8 @@ var consoleRoutes = []routeTemplate{
 	{"DELETE", "/v1/agents/{other-agent}", nil, 1},
 	{"DELETE", "/v1/agents/{agent}", nil, 1},
 	{"POST", "/v1/agents/{agent}/refresh", nil, 2},
-	{"POST", "/v1/agents/{agent}/test", []string{"text"}, 6},
+	{"POST", "/v1/agents/{agent}/test", []string{"text", "sessionId"}, 6},
+	{"DELETE", "/v1/agents/{agent}/test/s1", nil, 1},
 	{"GET", "/healthz", nil, 1},
 	{"GET", "/openapi.json", nil, 1},
 	{"GET", "/", nil, 1},
@@ -516,6 +517,8 @@ func (s *consoleStack) memberValue(r *rand.Rand, name string) any {
 		return r.IntN(2) == 0
 	case "text":
 		return []string{"重复我说的话：你好", "hi", "帮我算加法", "line\nbreak\ttab", hostile.String(r)}[r.IntN(5)]
+	case "sessionId":
+		return []string{"s1", uuid.NewString(), hostile.String(r)}[r.IntN(3)]
 	}
 	return hostile.String(r) // name
 }

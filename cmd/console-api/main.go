@@ -22,6 +22,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/console"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 	"github.com/a2a-connector/a2a-connector/migrations"
@@ -135,13 +136,21 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		defer cancel()
 		_ = inv.Close(ctx)
 	}()
+	st := store.New(pool)
+	// Test conversations ("try it") run through the connector's own session router: holds,
+	// continuation and release work as for the dialog engine, in sessions of their own.
+	router := session.New(session.Config{
+		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
+	})
 	api := console.New(console.Config{
-		Store:      store.New(pool),
+		Store:      st,
 		Cards:      cards,
 		Secrets:    box,
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
+		Router:     router,
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

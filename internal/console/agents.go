@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -136,6 +135,9 @@ type validateResponse struct {
 	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Card            json.RawMessage     `json:"card"`
 	Problems        []connector.Problem `json:"problems"`
+
+	// APIKeyRequired: the card demands an API key, so the console asks for one.
+	APIKeyRequired bool `json:"apiKeyRequired"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -158,6 +160,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	p := report.Profile
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Problems: problems}
+	resp.APIKeyRequired = p.APIKeyRequired
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
@@ -360,63 +363,4 @@ func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("refresh agent: %w", err)
 	}
 	return writeJSON(w, http.StatusOK, toAgentJSON(a))
-}
-
-// testResult is what the console shows after a test turn.
-type testResult struct {
-	Outcome   connector.Outcome `json:"outcome"`
-	Text      string            `json:"text"`
-	TaskID    string            `json:"taskId,omitempty"`
-	ContextID string            `json:"contextId,omitempty"`
-	Error     *testError        `json:"error,omitempty"`
-}
-
-type testError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// testAgent runs one real turn (the console's "try it"). It is a fresh conversation each time
-// and touches no dialog session: no hold is created even when the agent asks a question.
-func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Text string `json:"text"`
-	}
-	if err := decode(r, &in); err != nil {
-		return err
-	}
-	if err := ruleText.check("text", in.Text); err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, id)
-	if err != nil {
-		return fmt.Errorf("test agent: %w", err)
-	}
-	if s.invoker == nil {
-		return &apiError{status: http.StatusNotImplemented, code: "not_implemented", detail: "Test turns are not available on this server."}
-	}
-	if err := a.Invocable(); err != nil {
-		return &apiError{status: http.StatusConflict, code: "not_invocable", detail: "The agent cannot be called: " + err.Error() + "."}
-	}
-	sealed, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
-	if err != nil {
-		return fmt.Errorf("test agent: %w", err)
-	}
-	var key *secret.Sealed
-	if sealed != nil {
-		key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
-	}
-	res := s.invoker.Turn(r.Context(), invoke.Request{
-		Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: in.Text,
-	}, func(invoke.Event) {})
-	out := testResult{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID}
-	if res.Err != nil {
-		out.Error = &testError{Code: res.Err.Code, Message: res.Err.Message}
-	}
-	return writeJSON(w, http.StatusOK, out)
 }

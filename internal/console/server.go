@@ -37,8 +37,12 @@ type Config struct {
 	Secrets    *secret.Box
 	AdminToken string
 	Logger     *slog.Logger
-	// Invoker runs the real turn of POST /v1/agents/{id}/test; nil answers 501.
+	// Invoker asks an agent to cancel the tasks it held when the agent is deleted; nil: no
+	// cancel is sent.
 	Invoker *invoke.Invoker
+	// Router runs the test conversations of POST /v1/agents/{id}/test (and ends them) as the
+	// connector runs the engine's sessions; nil answers 501.
+	Router TurnRouter
 }
 
 // Server serves the console API.
@@ -49,6 +53,7 @@ type Server struct {
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
 	invoker   *invoke.Invoker
+	router    TurnRouter
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -78,6 +83,7 @@ func New(c Config) *Server {
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
 		invoker:   c.Invoker,
+		router:    c.Router,
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -85,6 +91,7 @@ func New(c Config) *Server {
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
 		{"GET", "/openapi.json", public, s.openAPI},
+		{"GET", "/api-docs", public, s.apiDocs},
 		// The web console is public: the page and its assets hold no data; every call it makes
 		// carries the tenant token the user pastes.
 		{"GET", "/", public, s.webIndex},
@@ -99,6 +106,7 @@ func New(c Config) *Server {
 		{"DELETE", "/v1/agents/{id}", tenant, s.deleteAgent},
 		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
+		{"DELETE", "/v1/agents/{id}/test/{sessionId}", tenant, s.endTestSession},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path
