@@ -23,6 +23,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// Invoker runs the real turn of POST /v1/agents/{id}/test; nil answers 501.
 	Invoker *invoke.Invoker
+	// Prober runs POST /v1/agents/{id}/check, limited per tenant by CheckLimit; nil answers 501.
+	Prober     *probe.Prober
+	CheckLimit CheckLimit
 }
 
 // Server serves the console API.
@@ -49,6 +53,8 @@ type Server struct {
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
 	invoker   *invoke.Invoker
+	prober    *probe.Prober
+	checks    *checkLimiter
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -78,6 +84,8 @@ func New(c Config) *Server {
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
 		invoker:   c.Invoker,
+		prober:    c.Prober,
+		checks:    newCheckLimiter(c.CheckLimit),
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -99,6 +107,7 @@ func New(c Config) *Server {
 		{"DELETE", "/v1/agents/{id}", tenant, s.deleteAgent},
 		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
+		{"POST", "/v1/agents/{id}/check", tenant, s.checkAgent},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path
