@@ -149,7 +149,7 @@ type turn struct {
 
 // Run probes the agent. It never fails: whatever goes wrong is a check's verdict. It takes at
 // most the card fetch timeout, plus the turn timeout, plus the first-event limit (the call
-// without a key ends at the agent's first event).
+// without a key ends at the agent's first event), plus the bounded waits for tasks/cancel.
 func (p *Prober) Run(ctx context.Context, t Target) Report {
 	text := messageText(t.Agent)
 	rep := Report{Text: text}
@@ -165,7 +165,11 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	}
 	var noKey *turn
 	if t.Agent.APIKeyRequired && t.APIKey != nil {
-		nk := p.turn(ctx, t.Agent, nil, text, true)
+		// A refusal is immediate; an agent that answers is known at its first event. Either
+		// comes within the first-event limit, also for message/send.
+		nkCtx, cancel := context.WithTimeout(ctx, p.opts.FirstEventTimeout)
+		nk := p.turn(nkCtx, t.Agent, nil, text, true)
+		cancel()
 		noKey = &nk
 	}
 	rep.Checks = append(rep.Checks,
@@ -222,7 +226,11 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed
 		inv.CancelTask(ctx, a, key, res.TaskID)
 	}
 	// Waits for the background tasks/cancel calls, each bounded by the cancel timeout.
-	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), 2*invoke.DefaultCancelTimeout)
+	wait := p.opts.CancelTimeout
+	if wait <= 0 {
+		wait = invoke.DefaultCancelTimeout
+	}
+	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), wait+time.Second)
 	defer closeCancel()
 	_ = inv.Close(closeCtx)
 	return turn{res: res, calls: rec.list(), firstEvent: first, gotEvent: got}
