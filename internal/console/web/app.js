@@ -445,6 +445,7 @@
         confirmRow,
         keyForm,
         tryForm));
+    for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"
     return article;
   }
 
@@ -546,6 +547,11 @@
       loadAgents();
     }
   }
+
+  // Scripts loaded after this one (check.js) add to each agent's card through agentHooks, with
+  // the same helpers, so that they follow the same rules (text only, the token's api()).
+  const agentHooks = [];
+  window.a2acConsole = Object.freeze({ api, h, str, badge, note, problemBox, busy, onAgent: (fn) => { agentHooks.push(fn); } });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
