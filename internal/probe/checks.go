@@ -143,8 +143,10 @@ var errorFixes = map[string]string{
 func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	res := t.res
 	url := a.EndpointURL
-	if c, ok := answeredCall(t.calls); ok {
+	if c, ok := t.answer(); ok {
 		url = c.url
+	} else if len(t.calls) > 0 {
+		url = t.calls[len(t.calls)-1].url
 	}
 	if res.Err == nil {
 		switch res.Outcome {
@@ -173,7 +175,7 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 }
 
 func versionCheck(a connector.Agent, t turn) Result {
-	c, ok := answeredCall(t.calls)
+	c, ok := t.answer()
 	if !ok {
 		return Result{Check: CheckVersion, Status: Warn, Message: "Not established: no interface answered the message.", Fix: fixEndpointFirst}
 	}
@@ -203,7 +205,7 @@ func streamingCheck(a connector.Agent, t turn) Result {
 			Message: "The card does not declare streaming, so each turn is one message/send: the user hears nothing until the whole reply is ready.",
 			Fix:     "Declare capabilities.streaming: true and serve message/stream (SendStreamingMessage in A2A 1.0) as Server-Sent Events."}
 	}
-	c, ok := answeredCall(t.calls)
+	c, ok := t.answer()
 	if !ok {
 		return Result{Check: CheckStreaming, Status: Warn, Message: "Not checked: no interface answered the message.", Fix: fixEndpointFirst}
 	}
@@ -259,7 +261,7 @@ func firstEventCheck(a connector.Agent, t turn, limit time.Duration) Result {
 
 func taskIDsCheck(t turn) Result {
 	res := t.res
-	if _, ok := answeredCall(t.calls); !ok {
+	if _, ok := t.answer(); !ok {
 		return Result{Check: CheckTaskIDs, Status: Warn, Message: "Not checked: no interface answered the message.", Fix: fixEndpointFirst}
 	}
 	switch {
@@ -286,14 +288,14 @@ func taskIDsCheck(t turn) Result {
 // fixCheckKey is the fix of an agent that answers without its key.
 const fixCheckKey = "Check X-API-KEY (and every header the card names for the key) on every JSON-RPC call and answer HTTP 401 when it is missing or wrong; or, if the agent is meant to be public, remove apiKey from the card's security."
 
-func apiKeyCheck(a connector.Agent, keySet bool, main turn, noKey *turn) Result {
+func apiKeyCheck(a connector.Agent, keySet bool, withKey turn, noKey *turn) Result {
 	if !a.APIKeyRequired {
 		return Result{Check: CheckAPIKey, Status: Pass, Message: "The card demands no API key: nothing to refuse."}
 	}
-	if _, ok := answeredCall(main.calls); !ok && (main.res.Err == nil || main.res.Err.Code != invoke.CodeAgentUnauthorized) {
+	if _, ok := withKey.answer(); !ok && (withKey.res.Err == nil || withKey.res.Err.Code != invoke.CodeAgentUnauthorized) {
 		return Result{Check: CheckAPIKey, Status: Warn, Message: "Not checked: no interface answered the message.", Fix: fixEndpointFirst}
 	}
-	t := main
+	t := withKey
 	if keySet {
 		if noKey == nil {
 			return Result{Check: CheckAPIKey, Status: Warn, Message: "Not checked.", Fix: fixEndpointFirst}

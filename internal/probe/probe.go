@@ -157,9 +157,8 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	_, report, ferr := p.cards.FetchAndValidate(ctx, t.Agent.CardURL)
 	rep.Checks = append(rep.Checks, cardCheck(t.Agent, ferr, report), revisionCheck(t.Agent, t.StoredCard, ferr, report))
 
-	main := p.turn(ctx, t.Agent, t.APIKey, text, false)
-	ans, answered := answeredCall(main.calls)
-	if answered {
+	withKey := p.turn(ctx, t.Agent, t.APIKey, text, false)
+	if ans, ok := withKey.answer(); ok {
 		rep.AnsweredURL = ans.url
 		rep.ProtocolVersion = versionAt(t.Agent, ans)
 	}
@@ -173,12 +172,12 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 		noKey = &nk
 	}
 	rep.Checks = append(rep.Checks,
-		endpointCheck(t.Agent, t.APIKey != nil, main),
-		versionCheck(t.Agent, main),
-		streamingCheck(t.Agent, main),
-		firstEventCheck(t.Agent, main, p.limit(t.Agent)),
-		taskIDsCheck(main),
-		apiKeyCheck(t.Agent, t.APIKey != nil, main, noKey))
+		endpointCheck(t.Agent, t.APIKey != nil, withKey),
+		versionCheck(t.Agent, withKey),
+		streamingCheck(t.Agent, withKey),
+		firstEventCheck(t.Agent, withKey, p.limit(t.Agent)),
+		taskIDsCheck(withKey),
+		apiKeyCheck(t.Agent, t.APIKey != nil, withKey, noKey))
 	return rep
 }
 

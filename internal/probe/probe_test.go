@@ -116,6 +116,19 @@ func v1Card(url string) string {
 }`, url)
 }
 
+// dualCard is an A2A 1.0 card whose preferred interface is 1.0 at url and whose other is 0.3 at
+// the same url, as dual-version servers publish them.
+func dualCard(url string) string {
+	return fmt.Sprintf(`{
+  "name": "Dual", "description": "A dual-version agent.", "version": "1.0.0",
+  "supportedInterfaces": [{"url": %[1]q, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+                          {"url": %[1]q, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"}],
+  "capabilities": {"streaming": true},
+  "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+  "skills": [{"id": "echo", "name": "Echo", "description": "Answers.", "tags": ["demo"]}]
+}`, url)
+}
+
 func statuses(rep probe.Report) map[string]probe.Status {
 	out := map[string]probe.Status{}
 	for _, c := range rep.Checks {
@@ -227,6 +240,7 @@ func TestFixtureBehaviours(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		v1        bool
+		dual      bool
 		behavior  fixtureagent.Behavior
 		streaming bool
 		withKey   bool
@@ -269,6 +283,13 @@ func TestFixtureBehaviours(t *testing.T) {
 		{name: "task_failed", behavior: fixtureagent.Failed, streaming: true,
 			want: allPass(map[string]probe.Status{probe.CheckEndpoint: probe.Fail}),
 			say:  map[string]string{probe.CheckEndpoint: fixtureagent.FailedText}},
+		{name: "json_rpc_error_to_the_stream", behavior: fixtureagent.JSONError, streaming: true,
+			want: allPass(map[string]probe.Status{probe.CheckEndpoint: probe.Fail, probe.CheckVersion: probe.Warn,
+				probe.CheckStreaming: probe.Warn, probe.CheckFirstEvent: probe.Warn, probe.CheckTaskIDs: probe.Warn}),
+			say: map[string]string{probe.CheckEndpoint: "agent_rpc_error"}},
+		{name: "preferred_interface_refuses_its_version", dual: true, behavior: fixtureagent.Stream, streaming: true,
+			want: allPass(map[string]probe.Status{probe.CheckVersion: probe.Warn}),
+			say:  map[string]string{probe.CheckVersion: "refused the version", probe.CheckStreaming: "/stream"}},
 		{name: "A2A_1.0_agent", v1: true, behavior: fixtureagent.Stream, streaming: true,
 			want: allPass(nil), say: map[string]string{probe.CheckVersion: "A2A 1.0"}},
 		{name: "A2A_1.0_agent_without_task_id", v1: true, behavior: fixtureagent.NoTaskID, streaming: true,
@@ -280,10 +301,14 @@ func TestFixtureBehaviours(t *testing.T) {
 			h.opts.FirstEventTimeout = tc.firstEvent
 			var fx *fixtureagent.Server
 			var card string
-			if tc.v1 {
+			switch {
+			case tc.v1:
 				fx = fixtureagent.NewV1(t)
 				card = v1Card(fx.URL)
-			} else {
+			case tc.dual:
+				fx = fixtureagent.New(t) // speaks 0.x only: the 1.0 interface refuses
+				card = dualCard(fx.URL)
+			default:
 				fx = fixtureagent.New(t)
 				card = v0Card(fx.URL, tc.streaming, tc.withKey)
 			}
@@ -300,7 +325,10 @@ func TestFixtureBehaviours(t *testing.T) {
 					t.Errorf("%s says %q, want it to mention %q", check, m.Message, text)
 				}
 			}
-			if tc.behavior == fixtureagent.Stream && !tc.v1 && tc.streaming {
+			if tc.dual && (rep.ProtocolVersion != "0.3" || rep.AnsweredURL != fx.URL+"/stream") {
+				t.Errorf("answered by %s in %q, want %s/stream in 0.3", rep.AnsweredURL, rep.ProtocolVersion, fx.URL)
+			}
+			if tc.behavior == fixtureagent.Stream && !tc.v1 && !tc.dual && tc.streaming {
 				if got := rep.Text; got != "hello there" {
 					t.Errorf("sent %q, want the skill example", got)
 				}
@@ -309,6 +337,22 @@ func TestFixtureBehaviours(t *testing.T) {
 				t.Errorf("protocol version = %q, want 1.0", rep.ProtocolVersion)
 			}
 		})
+	}
+}
+
+// TestKeyNotSet: the demo agent demands a key and none is set: the endpoint check says to set it,
+// and the agent's refusal without it passes.
+func TestKeyNotSet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	demo := agent.New(agent.Options{APIKey: apiKey})
+	srv := httptest.NewServer(demo.Handler())
+	t.Cleanup(srv.Close)
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), h.target(t, srv.URL, ""))
+	checkReport(t, rep, allPass(map[string]probe.Status{probe.CheckEndpoint: probe.Fail, probe.CheckVersion: probe.Warn,
+		probe.CheckStreaming: probe.Warn, probe.CheckFirstEvent: probe.Warn, probe.CheckTaskIDs: probe.Warn}))
+	if fix := find(t, rep, probe.CheckEndpoint).Fix; !strings.Contains(fix, "Set the agent's API key") {
+		t.Errorf("endpoint fix = %q", fix)
 	}
 }
 

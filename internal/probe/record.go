@@ -9,6 +9,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // call is one HTTP exchange of a probe turn with the agent, as the recorder saw it below the
@@ -59,11 +60,28 @@ func (r *recorder) list() []call {
 	return append([]call(nil), r.calls...)
 }
 
-// answeredCall is the first call the agent answered with an A2A body: the one that carried the
-// message (later ones are polls, resubscriptions and cancels).
-func answeredCall(calls []call) (call, bool) {
-	for _, c := range calls {
-		if c.ok() {
+// spoke are the turn failures that come after the agent answered the message in A2A: the agent
+// spoke the protocol, the turn failed for what it said.
+var spoke = map[string]bool{
+	invoke.CodeTaskFailed:   true,
+	invoke.CodeAuthRequired: true,
+	invoke.CodeUnknownState: true,
+	invoke.CodeTooLarge:     true,
+	invoke.CodeStreamEnded:  true,
+}
+
+// answer is the call that carried the message and that the agent answered in A2A, when the turn
+// got such an answer. A JSON-RPC error is a 2xx JSON body too, so the call is told apart by the
+// turn's outcome and by its wire: every call after a switch to the card's other interface (a
+// refused version) is in the final wire, so the answer is the first 2xx A2A body in the wire of
+// the turn's last call (later calls in that wire are polls, resubscriptions and cancels).
+func (t turn) answer() (call, bool) {
+	if len(t.calls) == 0 || (t.res.Err != nil && !spoke[t.res.Err.Code] && !t.gotEvent) {
+		return call{}, false
+	}
+	final := t.calls[len(t.calls)-1].v1
+	for _, c := range t.calls {
+		if c.ok() && c.v1 == final {
 			return c, true
 		}
 	}
