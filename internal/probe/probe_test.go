@@ -402,3 +402,23 @@ func TestNoSkillExample(t *testing.T) {
 		t.Errorf("the agent received %q, want %q", got, probe.PingText)
 	}
 }
+
+// TestFirstEventPastHalfTheLimit: the probe's clock says the first event took 6s of a 10s limit:
+// a warn with the fix. The clock is the test's, so the agent's real speed does not matter.
+func TestFirstEventPastHalfTheLimit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.opts.FirstEventTimeout = 10 * time.Second
+	fx := fixtureagent.New(t)
+	tg := h.target(t, serveCard(t, v0Card(fx.URL, true, false)), "")
+	var ticks int
+	now := func() time.Time { // each reading is 6s after the one before
+		ticks++
+		return time.Date(2026, 11, 24, 1, 0, 0, 0, time.UTC).Add(time.Duration(ticks) * 6 * time.Second)
+	}
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts, Now: now}).Run(t.Context(), tg)
+	checkReport(t, rep, allPass(map[string]probe.Status{probe.CheckFirstEvent: probe.Warn}))
+	if m := find(t, rep, probe.CheckFirstEvent).Message; !strings.Contains(m, "after 6s, more than half the limit of 10s") {
+		t.Errorf("first event check says %q", m)
+	}
+}
