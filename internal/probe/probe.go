@@ -21,7 +21,6 @@ package probe
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -142,7 +141,7 @@ type turn struct {
 	res invoke.Result
 	// calls are the agent's HTTP answers, in order.
 	calls []call
-	// firstEvent is how long the first text or status event took; ok is false when none came.
+	// firstEvent is how long the first text or status event took, when gotEvent.
 	firstEvent time.Duration
 	gotEvent   bool
 }
@@ -158,12 +157,14 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	rep.Checks = append(rep.Checks, cardCheck(t.Agent, ferr, report), revisionCheck(t.Agent, t.StoredCard, ferr, report))
 
 	withKey := p.turn(ctx, t.Agent, t.APIKey, text, false)
-	if ans, ok := withKey.answer(); ok {
+	ans, answered := withKey.answer()
+	if answered {
 		rep.AnsweredURL = ans.url
 		rep.ProtocolVersion = versionAt(t.Agent, ans)
 	}
+	refused := withKey.res.Err != nil && withKey.res.Err.Code == invoke.CodeAgentUnauthorized
 	var noKey *turn
-	if t.Agent.APIKeyRequired && t.APIKey != nil {
+	if t.Agent.APIKeyRequired && t.APIKey != nil && (answered || refused) {
 		// A refusal is immediate; an agent that answers is known at its first event. Either
 		// comes within the first-event limit, also for message/send.
 		nkCtx, cancel := context.WithTimeout(ctx, p.opts.FirstEventTimeout)
@@ -207,18 +208,19 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		once  sync.Once
 		first time.Duration
 		got   bool
 	)
 	start := p.now()
+	// emit runs on this goroutine, in order, and never after Turn returns.
 	res := inv.Turn(ctx, invoke.Request{Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(invoke.Event) {
-		once.Do(func() {
-			first, got = p.now().Sub(start), true
-			if stopAtFirst {
-				cancel()
-			}
-		})
+		if got {
+			return
+		}
+		first, got = p.now().Sub(start), true
+		if stopAtFirst {
+			cancel()
+		}
 	})
 	if res.Outcome == connector.OutcomeInputRequired && res.TaskID != "" {
 		// The probe will not answer the question: leave no task waiting at the agent.
