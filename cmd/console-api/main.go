@@ -23,6 +23,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/session"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 	"github.com/a2a-connector/a2a-connector/migrations"
@@ -122,7 +123,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		TracerProvider:      tp.TracerProvider,
 		MeterProvider:       tp.MeterProvider,
 	})
-	inv := invoke.New(invoke.Options{
+	invOpts := invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
 			WrapTransport: tp.AgentTransport}),
 		Secrets:        box,
@@ -130,7 +131,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Logger:         log,
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
-	})
+	}
+	inv := invoke.New(invOpts)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
@@ -151,6 +153,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Logger:     log,
 		Invoker:    inv,
 		Router:     router,
+		// "Check my agent" runs its turns with the options of real turns (internal/probe).
+		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

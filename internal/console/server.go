@@ -23,6 +23,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -43,6 +44,9 @@ type Config struct {
 	// Router runs the test conversations of POST /v1/agents/{id}/test (and ends them) as the
 	// connector runs the engine's sessions; nil answers 501.
 	Router TurnRouter
+	// Prober runs POST /v1/agents/{id}/check, limited per tenant by CheckLimit; nil answers 501.
+	Prober     *probe.Prober
+	CheckLimit CheckLimit
 }
 
 // Server serves the console API.
@@ -54,6 +58,8 @@ type Server struct {
 	log       *slog.Logger
 	invoker   *invoke.Invoker
 	router    TurnRouter
+	prober    *probe.Prober
+	checks    *checkLimiter
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -84,6 +90,8 @@ func New(c Config) *Server {
 		log:       c.Logger,
 		invoker:   c.Invoker,
 		router:    c.Router,
+		prober:    c.Prober,
+		checks:    newCheckLimiter(c.CheckLimit),
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -107,6 +115,7 @@ func New(c Config) *Server {
 		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
 		{"DELETE", "/v1/agents/{id}/test/{sessionId}", tenant, s.endTestSession},
+		{"POST", "/v1/agents/{id}/check", tenant, s.checkAgent},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path

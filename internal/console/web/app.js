@@ -607,6 +607,7 @@
         confirmRow,
         renderKeyForm(a, article, msg),
         renderTryIt(a))].filter(Boolean));
+    for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"
     return article;
   }
 
@@ -711,6 +712,11 @@
       loadAgents();
     }
   }
+
+  // Scripts loaded after this one (check.js) add to each agent's card through agentHooks, with
+  // the same helpers, so that they follow the same rules (text only, the token's api()).
+  const agentHooks = [];
+  window.a2acConsole = Object.freeze({ api, h, str, badge, note, problemBox, busy, onAgent: (fn) => { agentHooks.push(fn); } });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();
