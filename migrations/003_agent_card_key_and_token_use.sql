@@ -12,7 +12,9 @@ alter table agents add column card_key text check (card_key <> '');
 -- host, no default port, no fragment, the well-known suffix cut when there is no query. Rows
 -- registered twice before this migration keep their agents: the oldest gets the key, the later
 -- ones none (NULLs are distinct), and their next changed refresh is refused with 409 naming the
--- oldest, so the tenant sees the duplicate.
+-- oldest, so the tenant sees the duplicate. The column is nullable for the same reason, and so
+-- that the previous release, still serving during a rolling upgrade, can insert agents (without
+-- a key; their next changed refresh sets it).
 with live as (
 	select a.tenant_id, a.id, a.created_at,
 	       regexp_replace(r.resolved_card_url, '#.*$', '') as u
