@@ -71,7 +71,7 @@ func authError(err error) error {
 // fetchProblem is the answer to a card that could not be fetched, split by whose fault it is.
 //
 //   - 400 invalid_url / insecure_url: the URL as typed can never be fetched (found before any
-//     network call).
+//     network call, or, for invalid_url, when a URL derived from it cannot be requested).
 //   - 422 card_url_unusable: the URL leads nowhere a card could be, and the tenant must change
 //     it: the host name does not exist (dns), it resolves to an address the SSRF guard refuses
 //     (blocked_address), or its host answered a 4xx other than 408 and 429 (http_status: not
@@ -83,7 +83,9 @@ func authError(err error) error {
 // reason is FetchError.Kind. The detail is FetchError.Explain: the tenant's terms, never the
 // transport's words (resolver or local addresses) nor the URL's userinfo.
 func fetchProblem(fe *cardfetch.FetchError) *apiError {
-	if len(fe.Tried) == 0 && (fe.Kind == cardfetch.KindInvalidURL || fe.Kind == cardfetch.KindInsecureURL) {
+	// invalid_url comes only from the tenant's text (or a URL derived from it); insecure_url
+	// after an attempt is the host redirecting to plain http.
+	if fe.Kind == cardfetch.KindInvalidURL || (fe.Kind == cardfetch.KindInsecureURL && len(fe.Tried) == 0) {
 		return &apiError{status: http.StatusBadRequest, code: string(fe.Kind), field: "cardUrl", detail: fe.Explain()}
 	}
 	if tenantsURL(fe) {

@@ -151,13 +151,14 @@ func (s *Store) duplicate(ctx context.Context, err error, tenantID, agentID, car
 		(pgErr.ConstraintName != "agents_tenant_card_url_key" && pgErr.ConstraintName != "agents_tenant_card_key_key") {
 		return classify(err)
 	}
+	// The holder may be gone by now (no row), or the lookup may fail: the conflict stands
+	// either way, without a name.
 	var holder string
-	qerr := s.pool.QueryRow(ctx,
+	if qerr := s.pool.QueryRow(ctx,
 		`select id from agents where tenant_id = $1 and id <> $2 and (card_url = $3 or card_key = $4)
 		  order by created_at, id limit 1`,
 		tenantID, agentID, cardURL, cardKey,
-	).Scan(&holder)
-	if qerr != nil && !errors.Is(qerr, pgx.ErrNoRows) {
+	).Scan(&holder); qerr != nil {
 		holder = ""
 	}
 	return &DuplicateError{AgentID: holder, Err: classify(err)}
