@@ -1,5 +1,6 @@
 // Package console is the HTTP JSON API behind the tenant console: tenants and their tokens
-// (operator only), agent registration from a card URL, key rotation, refresh, and health; and
+// (operator only; a tenant lists and revokes its own tokens), agent registration from a card
+// URL, key rotation, refresh, and health; and
 // the embedded web console page (GET /, GET /ui/{file}) that calls it with a pasted tenant token.
 //
 // Handlers return errors; writeError turns them into RFC 9457 problem+json in one place. The
@@ -105,7 +106,13 @@ func New(c Config) *Server {
 		{"GET", "/", public, s.webIndex},
 		{"GET", "/ui/{file}", public, s.webAssetFile},
 		{"POST", "/v1/tenants", admin, s.createTenant},
+		{"GET", "/v1/tenants", admin, s.listTenants},
+		{"DELETE", "/v1/tenants/{tenantId}", admin, s.deleteTenant},
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
+		{"GET", "/v1/tenants/{tenantId}/tokens", admin, s.listTenantTokens},
+		{"DELETE", "/v1/tenants/{tenantId}/tokens/{tokenId}", admin, s.deleteTenantToken},
+		{"GET", "/v1/tokens", tenant, s.listOwnTokens},
+		{"DELETE", "/v1/tokens/{tokenId}", tenant, s.deleteOwnToken},
 		{"POST", "/v1/agents/validate", tenant, s.validateCard},
 		{"POST", "/v1/agents", tenant, s.createAgent},
 		{"GET", "/v1/agents", tenant, s.listAgents},
@@ -159,11 +166,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		allow:  strings.Join(allow, ", ")})
 }
 
-type tenantKey struct{}
+type (
+	tenantKey struct{}
+	tokenKey  struct{}
+)
 
 func tenantFrom(ctx context.Context) connector.Tenant {
 	t, _ := ctx.Value(tenantKey{}).(connector.Tenant)
 	return t
+}
+
+// tokenIDFrom is the id of the tenant token that authenticated the request.
+func tokenIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(tokenKey{}).(string)
+	return id
 }
 
 // wrap adds body limits, authentication, error writing and one access-log line.
@@ -215,11 +231,12 @@ func (s *Server) authenticate(r *http.Request, a access) (context.Context, error
 		// The lookup is by SHA-256 of the token, so comparing secrets in variable time never
 		// happens: the database compares hashes of unknown preimages.
 		h := sha256.Sum256([]byte(token))
-		t, err := s.store.TenantByTokenHash(ctx, h[:])
+		// Every request reads the token afresh, so a revoked token fails on its next request.
+		t, tokenID, err := s.store.TenantByTokenHash(ctx, h[:])
 		if err != nil {
 			return ctx, authError(err)
 		}
-		return context.WithValue(ctx, tenantKey{}, t), nil
+		return context.WithValue(context.WithValue(ctx, tenantKey{}, t), tokenKey{}, tokenID), nil
 	}
 }
 
