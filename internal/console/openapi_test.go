@@ -105,6 +105,9 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"Skill", doc.Components.Schemas["Skill"], reflect.TypeFor[skillJSON]()},
 		{"Interface", doc.Components.Schemas["Interface"], reflect.TypeFor[interfaceJSON]()},
 		{"Problem", doc.Components.Schemas["Problem"], reflect.TypeFor[problemDoc]()},
+		{"AgentHealth", doc.Components.Schemas["AgentHealth"], reflect.TypeFor[healthJSON]()},
+		{"HealthWindow", doc.Components.Schemas["HealthWindow"], reflect.TypeFor[windowJSON]()},
+		{"Latency", doc.Components.Schemas["Latency"], reflect.TypeFor[latencyJSON]()},
 		{"POST /v1/agents/validate 200", doc.Paths["/v1/agents/validate"]["post"].Responses["200"].Content["application/json"].Schema, reflect.TypeFor[validateResponse]()},
 	} {
 		var documented, written []string

@@ -22,6 +22,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -39,6 +40,8 @@ type Config struct {
 	Logger     *slog.Logger
 	// Invoker runs the real turn of POST /v1/agents/{id}/test; nil answers 501.
 	Invoker *invoke.Invoker
+	// Health reads GET /v1/agents/{id}/health; nil answers 501.
+	Health *health.Store
 }
 
 // Server serves the console API.
@@ -49,6 +52,7 @@ type Server struct {
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
 	invoker   *invoke.Invoker
+	health    *health.Store
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -78,6 +82,7 @@ func New(c Config) *Server {
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
 		invoker:   c.Invoker,
+		health:    c.Health,
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -89,6 +94,7 @@ func New(c Config) *Server {
 		// carries the tenant token the user pastes.
 		{"GET", "/", public, s.webIndex},
 		{"GET", "/ui/{file}", public, s.webAssetFile},
+		{"GET", "/ui/vendor/{file}", public, s.webVendorFile},
 		{"POST", "/v1/tenants", admin, s.createTenant},
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
 		{"POST", "/v1/agents/validate", tenant, s.validateCard},
@@ -99,6 +105,7 @@ func New(c Config) *Server {
 		{"DELETE", "/v1/agents/{id}", tenant, s.deleteAgent},
 		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
+		{"GET", "/v1/agents/{id}/health", tenant, s.agentHealth},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
+	"strings"
 	"time"
 )
 
@@ -44,22 +45,25 @@ func webContentType(name string) (string, bool) {
 	return "", false
 }
 
-// loadWebAssets reads the embedded console once, keyed by file name. The files are compiled in,
-// so reading them cannot fail at run time; TestWebAssets proves every one is served.
+// loadWebAssets reads the embedded console once, keyed by file name ("vendor/<name>" for the
+// vendored libraries of web/vendor). The files are compiled in, so reading them cannot fail at
+// run time; TestWebAssets proves every one is served.
 func loadWebAssets() map[string]webAsset {
 	out := map[string]webAsset{}
-	entries, _ := fs.ReadDir(webFiles, "web")
-	for _, e := range entries {
-		ctype, ok := webContentType(e.Name())
-		if e.IsDir() || !ok {
-			continue
+	for _, dir := range []string{"", "vendor/"} {
+		entries, _ := fs.ReadDir(webFiles, strings.TrimSuffix("web/"+dir, "/"))
+		for _, e := range entries {
+			ctype, ok := webContentType(e.Name())
+			if e.IsDir() || !ok {
+				continue
+			}
+			body, err := webFiles.ReadFile("web/" + dir + e.Name())
+			if err != nil {
+				continue
+			}
+			sum := sha256.Sum256(body)
+			out[dir+e.Name()] = webAsset{body: body, contentType: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 		}
-		body, err := webFiles.ReadFile("web/" + e.Name())
-		if err != nil {
-			continue
-		}
-		sum := sha256.Sum256(body)
-		out[e.Name()] = webAsset{body: body, contentType: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 	}
 	return out
 }
@@ -72,6 +76,12 @@ func (s *Server) webIndex(w http.ResponseWriter, r *http.Request) error {
 // webAssetFile serves GET /ui/{file}: the page's script and style sheet.
 func (s *Server) webAssetFile(w http.ResponseWriter, r *http.Request) error {
 	return s.serveWebAsset(w, r, r.PathValue("file"))
+}
+
+// webVendorFile serves GET /ui/vendor/{file}: a library vendored into the page (web/vendor,
+// refreshed by scripts/vendor-web.sh).
+func (s *Server) webVendorFile(w http.ResponseWriter, r *http.Request) error {
+	return s.serveWebAsset(w, r, "vendor/"+r.PathValue("file"))
 }
 
 func (s *Server) serveWebAsset(w http.ResponseWriter, r *http.Request, name string) error {

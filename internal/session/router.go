@@ -35,6 +35,8 @@ type Config struct {
 	// MeterProvider measures turns (a2ac.turns, a2ac.turn.duration,
 	// a2ac.turn.time_to_first_text); nil: no metrics.
 	MeterProvider metric.MeterProvider
+	// Health receives each turn for the tenant's per-agent health view; nil: none.
+	Health HealthRecorder
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -46,6 +48,7 @@ type Router struct {
 	now     func() time.Time
 	log     *slog.Logger
 	obs     *observer
+	health  HealthRecorder
 }
 
 // New returns a Router.
@@ -61,7 +64,7 @@ func New(c Config) *Router {
 	}
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
-		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger)}
+		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -109,6 +112,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, t, sink, &obs)
 	r.obs.end(ctx, span, &obs, err)
+	r.recordHealth(&obs, err)
 	return err
 }
 
@@ -163,7 +167,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		agent, key = a, k
 	}
 
-	obs.agentID, obs.held = agent.ID, held
+	obs.agentID, obs.held, obs.routed = agent.ID, held, true
 	if err := sink.Started(agent, held, taskID); err != nil {
 		return err
 	}
@@ -195,7 +199,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		if change.Kind == Keep && held {
 			final.HoldExpiresAt = lookup.Hold.ExpiresAt
 		}
-		obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
+		obs.outcome, obs.errCode, obs.errMsg = final.Outcome, errCode(final.Err), errMessage(final.Err)
 		var sinkErr error
 		if ctx.Err() == nil {
 			sinkErr = sink.Final(final)
@@ -227,7 +231,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 	case change.Kind == Keep && held:
 		final.HoldExpiresAt = lookup.Hold.ExpiresAt
 	}
-	obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
+	obs.outcome, obs.errCode, obs.errMsg = final.Outcome, errCode(final.Err), errMessage(final.Err)
 	if ctx.Err() != nil {
 		// Barge-in or deadline: the caller is gone; there is no one to send a final to.
 		return ctx.Err()

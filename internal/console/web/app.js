@@ -444,7 +444,8 @@
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
         keyForm,
-        tryForm));
+        tryForm),
+      ...(window.A2ACHealth ? [window.A2ACHealth.card(id, api, h)] : [])); // health.js
     return article;
   }
 
