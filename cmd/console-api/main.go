@@ -20,6 +20,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
+	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -142,6 +143,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
+		Health:     health.NewStore(pool),
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,
