@@ -1,7 +1,9 @@
 package health_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"sync"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"go.uber.org/goleak"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/health"
@@ -20,7 +23,17 @@ import (
 // testDB is this package's own migrated database; tests keep apart by using their own tenant.
 var testDB *pgtest.DB
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &testDB)) }
+// TestMain also checks that no flusher goroutine outlives its test.
+func TestMain(m *testing.M) {
+	code := pgtest.Run(m, &testDB)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 // clock is a settable clock shared by the recorders of a test.
 type clock struct {
@@ -293,6 +306,49 @@ func TestDeletedAgent(t *testing.T) {
 	if n := count(t, "agent_health_failures", tenantID); n != 0 {
 		t.Errorf("%d failures of the deleted agent, want 0", n)
 	}
+}
+
+// A flush that cannot write keeps its counts for the next one, merged with what came since.
+func TestFailedFlushKeepsCounts(t *testing.T) {
+	t.Parallel()
+	tenantID, agentID := newAgent(t)
+	c := &clock{t: base}
+	r := newRecorder(c)
+	r.Record(failedTurn(tenantID, agentID, "first", time.Second))
+	gone, cancel := context.WithCancel(t.Context())
+	cancel() // the database "does not answer": the write fails before it starts
+	if err := r.Flush(gone); err == nil {
+		t.Fatal("a flush with a canceled context succeeded")
+	}
+	r.Record(completed(tenantID, agentID, time.Millisecond, time.Millisecond))
+	flush(t, r)
+	got := summary(t, tenantID, agentID, base)
+	if diff := cmp.Diff(outcomes(1, 0, 0, 1, 0, 0), got.Hour.Outcomes); diff != "" {
+		t.Errorf("outcomes (-want +got):\n%s", diff)
+	}
+	if len(got.Failures) != 1 || got.Failures[0].Code != "first" {
+		t.Errorf("failures = %+v, want the one recorded before the failed flush", got.Failures)
+	}
+}
+
+// Run flushes on its own, every interval, and returns when its context ends.
+func TestRunFlushesEveryInterval(t *testing.T) {
+	t.Parallel()
+	tenantID, agentID := newAgent(t)
+	r := health.NewRecorder(health.NewStore(testDB.Pool), health.RecorderOptions{Interval: time.Millisecond})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); r.Run(ctx) }()
+	r.Record(completed(tenantID, agentID, time.Millisecond, time.Millisecond))
+	deadline := time.Now().Add(30 * time.Second) // only a failing test waits this long
+	for summary(t, tenantID, agentID, time.Now()).Hour.Turns != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("Run never flushed the recorded turn")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
 }
 
 func TestPercentileFromBuckets(t *testing.T) {
