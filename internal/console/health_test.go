@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -240,6 +242,14 @@ func TestHealthCardInBrowser(t *testing.T) {
 	}
 	b.waitText(sel+" .health-failures", "FAILED", "agent_unauthorized")
 	b.snap("6-health-card")
+	if dir := os.Getenv("A2AC_WEB_SCREENSHOTS"); dir != "" {
+		// The card alone, as docs/screenshots/health-card.png shows it.
+		if png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(sel))); err != nil {
+			t.Logf("screenshot of the health card: %v", err)
+		} else if err := os.WriteFile(filepath.Join(dir, "6-health-card-only.png"), png, 0o644); err != nil {
+			t.Logf("screenshot of the health card: %v", err)
+		}
+	}
 	if card := b.text(sel); strings.Contains(card, "相加") || strings.Contains(card, "joke") {
 		t.Errorf("the health card shows the user's text: %q", card)
 	}

@@ -68,7 +68,8 @@
       height: 160,
       legend: { show: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+      // Half a minute of room on each side, so the first and the current minute's bars show whole.
+      scales: { x: { time: true, range: (u, min, max) => [min - 30, max + 30] }, y: { range: (u, min, max) => [0, Math.max(1, max)] } },
       axes: [{}, { size: 40, incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] }],
       series: [
         {},
