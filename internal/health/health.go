@@ -45,19 +45,19 @@ const OutcomeError connector.Outcome = "ERROR"
 // failed reports whether a turn of this outcome counts as a failure (chart, failure list).
 func failed(o connector.Outcome) bool { return o == connector.OutcomeFailed || o == OutcomeError }
 
-// Outcomes are the outcomes counted, in the order of the table's columns and of the API.
-var Outcomes = [...]connector.Outcome{connector.OutcomeCompleted, connector.OutcomeInputRequired,
+// outcomes are the outcomes counted, in the order of the table's columns.
+var outcomes = [...]connector.Outcome{connector.OutcomeCompleted, connector.OutcomeInputRequired,
 	connector.OutcomeHandback, connector.OutcomeFailed, connector.OutcomeCanceled, OutcomeError}
 
 // outcomeIndex maps an outcome to its counter; an outcome the connector does not define (it
 // never happens) is counted as ERROR rather than lost.
 func outcomeIndex(o connector.Outcome) int {
-	for i, x := range Outcomes {
+	for i, x := range outcomes {
 		if x == o {
 			return i
 		}
 	}
-	return len(Outcomes) - 1
+	return len(outcomes) - 1
 }
 
 // Histogram layout. Bucket 0 holds durations under 1 ms; bucket i (1..NumBuckets-2) holds
@@ -76,7 +76,7 @@ const (
 // 2^(1/4), and the reported value is the bucket's geometric middle √(lo·hi), so it is off by at
 // most a factor 2^(1/8) ≈ 1.0905. (Across replicas nothing is lost: summed buckets are exactly
 // the buckets of all the samples.)
-var RelativeError = math.Pow(2, 1.0/(2*bucketsPerDoubling)) - 1
+const RelativeError = 0.0905077326652577 // 2^(1/8) - 1; TestRelativeError checks it
 
 // Buckets is a histogram of durations: counts per bucket (see NumBuckets).
 type Buckets [NumBuckets]int64

@@ -351,6 +351,12 @@ func TestRunFlushesEveryInterval(t *testing.T) {
 	<-done
 }
 
+func TestRelativeError(t *testing.T) {
+	if want := math.Pow(2, 1.0/8) - 1; math.Abs(health.RelativeError-want) > 1e-15 {
+		t.Errorf("RelativeError = %v, want 2^(1/8)-1 = %v", health.RelativeError, want)
+	}
+}
+
 func TestPercentileFromBuckets(t *testing.T) {
 	t.Parallel()
 	var b health.Buckets

@@ -68,7 +68,7 @@ type cellKey struct {
 
 // cell is one tenant, agent and minute of one replica, since its last flush.
 type cell struct {
-	outcomes  [len(Outcomes)]int64
+	outcomes  [len(outcomes)]int64
 	firstText Buckets
 	duration  Buckets
 }

@@ -97,7 +97,7 @@ type Summary struct {
 // Window is the health of one period.
 type Window struct {
 	Turns int64
-	// Outcomes counts the turns of each of Outcomes (all present, zeros included).
+	// Outcomes counts the turns of each of the outcomes (all present, zeros included).
 	Outcomes map[connector.Outcome]int64
 	// Failures counts FAILED and ERROR turns.
 	Failures  int64
@@ -128,11 +128,11 @@ type Failure struct {
 
 // windowAcc sums rows into a Window.
 type windowAcc struct {
-	outcomes            [len(Outcomes)]int64
+	outcomes            [len(outcomes)]int64
 	firstText, duration Buckets
 }
 
-func (w *windowAcc) add(o *[len(Outcomes)]int64, ft, du []int64) {
+func (w *windowAcc) add(o *[len(outcomes)]int64, ft, du []int64) {
 	for i := range w.outcomes {
 		w.outcomes[i] += o[i]
 	}
@@ -145,9 +145,9 @@ func (w *windowAcc) add(o *[len(Outcomes)]int64, ft, du []int64) {
 }
 
 func (w *windowAcc) window() Window {
-	out := Window{Outcomes: make(map[connector.Outcome]int64, len(Outcomes)),
+	out := Window{Outcomes: make(map[connector.Outcome]int64, len(outcomes)),
 		FirstText: latency(&w.firstText), Duration: latency(&w.duration)}
-	for i, oc := range Outcomes {
+	for i, oc := range outcomes {
 		out.Outcomes[oc] = w.outcomes[i]
 		out.Turns += w.outcomes[i]
 		if failed(oc) {
@@ -184,22 +184,22 @@ func (s *Store) Summary(ctx context.Context, tenantID, agentID string, now time.
 		return Summary{}, fmt.Errorf("health of agent %s: %w", agentID, err)
 	}
 	var (
-		minute   time.Time
-		outcomes [len(Outcomes)]int64
-		ft, du   []int64
+		minute time.Time
+		counts [len(outcomes)]int64
+		ft, du []int64
 	)
-	_, err = pgx.ForEachRow(rows, []any{&minute, &outcomes[0], &outcomes[1], &outcomes[2], &outcomes[3],
-		&outcomes[4], &outcomes[5], &ft, &du}, func() error {
-		day.add(&outcomes, ft, du)
+	_, err = pgx.ForEachRow(rows, []any{&minute, &counts[0], &counts[1], &counts[2], &counts[3],
+		&counts[4], &counts[5], &ft, &du}, func() error {
+		day.add(&counts, ft, du)
 		if minute.Before(hourStart) {
 			return nil
 		}
-		hour.add(&outcomes, ft, du)
+		hour.add(&counts, ft, du)
 		m := &out.Minutes[int(minute.Sub(hourStart)/time.Minute)]
-		for i, oc := range Outcomes {
-			m.Turns += outcomes[i]
+		for i, oc := range outcomes {
+			m.Turns += counts[i]
 			if failed(oc) {
-				m.Failures += outcomes[i]
+				m.Failures += counts[i]
 			}
 		}
 		return nil
