@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -241,15 +240,7 @@ func TestHealthCardInBrowser(t *testing.T) {
 		t.Errorf("duration row = %q, want p50 / p95 of both windows", got)
 	}
 	b.waitText(sel+" .health-failures", "FAILED", "agent_unauthorized")
-	b.snap("6-health-card")
-	if dir := os.Getenv("A2AC_WEB_SCREENSHOTS"); dir != "" {
-		// The card alone, as docs/screenshots/health-card.png shows it.
-		if png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(sel))); err != nil {
-			t.Logf("screenshot of the health card: %v", err)
-		} else if err := os.WriteFile(filepath.Join(dir, "6-health-card-only.png"), png, 0o644); err != nil {
-			t.Logf("screenshot of the health card: %v", err)
-		}
-	}
+	b.snapElement("health-card", sel)
 	if card := b.text(sel); strings.Contains(card, "相加") || strings.Contains(card, "joke") {
 		t.Errorf("the health card shows the user's text: %q", card)
 	}
@@ -264,26 +255,25 @@ func TestHealthCardInBrowser(t *testing.T) {
 	}
 }
 
-// TestVendoredChartLibrary: the vendored files are served from /ui/vendor/ with the page's
-// headers and their own bytes; the license ships in the repository, not over HTTP.
+// TestVendoredChartLibrary: the vendored chart library is served with the page's headers and its
+// own bytes, and its license and version are in the repository.
 func TestVendoredChartLibrary(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for name, ctype := range map[string]string{"uPlot.iife.min.js": "text/javascript; charset=utf-8", "uPlot.min.css": "text/css; charset=utf-8"} {
-		want, err := webFiles.ReadFile("web/vendor/" + name)
+	for name, ctype := range map[string]string{"uplot.iife.min.js": "text/javascript; charset=utf-8", "uplot.min.css": "text/css; charset=utf-8"} {
+		want, err := webFiles.ReadFile("web/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := e.do("GET", "/ui/vendor/"+name, "", nil)
+		r := e.do("GET", "/ui/"+name, "", nil)
 		e.expect(r, http.StatusOK)
 		if r.ctype != ctype || !bytes.Equal(r.body, want) {
-			t.Errorf("GET /ui/vendor/%s: %s, %d bytes; want %s, the embedded %d bytes", name, r.ctype, len(r.body), ctype, len(want))
+			t.Errorf("GET /ui/%s: %s, %d bytes; want %s, the embedded %d bytes", name, r.ctype, len(r.body), ctype, len(want))
 		}
 	}
-	if _, err := webFiles.ReadFile("web/vendor/uPlot.LICENSE"); err != nil {
-		t.Errorf("the vendored library's license is missing: %v", err)
-	}
-	for _, path := range []string{"/ui/vendor/uPlot.LICENSE", "/ui/vendor/nope.js", "/ui/vendor/"} {
-		e.expect(e.do("GET", path, "", nil), http.StatusNotFound)
+	for _, f := range []string{"third_party/uplot/LICENSE", "third_party/uplot/VERSION"} {
+		if b, err := os.ReadFile(f); err != nil || len(b) == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -108,6 +108,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"AgentHealth", doc.Components.Schemas["AgentHealth"], reflect.TypeFor[healthJSON]()},
 		{"HealthWindow", doc.Components.Schemas["HealthWindow"], reflect.TypeFor[windowJSON]()},
 		{"Latency", doc.Components.Schemas["Latency"], reflect.TypeFor[latencyJSON]()},
+		{"TestResult", doc.Components.Schemas["TestResult"], reflect.TypeFor[testResult]()},
+		{"Tenant", doc.Components.Schemas["Tenant"], reflect.TypeFor[tenantJSON]()},
+		{"Token", doc.Components.Schemas["Token"], reflect.TypeFor[tokenJSON]()},
+		{"POST /v1/tenants 201", doc.Paths["/v1/tenants"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tenantCreated]()},
+		{"POST /v1/tenants/{tenantId}/tokens 201", doc.Paths["/v1/tenants/{tenantId}/tokens"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tokenCreated]()},
 		{"POST /v1/agents/validate 200", doc.Paths["/v1/agents/validate"]["post"].Responses["200"].Content["application/json"].Schema, reflect.TypeFor[validateResponse]()},
 	} {
 		var documented, written []string

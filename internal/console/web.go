@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path"
-	"strings"
 	"time"
 )
 
@@ -23,6 +22,21 @@ var webFiles embed.FS
 // policy is the second line should that ever slip.
 const webCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// apiDocsCSP is the policy of the API reference page (/api-docs). Scripts stay same-origin only;
+// styles may be inline because Redoc (styled-components) injects its style elements at run
+// time. The page shows only the public OpenAPI document: no token, no tenant data, no card
+// content.
+const apiDocsCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// cspOf is the Content-Security-Policy of the embedded file name.
+func cspOf(name string) string {
+	if name == "api-docs.html" {
+		return apiDocsCSP
+	}
+	return webCSP
+}
 
 // webAsset is one embedded file, ready to serve.
 type webAsset struct {
@@ -45,25 +59,22 @@ func webContentType(name string) (string, bool) {
 	return "", false
 }
 
-// loadWebAssets reads the embedded console once, keyed by file name ("vendor/<name>" for the
-// vendored libraries of web/vendor). The files are compiled in, so reading them cannot fail at
-// run time; TestWebAssets proves every one is served.
+// loadWebAssets reads the embedded console once, keyed by file name. The files are compiled in,
+// so reading them cannot fail at run time; TestWebAssets proves every one is served.
 func loadWebAssets() map[string]webAsset {
 	out := map[string]webAsset{}
-	for _, dir := range []string{"", "vendor/"} {
-		entries, _ := fs.ReadDir(webFiles, strings.TrimSuffix("web/"+dir, "/"))
-		for _, e := range entries {
-			ctype, ok := webContentType(e.Name())
-			if e.IsDir() || !ok {
-				continue
-			}
-			body, err := webFiles.ReadFile("web/" + dir + e.Name())
-			if err != nil {
-				continue
-			}
-			sum := sha256.Sum256(body)
-			out[dir+e.Name()] = webAsset{body: body, contentType: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	entries, _ := fs.ReadDir(webFiles, "web")
+	for _, e := range entries {
+		ctype, ok := webContentType(e.Name())
+		if e.IsDir() || !ok {
+			continue
 		}
+		body, err := webFiles.ReadFile("web/" + e.Name())
+		if err != nil {
+			continue
+		}
+		sum := sha256.Sum256(body)
+		out[e.Name()] = webAsset{body: body, contentType: ctype, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 	}
 	return out
 }
@@ -73,15 +84,15 @@ func (s *Server) webIndex(w http.ResponseWriter, r *http.Request) error {
 	return s.serveWebAsset(w, r, "index.html")
 }
 
+// apiDocs serves the API reference page at GET /api-docs: openapi.json rendered in the
+// browser by the vendored Redoc bundle.
+func (s *Server) apiDocs(w http.ResponseWriter, r *http.Request) error {
+	return s.serveWebAsset(w, r, "api-docs.html")
+}
+
 // webAssetFile serves GET /ui/{file}: the page's script and style sheet.
 func (s *Server) webAssetFile(w http.ResponseWriter, r *http.Request) error {
 	return s.serveWebAsset(w, r, r.PathValue("file"))
-}
-
-// webVendorFile serves GET /ui/vendor/{file}: a library vendored into the page (web/vendor,
-// refreshed by scripts/vendor-web.sh).
-func (s *Server) webVendorFile(w http.ResponseWriter, r *http.Request) error {
-	return s.serveWebAsset(w, r, "vendor/"+r.PathValue("file"))
 }
 
 func (s *Server) serveWebAsset(w http.ResponseWriter, r *http.Request, name string) error {
@@ -91,7 +102,7 @@ func (s *Server) serveWebAsset(w http.ResponseWriter, r *http.Request, name stri
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("Content-Security-Policy", webCSP)
+	h.Set("Content-Security-Policy", cspOf(name))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")

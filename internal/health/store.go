@@ -13,7 +13,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 )
 
-// Store reads and writes the health tables (migrations/003_agent_health.sql).
+// Store reads and writes the health tables (migrations/004_agent_health.sql).
 type Store struct {
 	pool *pgxpool.Pool
 }

@@ -1,12 +1,16 @@
 // a2a-connector web console: the health card of an agent (GET /v1/agents/{id}/health).
 //
-// app.js calls window.A2ACHealth.card(agentId, api, h) for each agent it renders and puts the
-// returned element into the agent's card; api and h are app.js's own API call and element
-// builder, so the token handling and the "text, never markup" rule stay in one place. The
-// chart is drawn by uPlot (vendored in /ui/vendor, loaded before this file).
+// It plugs into app.js through window.a2acConsole.onAgent (as check.js does) and uses app.js's
+// API call and element builder, so the same rules hold: everything from the API goes into the
+// page as text, never as markup, and calls carry the tenant token only through api(). The chart
+// is drawn by uPlot (vendored as /ui/uplot.iife.min.js, loaded before this file).
 'use strict';
 
 (() => {
+  const c = window.a2acConsole;
+  if (!c) return; // app.js did not load: nothing to add to
+  const { api, h, str } = c;
+
   const OUTCOME_ROWS = [
     ['COMPLETED', 'Completed'],
     ['INPUT_REQUIRED', 'Asked a follow-up (input required)'],
@@ -34,7 +38,7 @@
   }
 
   // numbers is the table of both windows: outcomes, then latency percentiles.
-  function numbers(h, data) {
+  function numbers(data) {
     const hour = data.hour || {}, day = data.day || {};
     const row = (label, a, b, cls) => h('tr', { class: cls }, h('th', { scope: 'row', text: label }),
       h('td', { text: String(a) }), h('td', { text: String(b) }));
@@ -51,7 +55,7 @@
   }
 
   // chart draws turns and failures per minute of the last hour with uPlot.
-  function chart(h, data, width) {
+  function chart(data, width) {
     const minutes = Array.isArray(data.minutes) ? data.minutes : [];
     const box = h('div', { class: 'health-chart', role: 'img',
       'aria-label': 'Turns and failures per minute, last hour' });
@@ -82,7 +86,7 @@
     return box;
   }
 
-  function failuresList(h, data) {
+  function failuresList(data) {
     const failures = Array.isArray(data.failures) ? data.failures : [];
     if (!failures.length) return h('p', { class: 'help health-no-failures', text: 'No failures in the last day.' });
     return h('div', { class: 'table-scroll' }, h('table', { class: 'health-failures' },
@@ -90,14 +94,14 @@
       h('thead', {}, h('tr', {}, ['Time', 'Outcome', 'Code', 'Message'].map((c) => h('th', { scope: 'col', text: c })))),
       h('tbody', {}, failures.map((f) => h('tr', {},
         h('td', { text: timeText(f && f.at) }),
-        h('td', { text: String((f && f.outcome) || '') }),
-        h('td', {}, h('code', { text: String((f && f.code) || '') })),
-        h('td', { text: String((f && f.message) || '') }))))));
+        h('td', { text: str(f && f.outcome) }),
+        h('td', {}, h('code', { text: str(f && f.code) })),
+        h('td', { text: str(f && f.message) }))))));
   }
 
   // card returns the agent's health card: closed until the tenant opens it, then loaded (and
   // reloaded with its button), so listing agents costs no health queries.
-  function card(agentId, api, h) {
+  function card(agentId) {
     const body = h('div', { class: 'health-body', role: 'status', 'aria-live': 'polite' });
     const reload = h('button', { type: 'button', class: 'health-reload secondary', text: 'Reload health' });
     const details = h('details', { class: 'health', 'data-agent-id': agentId },
@@ -123,10 +127,10 @@
         const width = body.clientWidth || details.clientWidth || 600;
         body.replaceChildren(
           h('h4', { text: 'Turns and failures per minute, last hour' }),
-          chart(h, data, width - 8),
-          numbers(h, data),
+          chart(data, width - 8),
+          numbers(data),
           h('h4', { text: 'Recent failures' }),
-          failuresList(h, data),
+          failuresList(data),
           h('p', { class: 'help', text: `As of ${timeText(data.at)}. Percentiles are read from histograms: within ±${Math.round(num(data.percentileRelativeError) * 1000) / 10}%.` }));
       } finally {
         loading = false;
@@ -138,5 +142,8 @@
     return details;
   }
 
-  window.A2ACHealth = Object.freeze({ card });
+  c.onAgent((article, a) => {
+    const id = str(a && a.id);
+    if (id) article.append(card(id));
+  });
 })();

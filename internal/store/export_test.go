@@ -1,0 +1,24 @@
+package store
+
+import "context"
+
+// PauseTurns takes every in-flight slot of the turn statements' coalescer, so the next
+// statements queue; resume runs everything queued as one batch (tests of the batch path).
+func (s *Store) PauseTurns() (queued func() int, resume func()) {
+	c := s.turns
+	c.mu.Lock()
+	taken := c.maxInFlight - c.inFlight
+	c.inFlight = c.maxInFlight
+	c.mu.Unlock()
+	queued = func() int {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.queue)
+	}
+	resume = func() {
+		for range taken {
+			c.runAndHandOff(context.Background(), nil)
+		}
+	}
+	return queued, resume
+}
