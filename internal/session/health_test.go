@@ -39,8 +39,10 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 
 	h.turn(t, "s1", "t1", agentA)
 	h.turn(t, "s2", "t2", agentA)
-	h.turn(t, "s3", "t3", "")                                                        // NO_AGENT: no agent to report on
-	for _, agent := range []string{agentB, "0c0c0c0c-0000-4000-8000-00000000000c"} { // disabled, unknown
+	// NO_AGENT: no agent to report on.
+	h.turn(t, "s3", "t3", "")
+	// A disabled agent, and an agent the tenant does not have.
+	for _, agent := range []string{agentB, "0c0c0c0c-0000-4000-8000-00000000000c"} {
 		if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s4", TurnID: "t4", AgentID: agent, Text: "hi"}, &logSink{log: &h.log}); err == nil {
 			t.Fatalf("turn for %s: no error", agent)
 		}
