@@ -20,6 +20,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
+	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
@@ -141,6 +142,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	st := store.New(pool)
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
+	// They are not recorded for the agent's health view (no Health), which shows production
+	// turns only (docs/api.md).
 	router := session.New(session.Config{
 		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
@@ -152,6 +155,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
+		Health:     health.NewStore(pool),
 		Router:     router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
 		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
