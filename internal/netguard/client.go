@@ -67,6 +67,9 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 		// A remote we do not control must not make us buffer megabytes of headers (net/http's
 		// default allows 10 MiB); real agents and card hosts send a few KiB.
 		MaxResponseHeaderBytes: maxResponseHeaderBytes,
+		// Requests are a JSON-RPC call of a few KiB at most; the write buffer lives as long as
+		// the connection, and a connector holds thousands of them open under long streams.
+		WriteBufferSize: 1 << 10,
 	}
 	var rt http.RoundTripper = &guardedTransport{policy: p, next: tr}
 	if o.WrapTransport != nil {
