@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
@@ -115,11 +116,12 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	cards := cardfetch.New(cardfetch.Options{
 		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
 		// which may hold a token. cardfetch records the host only.
-		Client:              netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
-		AllowInsecureHTTP:   cfg.AllowInsecureHTTP,
-		SupportedExtensions: cfg.SupportedExtensions,
-		TracerProvider:      tp.TracerProvider,
-		MeterProvider:       tp.MeterProvider,
+		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+			SupportedExtensions: cfg.SupportedExtensions}),
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
 	})
 	inv := invoke.New(invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -316,7 +317,7 @@ func TestFetchJSONSyntaxErrorReachesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FetchAndValidate: %v", err)
 	}
-	if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Code != CodeInvalidJSON {
+	if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Code != cardcheck.CodeInvalidJSON {
 		t.Errorf("problems = %+v, want one invalid_json", rep.Problems)
 	}
 }

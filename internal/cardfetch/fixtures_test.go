@@ -129,23 +129,6 @@ func TestFixturesAllListed(t *testing.T) {
 	}
 }
 
-// TestInsecureFixtureAllowedWhenHTTPAllowed: invalid/insecure-url.json is invalid only because
-// plain http is not allowed (fixtures README).
-func TestInsecureFixtureAllowedWhenHTTPAllowed(t *testing.T) {
-	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(fixturesDir(t), "invalid", "insecure-url.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := New(Options{AllowInsecureHTTP: true}).Validate(raw)
-	if !rep.Valid {
-		t.Errorf("with AllowInsecureHTTP the card is invalid: %+v", rep.Problems)
-	}
-	if rep.Profile.EndpointURL != "http://plain.example.com/a2a" {
-		t.Errorf("EndpointURL = %q", rep.Profile.EndpointURL)
-	}
-}
-
 // TestTestdataMatchesShared fails when the testdata copy of the fixtures has drifted from the
 // shared originals (skipped in a clone without the shared folder).
 func TestTestdataMatchesShared(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -123,12 +124,7 @@ func card(mutate func(c map[string]any)) []byte {
 	return mustJSON(c)
 }
 
-// skill returns skills[i] of a card map for changing it.
-func skill(c map[string]any, i int) map[string]any {
-	return c["skills"].([]any)[i].(map[string]any)
-}
-
-func checkInvariants(t testing.TB, r Report) {
+func checkInvariants(t testing.TB, r cardcheck.Report) {
 	t.Helper()
 	if r.Valid != !connector.HasErrors(r.Problems) {
 		t.Errorf("Valid = %v but HasErrors = %v", r.Valid, connector.HasErrors(r.Problems))

@@ -14,6 +14,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 )
 
 // scope names this package's tracer and meter.
@@ -109,10 +110,10 @@ func endFetch(span trace.Span, got Fetched, err error) {
 	span.End()
 }
 
-// validateObserved runs Validate in its own span and counts the fetch.
-func (f *Fetcher) validateObserved(ctx context.Context, raw []byte) Report {
+// validateObserved runs the Checker in its own span and counts the fetch.
+func (f *Fetcher) validateObserved(ctx context.Context, raw []byte) cardcheck.Report {
 	_, span := f.obs.tracer.Start(ctx, spanValidate)
-	rep := f.Validate(raw)
+	rep := f.checker.Check(raw)
 	result := ResultInvalid
 	if rep.Valid {
 		result = ResultValid

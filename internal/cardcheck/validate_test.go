@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"encoding/json"
@@ -568,7 +568,7 @@ func TestValidate(t *testing.T) {
 			if raw == nil {
 				raw = card(tt.mutate)
 			}
-			r := New(tt.opts).Validate(raw)
+			r := New(tt.opts).Check(raw)
 			checkInvariants(t, r)
 			wantErrs := append([]pc{}, tt.wantErrors...)
 			sortPCs(wantErrs)
@@ -590,7 +590,7 @@ func TestValidate(t *testing.T) {
 // TestValidateMessagesNameThePath: a tenant reading only the message still finds the field.
 func TestValidateMessagesNameThePath(t *testing.T) {
 	t.Parallel()
-	r := New(Options{}).Validate([]byte(`{"skills": [{"id": 3}]}`))
+	r := New(Options{}).Check([]byte(`{"skills": [{"id": 3}]}`))
 	for _, p := range r.Problems {
 		if p.Path != "" && !strings.Contains(p.Message, p.Path) && !strings.Contains(p.Message, lastSegment(p.Path)) {
 			t.Errorf("message for %s does not name it: %q", p.Path, p.Message)

@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"strings"
@@ -627,7 +627,7 @@ func TestValidateV1(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := New(tt.opts).Validate(v1Card(tt.mutate))
+			r := New(tt.opts).Check(v1Card(tt.mutate))
 			checkInvariants(t, r)
 			wantErrs := append([]pc{}, tt.wantErrors...)
 			sortPCs(wantErrs)
