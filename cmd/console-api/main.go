@@ -23,6 +23,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/console"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 	"github.com/a2a-connector/a2a-connector/migrations"
@@ -104,7 +105,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		return err
 	}
 	defer stopTelemetry() // last out: flush the spans of the drained requests
-	pool, err := tp.OpenPool(ctx, cfg.DatabaseURL, nil)
+	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -138,7 +140,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		_ = inv.Close(ctx)
 	}()
 	api := console.New(console.Config{
-		Store:      store.New(pool),
+		Store:      store.New(pool.Pool),
 		Cards:      cards,
 		Secrets:    box,
 		AdminToken: cfg.AdminToken,

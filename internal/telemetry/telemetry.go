@@ -1,6 +1,7 @@
 // Package telemetry sets up OpenTelemetry traces and metrics and JSON logging for both binaries,
-// and holds the instrumentation choices every edge shares: which gRPC methods, HTTP routes and
-// database calls are traced, and what their spans may carry.
+// and holds the instrumentation choices the edges share: which gRPC methods and HTTP routes are
+// traced, and what their spans may carry. It does not open the database (internal/pgpool traces
+// its own queries).
 //
 // Setup reads the standard OTEL_* environment (through the getenv it is given) and returns
 // Providers; callers pass them down explicitly. It never sets the OpenTelemetry globals, so two
@@ -11,8 +12,8 @@
 // nanoseconds per call and allocates nothing per stream chunk.
 //
 // It refuses to put user text, API keys, tokens or full card URLs into spans, metrics or logs:
-// the helpers here trace no request bodies, no SQL arguments, and no card fetches (card hosts
-// are recorded by internal/cardfetch itself).
+// the helpers here trace no request bodies and no card fetches (card hosts are recorded by
+// internal/cardfetch itself).
 package telemetry
 
 import (
