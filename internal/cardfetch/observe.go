@@ -9,12 +9,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // scope names this package's tracer and meter.
@@ -56,16 +55,10 @@ type observer struct {
 }
 
 func newObserver(tp trace.TracerProvider, mp metric.MeterProvider) *observer {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
 	// A constant name the SDK accepts; on error it would still return a working instrument.
-	c, _ := mp.Meter(scope).Int64Counter(MetricFetches, metric.WithUnit("{fetch}"),
+	c, _ := telemetry.Meter(mp, scope).Int64Counter(MetricFetches, metric.WithUnit("{fetch}"),
 		metric.WithDescription("Agent card fetches (console validate, register, refresh), by a2ac.card.result."))
-	return &observer{tracer: tp.Tracer(scope), fetches: c}
+	return &observer{tracer: telemetry.Tracer(tp, scope), fetches: c}
 }
 
 // hostOf is the host (and port) of a card URL, "" when it has none.

@@ -29,8 +29,7 @@ const (
 // idle and in total against the maximum, and the cumulative acquire count and time, how often and
 // how long an acquire had to wait for a free connection, and how many waits were canceled. Pool.Close
 // removes the callback.
-func observe(pool *pgxpool.Pool, mp metric.MeterProvider, log *slog.Logger) (metric.Registration, error) {
-	m := mp.Meter(scope)
+func observe(pool *pgxpool.Pool, m metric.Meter, log *slog.Logger) (metric.Registration, error) {
 	gauge := func(name, desc string) metric.Int64ObservableGauge {
 		g, err := m.Int64ObservableGauge(name, metric.WithUnit("{connection}"), metric.WithDescription(desc))
 		if err != nil {

@@ -8,6 +8,7 @@
 package pgpool
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,8 @@ import (
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // DefaultConnectTimeout bounds a new Postgres connection when DATABASE_URL sets no
@@ -51,15 +54,6 @@ type Pool struct {
 // Open parses databaseURL, applies o, and opens the pool. Like pgxpool.NewWithConfig it does not
 // wait for a connection: a Postgres that is down fails the first query, not Open.
 func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
-	if o.TracerProvider == nil {
-		o.TracerProvider = tracenoop.NewTracerProvider()
-	}
-	if o.MeterProvider == nil {
-		o.MeterProvider = metricnoop.NewMeterProvider()
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
 		// pgx's message never repeats the URL, so the password cannot leak through it.
@@ -76,15 +70,17 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 	for k, v := range o.RuntimeParams {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
+	// otelpgx falls back to the OpenTelemetry globals, which this project never sets; nil means
+	// off here as everywhere else.
 	cfg.ConnConfig.Tracer = otelpgx.NewTracer(
-		otelpgx.WithTracerProvider(o.TracerProvider),
-		otelpgx.WithMeterProvider(o.MeterProvider),
+		otelpgx.WithTracerProvider(cmp.Or[trace.TracerProvider](o.TracerProvider, tracenoop.NewTracerProvider())),
+		otelpgx.WithMeterProvider(cmp.Or[metric.MeterProvider](o.MeterProvider, metricnoop.NewMeterProvider())),
 	)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	stats, err := observe(pool, o.MeterProvider, o.Logger)
+	stats, err := observe(pool, telemetry.Meter(o.MeterProvider, scope), cmp.Or(o.Logger, slog.New(slog.DiscardHandler)))
 	if err != nil {
 		pool.Close()
 		return nil, err
