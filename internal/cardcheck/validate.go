@@ -45,11 +45,7 @@ func BuiltinExtensions() []string {
 	return []string{IntentExtensionZH, IntentExtensionEN, ProtocolExtensionZH, ProtocolExtensionEN}
 }
 
-const (
-	textPlain = "text/plain"
-	// platformKeyHeader is the header the platform always sends the tenant's API key in.
-	platformKeyHeader = "X-API-KEY"
-)
+const textPlain = "text/plain"
 
 // newValidator builds the struct validator: JSON names in namespaces, plus the maxbytes tag.
 func newValidator() *validator.Validate {
