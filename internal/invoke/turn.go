@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -431,7 +430,7 @@ func (t *turn) finish(err error) Result {
 	res.Metadata = t.asm.meta
 	res.NonTextParts = t.asm.nonText()
 	if res.Err != nil {
-		res.Err.Message = clip(res.Err.Message, 512)
+		res.Err.Message = a2a.Clip(res.Err.Message, 512, "…")
 	}
 
 	final := t.state.IsTerminal() || t.state.IsInterrupted()
@@ -477,7 +476,7 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *Error) {
 	case a2a.TaskStateUnknown:
 		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", clip(string(st.State), 64))}
+		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(string(st.State), 64, "…"))}
 	}
 }
 
@@ -581,17 +580,6 @@ func streamURL(base string) string {
 		u.RawPath = strings.TrimSuffix(u.RawPath, "/") + "/stream"
 	}
 	return u.String()
-}
-
-// clip cuts s to at most n bytes at a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // versionRefused reports whether the agent refused the call for its protocol generation: A2A
