@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // TestInsecureFixtureAllowedWhenHTTPAllowed: invalid/insecure-url.json is invalid only because
 // plain http is not allowed (fixtures README).
 func TestInsecureFixtureAllowedWhenHTTPAllowed(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(fixturesDir(t), "invalid", "insecure-url.json"))
+	raw, err := os.ReadFile(filepath.Join(cardchecktest.FixturesDir(t), "invalid", "insecure-url.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

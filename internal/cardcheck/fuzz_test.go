@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // cardHasString reports whether the JSON card holds want as a string value (spaces trimmed).
@@ -44,7 +46,7 @@ func cardHasString(raw []byte, want string) bool {
 // the card lists. The seeds hold both generations: the shared 0.x fixtures, the cards captured
 // from @a2a-js/sdk 1.3.0, and 1.0 shapes the 1.0 parser branches on, so mutations reach it.
 func FuzzValidate(f *testing.F) {
-	for _, dir := range []string{fixturesDir(f), filepath.Join("testdata", "sdkcards")} {
+	for _, dir := range []string{cardchecktest.FixturesDir(f), filepath.Join("testdata", "sdkcards")} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".json") || filepath.Base(p) == "expected.json" {
 				return err

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // Cards as @a2a-js/sdk 1.3.0 serves them, captured from its handler (testdata/sdkcards/README.md).
@@ -67,8 +68,8 @@ func TestSDKCardsJS(t *testing.T) {
 				t.Errorf("APIKeyRequired = %v, APIKeyHeaders = %v, want no key", rep.Profile.APIKeyRequired, rep.Profile.APIKeyHeaders)
 			}
 			want := append([]pc{}, tt.warnings...)
-			sortPCs(want)
-			if diff := cmp.Diff(want, pcs(rep.Problems, connector.SeverityWarning)); diff != "" {
+			cardchecktest.SortPathCodes(want)
+			if diff := cmp.Diff(want, cardchecktest.PathCodes(rep.Problems, connector.SeverityWarning)); diff != "" {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // expectation is one entry of the fixtures' expected.json.
@@ -54,7 +55,7 @@ func readExpectations(t *testing.T, dir string) map[string]expectation {
 // fetching and validating each says exactly what expected.json says.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := cardchecktest.FixturesDir(t)
 	want := readExpectations(t, dir)
 	srv, client := tlsServer(t, http.FileServer(http.Dir(dir)))
 	f := New(Options{Client: client})
@@ -87,11 +88,11 @@ func TestFixtures(t *testing.T) {
 			if wantErrs == nil {
 				wantErrs = []pc{}
 			}
-			sortPCs(wantErrs)
-			if diff := cmp.Diff(wantErrs, pcs(rep.Problems, connector.SeverityError)); diff != "" {
+			cardchecktest.SortPathCodes(wantErrs)
+			if diff := cmp.Diff(wantErrs, cardchecktest.PathCodes(rep.Problems, connector.SeverityError)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\nall problems: %+v", diff, rep.Problems)
 			}
-			gotWarn := pcs(rep.Problems, connector.SeverityWarning)
+			gotWarn := cardchecktest.PathCodes(rep.Problems, connector.SeverityWarning)
 			for _, w := range exp.Warnings {
 				if !slices.Contains(gotWarn, w) {
 					t.Errorf("warning %+v missing; got %+v", w, gotWarn)
@@ -114,7 +115,7 @@ func TestFixtures(t *testing.T) {
 // states an expectation for would silently go untested.
 func TestFixturesAllListed(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := cardchecktest.FixturesDir(t)
 	want := readExpectations(t, dir)
 	for _, sub := range []string{"valid", "invalid"} {
 		entries, err := os.ReadDir(filepath.Join(dir, sub))

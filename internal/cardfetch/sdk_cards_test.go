@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // Cards as today's SDKs serve them, through the real fetch path: a2a-go v2.3.1 cards served by the
@@ -87,8 +88,8 @@ func checkSDKCard(t *testing.T, f *Fetcher, base, pasted string, want sdkWant) {
 	}
 	checkInvariants(t, rep)
 	wantErrs := append([]pc{}, want.errors...)
-	sortPCs(wantErrs)
-	if diff := cmp.Diff(wantErrs, pcs(rep.Problems, connector.SeverityError)); diff != "" {
+	cardchecktest.SortPathCodes(wantErrs)
+	if diff := cmp.Diff(wantErrs, cardchecktest.PathCodes(rep.Problems, connector.SeverityError)); diff != "" {
 		t.Fatalf("errors (-want +got):\n%s\ncard: %s", diff, got.Raw)
 	}
 	if got.ResolvedURL != base+want.resolved {
@@ -113,8 +114,8 @@ func checkSDKCard(t *testing.T, f *Fetcher, base, pasted string, want sdkWant) {
 		t.Errorf("interface and key (-want +got):\n%s", diff)
 	}
 	wantWarn := append([]pc{}, want.warnings...)
-	sortPCs(wantWarn)
-	if diff := cmp.Diff(wantWarn, pcs(rep.Problems, connector.SeverityWarning)); diff != "" {
+	cardchecktest.SortPathCodes(wantWarn)
+	if diff := cmp.Diff(wantWarn, cardchecktest.PathCodes(rep.Problems, connector.SeverityWarning)); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
 }
