@@ -2,7 +2,7 @@
 // validation problems, session holds and turn outcomes, plus the sentinel errors every other
 // package matches with errors.Is.
 //
-// It imports nothing of ours and does no I/O. Adapters (store, cardfetch, invoke, console, the
+// It imports nothing of ours and does no I/O. Adapters (store, cardcheck, invoke, console, the
 // gRPC server) translate between these types and their own wire or storage formats.
 package connector
 

@@ -1,9 +1,9 @@
 // Package invoke runs one user turn against one A2A agent: it builds the message and headers,
-// calls message/stream (on `{url}/stream`, falling back to `url`) or message/send (polling
-// tasks/get while the task works), assembles the reply text and streams it as deltas, ends the
-// turn at the first interrupted or terminal state, maps the result to a connector.Outcome, and
-// cancels the agent's task when our side gives up on it (timeout, barge-in). See
-// docs/architecture.md §4, step 3.
+// streams or sends it on the wire of the card's interface (A2A 1.0 SendStreamingMessage, or 0.x
+// message/stream on `{url}/stream` falling back to `url`; the send forms poll the task while it
+// works), resumes a lost stream, assembles the reply text and streams it as deltas, ends the turn
+// at the first interrupted or terminal state, maps the result to a connector.Outcome, and cancels
+// the agent's task when our side gives up on it (cancelAfter). See docs/architecture.md §4, step 3.
 //
 // It refuses to know about sessions and holds (internal/session decides what an outcome means for
 // the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to
