@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench loadtest fuzz proto build lint clean
+.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -38,6 +38,10 @@ lint:
 	scripts/tools.sh lint >/dev/null
 	"$$(scripts/tools.sh bin)/staticcheck" ./...
 	scripts/lint-dupl.sh
+
+## screenshots: the web console's browser tests (real Chromium, a CJK font for the demo agent) write docs/screenshots/*.png
+screenshots:
+	A2AC_WEB_SCREENSHOTS=$(CURDIR)/docs/screenshots scripts/test.sh ./internal/console/ -run 'InBrowser' -count=1
 
 ## build: static binaries into bin/
 build:

@@ -214,7 +214,7 @@ cat <<MSG || finish 0 "$(goodbye " (our output was closed)")"
   a2a-connector is up.
 
     web console   $API/           (paste the demo tenant's token: $DEMO_TOKEN)
-    console API   $API            (OpenAPI: $API/openapi.json)
+    console API   $API            (reference: $API/api-docs; OpenAPI: $API/openapi.json)
     connector     127.0.0.1:$GRPC_PORT (gRPC; grpcurl -plaintext 127.0.0.1:$GRPC_PORT list)
     demo agent    http://$DEMO_HOST:$DEMO_PORT  ("超级AI助理", registered for the demo tenant)
 

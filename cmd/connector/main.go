@@ -171,6 +171,16 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	log.Info("connector listening", "addr", ln.Addr().String())
 
+	if cfg.DebugAddr != "" {
+		debugCtx, stopDebug := context.WithCancel(ctx)
+		wait, err := serveDebug(debugCtx, cfg.DebugAddr, log)
+		if err != nil {
+			stopDebug()
+			return err
+		}
+		defer func() { stopDebug(); wait() }()
+	}
+
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() { defer close(swept); router.Sweep(sweepCtx, sweepInterval, sweepIdle) }()

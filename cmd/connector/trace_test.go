@@ -606,3 +606,19 @@ func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, name string, n 
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A2AC_DEBUG_ADDR serves Go's profiles; without it nothing listens (the default).
+func TestDebugAddrServesProfiles(t *testing.T) {
+	t.Parallel()
+	addr := freeAddr(t)
+	startStack(t, map[string]string{"A2AC_DEBUG_ADDR": addr})
+	res, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(body), "goroutine profile:") {
+		t.Fatalf("GET /debug/pprof/goroutine: %s %v\n%.200s", res.Status, err, body)
+	}
+}

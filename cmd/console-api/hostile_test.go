@@ -175,7 +175,7 @@ func (s *consoleStack) registerDemo(tb testing.TB) string {
 }
 
 // consoleInput is one request as the fuzzer sees it. Path placeholders {tenant}, {agent} and
-// {other-agent} become real ids.
+// {other-agent} become real ids ({other-agent} a fresh UUID, which names nothing).
 type consoleInput struct {
 	method, ctype, auth uint8
 	path                string
@@ -282,6 +282,16 @@ func (s *consoleStack) exercise(t testing.TB, in consoleInput) int {
 		if strings.Contains(seen, tok) {
 			t.Fatalf("%s: the answer shows a bearer token", what)
 		}
+	}
+	if method == "DELETE" && resp.StatusCode == http.StatusNoContent && strings.TrimSuffix(path, "/") == "/v1/tenants/"+tenantID {
+		// The fuzzer deleted the tenant, its token and agent with it: start a new one.
+		s.mu.Lock()
+		if s.tenantID == tenantID {
+			s.tenantID, s.token = s.newTenant(t, "hostile")
+			s.agentID = s.registerDemo(t)
+		}
+		s.mu.Unlock()
+		return resp.StatusCode
 	}
 	if method == "DELETE" && resp.StatusCode == http.StatusNoContent && strings.Contains(path, agentID) {
 		// The fuzzer deleted the agent the other routes use: register another.
@@ -416,6 +426,11 @@ type routeTemplate struct {
 var consoleRoutes = []routeTemplate{
 	{"POST", "/v1/tenants", []string{"name"}, 6},
 	{"POST", "/v1/tenants/{tenant}/tokens", nil, 2},
+	{"GET", "/v1/tenants", nil, 1},
+	{"GET", "/v1/tenants/{tenant}/tokens", nil, 1},
+	{"DELETE", "/v1/tenants/{tenant}/tokens/{other-agent}", nil, 1},
+	{"GET", "/v1/tokens", nil, 1},
+	{"DELETE", "/v1/tokens/{other-agent}", nil, 1},
 	{"POST", "/v1/agents/validate", []string{"cardUrl"}, 8},
 	{"POST", "/v1/agents", []string{"cardUrl", "apiKey"}, 8},
 	{"GET", "/v1/agents", nil, 2},
@@ -424,7 +439,8 @@ var consoleRoutes = []routeTemplate{
 	{"DELETE", "/v1/agents/{other-agent}", nil, 1},
 	{"DELETE", "/v1/agents/{agent}", nil, 1},
 	{"POST", "/v1/agents/{agent}/refresh", nil, 2},
-	{"POST", "/v1/agents/{agent}/test", []string{"text"}, 6},
+	{"POST", "/v1/agents/{agent}/test", []string{"text", "sessionId"}, 6},
+	{"DELETE", "/v1/agents/{agent}/test/s1", nil, 1},
 	{"GET", "/healthz", nil, 1},
 	{"GET", "/openapi.json", nil, 1},
 	{"GET", "/", nil, 1},
@@ -516,6 +532,8 @@ func (s *consoleStack) memberValue(r *rand.Rand, name string) any {
 		return r.IntN(2) == 0
 	case "text":
 		return []string{"重复我说的话：你好", "hi", "帮我算加法", "line\nbreak\ttab", hostile.String(r)}[r.IntN(5)]
+	case "sessionId":
+		return []string{"s1", uuid.NewString(), hostile.String(r)}[r.IntN(3)]
 	}
 	return hostile.String(r) // name
 }

@@ -24,6 +24,8 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
+	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 	"github.com/a2a-connector/a2a-connector/migrations"
@@ -125,7 +127,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
 	})
-	inv := invoke.New(invoke.Options{
+	invOpts := invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
 			WrapTransport: tp.AgentTransport}),
 		Secrets:        box,
@@ -133,19 +135,30 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Logger:         log,
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
-	})
+	}
+	inv := invoke.New(invOpts)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = inv.Close(ctx)
 	}()
+	st := store.New(pool.Pool)
+	// Test conversations ("try it") run through the connector's own session router: holds,
+	// continuation and release work as for the dialog engine, in sessions of their own.
+	router := session.New(session.Config{
+		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
+	})
 	api := console.New(console.Config{
-		Store:      store.New(pool.Pool),
+		Store:      st,
 		Cards:      cards,
 		Secrets:    box,
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
+		Router:     router,
+		// "Check my agent" runs its turns with the options of real turns (internal/probe).
+		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

@@ -165,3 +165,24 @@ func TestPostgresDownIsNotReady(t *testing.T) {
 		t.Errorf("API with Postgres down = %d %s, want 503 problem+json", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }
+
+// The real program wires the session router into the console: a test conversation on the live
+// console-api goes through INPUT_REQUIRED to COMPLETED on the demo agent's held task, and ends.
+func TestTestConversationOnTheLiveConsole(t *testing.T) {
+	t.Parallel()
+	s := startConsole(t)
+	path := "/v1/agents/" + s.agentID + "/test"
+	first := s.call(t, "POST", path, s.token, map[string]string{"text": "帮我算加法"}, http.StatusOK)
+	sessionID, _ := first["sessionId"].(string)
+	if first["outcome"] != "INPUT_REQUIRED" || sessionID == "" || first["holdExpiresAt"] == nil {
+		t.Fatalf("first turn = %v", first)
+	}
+	second := s.call(t, "POST", path, s.token, map[string]string{"text": "3和5", "sessionId": sessionID}, http.StatusOK)
+	if second["outcome"] != "COMPLETED" || second["continued"] != true || second["taskId"] != first["taskId"] {
+		t.Fatalf("second turn = %v, want COMPLETED on task %v", second, first["taskId"])
+	}
+	s.call(t, "POST", path, s.token, map[string]string{"text": "帮我算加法", "sessionId": sessionID}, http.StatusOK)
+	if end := s.call(t, "DELETE", path+"/"+sessionID, s.token, nil, http.StatusOK); end["released"] != true {
+		t.Fatalf("end = %v, want released", end)
+	}
+}

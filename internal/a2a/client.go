@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -322,7 +323,7 @@ func (c *Client) statusError(method string, resp *http.Response) error {
 	e.Body = Clip(string(body), 512, "")
 	if isJSONType(mediaType(resp.Header)) && len(body) > 0 {
 		var r Response
-		if json.Unmarshal(body, &r) == nil && r.Error != nil {
+		if jsonv1.Unmarshal(body, &r) == nil && r.Error != nil {
 			r.Error.Method = method
 			e.RPC = r.Error
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"math"
 	"strconv"
 )
@@ -46,7 +47,7 @@ func (e *RPCError) UnmarshalJSON(data []byte) error {
 		Message string          `json:"message"`
 		Data    json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := jsonv1.Unmarshal(data, &w); err != nil {
 		return err
 	}
 	*e = RPCError{Message: w.Message}
@@ -71,7 +72,7 @@ func decodeResponse(method string, data []byte, wantID string) (Event, error) {
 // decodeEnvelope checks the JSON-RPC envelope and returns the raw result.
 func decodeEnvelope(method string, data []byte, wantID string) (json.RawMessage, error) {
 	var resp Response
-	if err := json.Unmarshal(data, &resp); err != nil {
+	if err := jsonv1.Unmarshal(data, &resp); err != nil {
 		return nil, &ProtocolError{Method: method, Kind: ProtocolBadJSON, Detail: "response: " + err.Error(), Err: err}
 	}
 	if resp.JSONRPC != JSONRPCVersion {
@@ -95,7 +96,7 @@ func decodeEnvelope(method string, data []byte, wantID string) (json.RawMessage,
 
 func idMatches(raw json.RawMessage, want string) bool {
 	var got string
-	return json.Unmarshal(raw, &got) == nil && got == want
+	return jsonv1.Unmarshal(raw, &got) == nil && got == want
 }
 
 func wrongID(method string, raw json.RawMessage, want string) error {

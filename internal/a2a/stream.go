@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -234,7 +235,7 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		if json.Unmarshal(raw.Data, &probe) != nil || (!present(probe.Result) && !present(probe.Error)) {
+		if jsonv1.Unmarshal(raw.Data, &probe) != nil || (!present(probe.Result) && !present(probe.Error)) {
 			return nil, nil
 		}
 		return s.call.decode(raw.Data)
@@ -250,7 +251,7 @@ func (s *Stream) errorEvent(data []byte) error {
 		Code    json.RawMessage `json:"code"`
 		Message json.RawMessage `json:"message"`
 	}
-	if json.Unmarshal(data, &probe) == nil {
+	if jsonv1.Unmarshal(data, &probe) == nil {
 		switch {
 		case present(probe.Error):
 			if _, err := decodeEnvelope(s.method, data, s.call.id); err != nil {
@@ -258,7 +259,7 @@ func (s *Stream) errorEvent(data []byte) error {
 			}
 		case present(probe.Code) || present(probe.Message):
 			var e RPCError
-			if json.Unmarshal(data, &e) == nil {
+			if jsonv1.Unmarshal(data, &e) == nil {
 				e.Method = s.method
 				return &e
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Object kinds: the values of the "kind" discriminator on the wire.
@@ -100,20 +101,16 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 		*ps = nil
 		return nil
 	}
-	var raw []json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	// One pass into the wire form of every part, not a RawMessage per part decoded again.
+	var wire []partWire
+	if err := jsonv1.Unmarshal(data, &wire); err != nil {
 		return err
 	}
-	out := make(Parts, 0, len(raw))
-	for _, r := range raw {
-		var p Part
-		if err := json.Unmarshal(r, &p); err != nil {
-			return err
+	out := make(Parts, 0, len(wire))
+	for i := range wire {
+		if p := wire[i].part(); p.Kind != "" {
+			out = append(out, p)
 		}
-		if p.Kind == "" {
-			continue
-		}
-		out = append(out, p)
 	}
 	*ps = out
 	return nil
@@ -186,10 +183,16 @@ func (p Part) MarshalJSON() ([]byte, error) {
 // parts) rather than failing.
 func (p *Part) UnmarshalJSON(data []byte) error {
 	var w partWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := jsonv1.Unmarshal(data, &w); err != nil {
 		return err
 	}
-	*p = Part{Metadata: w.Metadata}
+	*p = w.part()
+	return nil
+}
+
+// part is the Part w stands for; its Kind is empty when the kind is unknown.
+func (w partWire) part() Part {
+	p := Part{Metadata: w.Metadata}
 	kind := w.Kind
 	if kind == "" {
 		switch {
@@ -220,10 +223,10 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 	case PartKindData:
 		p.Data = w.Data
 	default:
-		return nil
+		return p
 	}
 	p.Kind = kind
-	return nil
+	return p
 }
 
 // Task is a stateful unit of work at the agent.
@@ -384,15 +387,25 @@ func (*Message) isEvent()                 {}
 func (*TaskStatusUpdateEvent) isEvent()   {}
 func (*TaskArtifactUpdateEvent) isEvent() {}
 
-// eventProbe reads only what is needed to tell the kinds apart.
+// eventProbe reads only what is needed to tell the kinds apart, without copying any of it.
 type eventProbe struct {
-	Kind      *string         `json:"kind"`
-	ID        json.RawMessage `json:"id"`
-	TaskID    json.RawMessage `json:"taskId"`
-	MessageID json.RawMessage `json:"messageId"`
-	Status    json.RawMessage `json:"status"`
-	Artifact  json.RawMessage `json:"artifact"`
-	Parts     json.RawMessage `json:"parts"`
+	Kind      *string  `json:"kind"`
+	ID        presence `json:"id"`
+	TaskID    presence `json:"taskId"`
+	MessageID presence `json:"messageId"`
+	Status    presence `json:"status"`
+	Artifact  presence `json:"artifact"`
+	Parts     presence `json:"parts"`
+}
+
+// presence records whether a member is there with a value other than null. Unlike a
+// json.RawMessage it keeps no copy of the value (the decoder only skips over it).
+type presence bool
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (p *presence) UnmarshalJSON(data []byte) error {
+	*p = presence(!bytes.Equal(data, []byte("null")))
+	return nil
 }
 
 func present(r json.RawMessage) bool { return len(r) > 0 && !bytes.Equal(r, []byte("null")) }
@@ -404,7 +417,7 @@ func present(r json.RawMessage) bool { return len(r) > 0 && !bytes.Equal(r, []by
 // decided here. Errors carry no method; the Client adds it.
 func DecodeEvent(data []byte) (Event, error) {
 	var probe eventProbe
-	if err := json.Unmarshal(data, &probe); err != nil {
+	if err := jsonv1.Unmarshal(data, &probe); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "result: " + err.Error(), Err: err}
 	}
 	kind := ""
@@ -413,13 +426,13 @@ func DecodeEvent(data []byte) (Event, error) {
 	}
 	if kind == "" {
 		switch {
-		case present(probe.Artifact):
+		case bool(probe.Artifact):
 			kind = KindArtifactUpdate
-		case present(probe.Status) && present(probe.TaskID):
+		case bool(probe.Status && probe.TaskID):
 			kind = KindStatusUpdate
-		case present(probe.Status) && present(probe.ID):
+		case bool(probe.Status && probe.ID):
 			kind = KindTask
-		case present(probe.MessageID) && present(probe.Parts):
+		case bool(probe.MessageID && probe.Parts):
 			kind = KindMessage
 		default:
 			return nil, &ProtocolError{Kind: ProtocolUnknownKind, Detail: "result has no kind and no recognisable shape"}
@@ -438,7 +451,7 @@ func DecodeEvent(data []byte) (Event, error) {
 	default:
 		return nil, &ProtocolError{Kind: ProtocolUnknownKind, Detail: fmt.Sprintf("result kind %s", quoteShort(kind))}
 	}
-	if err := json.Unmarshal(data, ev); err != nil {
+	if err := jsonv1.Unmarshal(data, ev); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: kind + ": " + err.Error(), Err: err}
 	}
 	switch e := ev.(type) {

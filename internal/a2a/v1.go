@@ -3,6 +3,7 @@ package a2a
 import (
 	"encoding/json"
 	"fmt"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"net/http"
 	"strings"
 )
@@ -163,7 +164,7 @@ func (v1Dialect) decodeResult(op Op, result []byte) (Event, error) {
 // "unknown_kind"; malformed JSON is "bad_json".
 func DecodeEventV1(data []byte) (Event, error) {
 	var w v1Wrapper
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := jsonv1.Unmarshal(data, &w); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "result: " + err.Error(), Err: err}
 	}
 	var ev Event
@@ -190,14 +191,14 @@ func decodeV1Task(data []byte) (Event, error) {
 	var probe struct {
 		Task json.RawMessage `json:"task"`
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
+	if err := jsonv1.Unmarshal(data, &probe); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "result: " + err.Error(), Err: err}
 	}
 	if present(probe.Task) {
 		data = probe.Task
 	}
 	var t Task
-	if err := json.Unmarshal(data, &t); err != nil {
+	if err := jsonv1.Unmarshal(data, &t); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "task: " + err.Error(), Err: err}
 	}
 	normalizeV1(&t)

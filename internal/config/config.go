@@ -33,6 +33,9 @@ type Config struct {
 	ShutdownTimeout     time.Duration
 	LogLevel            string
 	MetricsAddr         string
+	// DebugAddr, when set (A2AC_DEBUG_ADDR), serves Go's pprof profiles at
+	// http://DebugAddr/debug/pprof/ — for an operator's port-forward, never a Service.
+	DebugAddr string
 }
 
 // Need says which settings a command requires; the rest get defaults.
@@ -51,6 +54,7 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 		GRPCAddr:    orDefault(getenv("A2AC_GRPC_ADDR"), ":9090"),
 		LogLevel:    orDefault(getenv("A2AC_LOG_LEVEL"), "info"),
 		MetricsAddr: getenv("A2AC_METRICS_ADDR"),
+		DebugAddr:   getenv("A2AC_DEBUG_ADDR"),
 	}
 	var errs []error
 	bad := func(name, format string, args ...any) {
@@ -156,7 +160,7 @@ var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
 	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
-	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR",
+	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 }
 
 // FlagName is the command-line flag that mirrors an environment variable:

@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -97,33 +95,10 @@ type cardURLRequest struct {
 	CardURL string `json:"cardUrl"`
 }
 
-// canonicalCardURL spells one card URL one way, so that "HTTPS://Agent.example.com:443/" and
-// "https://agent.example.com" are the same registration (409), not two agents: scheme and host
-// lower-cased, default port and fragment dropped, a bare "/" path removed. Anything unparsable
-// is left as typed for cardfetch to explain.
-func canonicalCardURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return raw
-	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	host, port := strings.ToLower(u.Hostname()), u.Port()
-	if (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
-		port = ""
-	}
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	u.Host = host
-	u.Fragment, u.RawFragment = "", ""
-	if u.Path == "/" && u.RawQuery == "" {
-		u.Path = ""
-	}
-	return u.String()
-}
+// canonicalCardURL spells one card URL one way (store.CanonicalCardURL), so that
+// "HTTPS://Agent.example.com:443/" and "https://agent.example.com" are the same registration
+// (409), not two agents.
+func canonicalCardURL(raw string) string { return store.CanonicalCardURL(raw) }
 
 // validateResponse is the console's preview: the verdict, where the card came from, the card, and
 // the interface the connector would call (absent when the card offers none it can).
@@ -136,6 +111,9 @@ type validateResponse struct {
 	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Card            json.RawMessage     `json:"card"`
 	Problems        []connector.Problem `json:"problems"`
+
+	// APIKeyRequired: the card demands an API key, so the console asks for one.
+	APIKeyRequired bool `json:"apiKeyRequired"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -158,6 +136,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	p := report.Profile
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Problems: problems}
+	resp.APIKeyRequired = p.APIKeyRequired
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
@@ -209,8 +188,51 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("create agent: %w", err)
 	}
+	out := toAgentJSON(a)
+	if out.Warnings, err = s.endpointWarnings(r, a, out.Warnings); err != nil {
+		return err
+	}
 	w.Header().Set("Location", "/v1/agents/"+a.ID)
-	return writeJSON(w, http.StatusCreated, toAgentJSON(a))
+	return writeJSON(w, http.StatusCreated, out)
+}
+
+// endpointWarnings adds a duplicate_endpoint warning to warnings when other agents of the tenant
+// call a's endpoint: one agent registered twice under two card URLs (which registration
+// refuses only when the cards came from the same place). It is said when registering and
+// refreshing, not stored: it holds only as long as the other agent does.
+func (s *Server) endpointWarnings(r *http.Request, a connector.Agent, warnings []connector.Problem) ([]connector.Problem, error) {
+	if a.EndpointURL == "" {
+		return warnings, nil
+	}
+	ids, err := s.store.AgentsWithEndpoint(r.Context(), a.TenantID, a.EndpointURL)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	var others []string
+	for _, id := range ids {
+		if id != a.ID {
+			others = append(others, id)
+		}
+	}
+	if len(others) == 0 {
+		return warnings, nil
+	}
+	return append(warnings, connector.Problem{
+		Code: codeDuplicateEndpoint, Severity: connector.SeverityWarning,
+		Message: fmt.Sprintf("Your agent %s already calls the endpoint %s, from another card URL. "+
+			"If both are the same agent, delete one: the dialog engine would see it twice.", strings.Join(others, ", "), a.EndpointURL),
+	}), nil
+}
+
+// codeDuplicateEndpoint is the warning that another agent of the tenant calls the same endpoint.
+const codeDuplicateEndpoint = "duplicate_endpoint"
+
+// refreshJSON is the answer to a refresh: the agent, and whether the card was the same.
+type refreshJSON struct {
+	agentJSON
+	// Unchanged: the card, where it came from, and what the platform makes of it are what the
+	// live revision has; nothing was stored and the revision number stays.
+	Unchanged bool `json:"unchanged"`
 }
 
 func (s *Server) seal(agentID, key string) (*store.Secret, error) {
@@ -352,71 +374,16 @@ func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
 		// The live revision stays as it is: a broken card never replaces a working one.
 		return cardInvalid(report.Problems)
 	}
-	a, err = s.store.AddRevision(r.Context(), tenantID, a.ID, store.Revision{
+	a, added, err := s.store.AddRevision(r.Context(), tenantID, a.ID, store.Revision{
 		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
 		Warnings: warningsOf(report.Problems),
 	})
 	if err != nil {
 		return fmt.Errorf("refresh agent: %w", err)
 	}
-	return writeJSON(w, http.StatusOK, toAgentJSON(a))
-}
-
-// testResult is what the console shows after a test turn.
-type testResult struct {
-	Outcome   connector.Outcome `json:"outcome"`
-	Text      string            `json:"text"`
-	TaskID    string            `json:"taskId,omitempty"`
-	ContextID string            `json:"contextId,omitempty"`
-	Error     *testError        `json:"error,omitempty"`
-}
-
-type testError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// testAgent runs one real turn (the console's "try it"). It is a fresh conversation each time
-// and touches no dialog session: no hold is created even when the agent asks a question.
-func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Text string `json:"text"`
-	}
-	if err := decode(r, &in); err != nil {
+	out := refreshJSON{agentJSON: toAgentJSON(a), Unchanged: !added}
+	if out.Warnings, err = s.endpointWarnings(r, a, out.Warnings); err != nil {
 		return err
-	}
-	if err := ruleText.check("text", in.Text); err != nil {
-		return err
-	}
-	id, err := pathID(r, "id")
-	if err != nil {
-		return err
-	}
-	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, id)
-	if err != nil {
-		return fmt.Errorf("test agent: %w", err)
-	}
-	if s.invoker == nil {
-		return &apiError{status: http.StatusNotImplemented, code: "not_implemented", detail: "Test turns are not available on this server."}
-	}
-	if err := a.Invocable(); err != nil {
-		return &apiError{status: http.StatusConflict, code: "not_invocable", detail: "The agent cannot be called: " + err.Error() + "."}
-	}
-	sealed, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
-	if err != nil {
-		return fmt.Errorf("test agent: %w", err)
-	}
-	var key *secret.Sealed
-	if sealed != nil {
-		key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
-	}
-	res := s.invoker.Turn(r.Context(), invoke.Request{
-		Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: in.Text,
-	}, func(invoke.Event) {})
-	out := testResult{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID}
-	if res.Err != nil {
-		out.Error = &testError{Code: res.Err.Code, Message: res.Err.Message}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

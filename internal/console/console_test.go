@@ -260,8 +260,8 @@ func TestAgentLifecycle(t *testing.T) {
 		t.Fatalf("unreachable: %s", r.body)
 	}
 	r = e.do("POST", "/v1/agents", tokenA, map[string]string{"cardUrl": "https://169.254.169.254/latest/meta-data"})
-	e.expect(r, http.StatusBadGateway)
-	if m := r.json(t); m["reason"] != "blocked_address" {
+	e.expect(r, http.StatusUnprocessableEntity)
+	if m := r.json(t); m["reason"] != "blocked_address" || m["code"] != "card_url_unusable" {
 		t.Fatalf("metadata address: %s", r.body)
 	}
 

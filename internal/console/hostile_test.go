@@ -3,8 +3,12 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -151,7 +155,7 @@ func TestHostileRequestsAnswerAtTheEdge(t *testing.T) {
 		// Methods: a known path answers 405 with Allow.
 		{name: "put_agents", method: "PUT", path: "/v1/agents", body: `{}`, want: problem{405, "method_not_allowed", ""}},
 		{name: "delete_tenants", method: "DELETE", path: "/v1/tenants", admin: true, want: problem{405, "method_not_allowed", ""}},
-		{name: "get_tokens", method: "GET", path: "/v1/tenants/" + tenantID + "/tokens", admin: true, want: problem{405, "method_not_allowed", ""}},
+		{name: "put_tokens", method: "PUT", path: "/v1/tenants/" + tenantID + "/tokens", admin: true, want: problem{405, "method_not_allowed", ""}},
 		{name: "unknown_path", method: "PUT", path: "/v1/nope", want: problem{404, "not_found", ""}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,7 +204,9 @@ func TestMethodNotAllowedNamesTheMethods(t *testing.T) {
 	for _, c := range []struct{ method, path, allow string }{
 		{"PUT", "/v1/agents", "GET, HEAD, POST"},
 		{"POST", "/v1/agents/0b6a3c63-5c5b-4d4e-9f0a-1f2a3b4c5d6e", "GET, HEAD, PATCH, DELETE"},
-		{"GET", "/v1/tenants", "POST"},
+		{"PUT", "/v1/tenants", "GET, HEAD, POST"},
+		{"PATCH", "/v1/tenants/0b6a3c63-5c5b-4d4e-9f0a-1f2a3b4c5d6e", "DELETE"},
+		{"POST", "/v1/tokens", "GET, HEAD"},
 		{"DELETE", "/healthz", "GET, HEAD"},
 		{"POST", "/", "GET, HEAD"},
 		// validate is also an {id} to GET, PATCH and DELETE (which answer 404 for it).
@@ -220,34 +226,96 @@ func TestMethodNotAllowedNamesTheMethods(t *testing.T) {
 	}
 }
 
-// A card the agent's host failed to serve is still 502, explained without the transport's words.
-func TestUnreachableCardIsExplained(t *testing.T) {
+// TestCardFetchFailuresSplitByFault: a URL the tenant got wrong is a 4xx (card_url_unusable,
+// 422) and only a failing agent host is a 502 (card_unreachable); either way explained without
+// the transport's words or our addresses (the resolver's above all).
+func TestCardFetchFailuresSplitByFault(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("Unreachable")
-	for _, c := range []struct{ url, reason, says string }{
-		{"https://" + closedPort(t) + "/card.json", "refused", "refused the connection"},
-		{e.cards.URL + "/missing.json", "http_status", "answered HTTP 404"},
-		{"https://card.invalid/agent.json", "dns", `"card.invalid" could not be resolved`},
+	failing := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/boom.json":
+			http.Error(w, "upstream exploded", http.StatusInternalServerError)
+		case "/busy.json":
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+		case "/page.html":
+			w.Header().Set("Content-Type", "text/html")
+			io.WriteString(w, "<html>not a card</html>")
+		case "/private.json":
+			http.Error(w, "log in first", http.StatusForbidden)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(failing.Close)
+
+	// card.invalid never resolves (RFC 6761); whether the resolver says so or does not answer
+	// at all depends on the machine, and decides whose fault it is.
+	dnsStatus, dnsCode := http.StatusUnprocessableEntity, "card_url_unusable"
+	var dnsErr *net.DNSError
+	if _, err := net.DefaultResolver.LookupHost(t.Context(), "card.invalid"); !errors.As(err, &dnsErr) || !dnsErr.IsNotFound {
+		dnsStatus, dnsCode = http.StatusBadGateway, "card_unreachable"
+	}
+	for _, c := range []struct {
+		url          string
+		status       int
+		code, reason string
+		says         string
+	}{
+		{e.cards.URL + "/missing.json", http.StatusUnprocessableEntity, "card_url_unusable", "http_status", "answered HTTP 404"},
+		{failing.URL + "/private.json", http.StatusUnprocessableEntity, "card_url_unusable", "http_status", "answered HTTP 403"},
+		{"https://card.invalid/agent.json", dnsStatus, dnsCode, "dns", `"card.invalid" could not be resolved`},
+		{"https://169.254.169.254/latest/meta-data", http.StatusUnprocessableEntity, "card_url_unusable", "blocked_address", "private, loopback"},
+		{"https://" + closedPort(t) + "/card.json", http.StatusBadGateway, "card_unreachable", "refused", "refused the connection"},
+		{failing.URL + "/boom.json", http.StatusBadGateway, "card_unreachable", "http_status", "answered HTTP 500"},
+		{failing.URL + "/busy.json", http.StatusBadGateway, "card_unreachable", "http_status", "answered HTTP 429"},
+		{failing.URL + "/page.html", http.StatusBadGateway, "card_unreachable", "not_json", "not with a JSON agent card"},
 	} {
-		r := e.raw("POST", "/v1/agents/validate", token, "application/json", []byte(`{"cardUrl":"`+c.url+`"}`))
-		var doc struct {
-			Status               int
-			Code, Reason, Detail string
-		}
-		if err := json.Unmarshal(r.body, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if r.status != http.StatusBadGateway || doc.Code != "card_unreachable" || doc.Reason != c.reason || !strings.Contains(doc.Detail, c.says) {
-			t.Errorf("%s: %d %+v", c.url, r.status, doc)
-		}
-		if leaks := hostile.Leaks(string(r.body)); leaks != nil {
-			t.Errorf("%s: answer shows internals %q: %s", c.url, leaks, r.body)
+		for _, path := range []string{"/v1/agents/validate", "/v1/agents"} {
+			r := e.raw("POST", path, token, "application/json", []byte(`{"cardUrl":"`+c.url+`"}`))
+			var doc struct {
+				Status                      int
+				Code, Reason, Detail, Field string
+			}
+			if err := json.Unmarshal(r.body, &doc); err != nil {
+				t.Fatal(err)
+			}
+			if r.status != c.status || doc.Code != c.code || doc.Reason != c.reason || !strings.Contains(doc.Detail, c.says) {
+				t.Errorf("%s %s: %d %+v; want %d %s (%s)", path, c.url, r.status, doc, c.status, c.code, c.reason)
+			}
+			if c.status < 500 && doc.Field != "cardUrl" {
+				t.Errorf("%s %s: field = %q; want cardUrl", path, c.url, doc.Field)
+			}
+			if leaks := hostile.Leaks(string(r.body)); leaks != nil {
+				t.Errorf("%s: answer shows internals %q: %s", c.url, leaks, r.body)
+			}
+			for _, addr := range resolverAddrs(t) {
+				if strings.Contains(string(r.body), addr) {
+					t.Errorf("%s: answer shows the resolver's address %s: %s", c.url, addr, r.body)
+				}
+			}
 		}
 	}
 	if !strings.Contains(e.logs.String(), `"reason":"refused"`) {
 		t.Error("the fetch failure is not logged")
 	}
+}
+
+// resolverAddrs are the name servers of this machine, which no answer may name.
+func resolverAddrs(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "nameserver" {
+			out = append(out, f[1])
+		}
+	}
+	return out
 }
 
 func TestInvalidUTF8Member(t *testing.T) {

@@ -105,6 +105,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"Skill", doc.Components.Schemas["Skill"], reflect.TypeFor[skillJSON]()},
 		{"Interface", doc.Components.Schemas["Interface"], reflect.TypeFor[interfaceJSON]()},
 		{"Problem", doc.Components.Schemas["Problem"], reflect.TypeFor[problemDoc]()},
+		{"TestResult", doc.Components.Schemas["TestResult"], reflect.TypeFor[testResult]()},
+		{"Tenant", doc.Components.Schemas["Tenant"], reflect.TypeFor[tenantJSON]()},
+		{"Token", doc.Components.Schemas["Token"], reflect.TypeFor[tokenJSON]()},
+		{"POST /v1/tenants 201", doc.Paths["/v1/tenants"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tenantCreated]()},
+		{"POST /v1/tenants/{tenantId}/tokens 201", doc.Paths["/v1/tenants/{tenantId}/tokens"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tokenCreated]()},
 		{"POST /v1/agents/validate 200", doc.Paths["/v1/agents/validate"]["post"].Responses["200"].Content["application/json"].Schema, reflect.TypeFor[validateResponse]()},
 	} {
 		var documented, written []string

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
 // code (stable machine word), field (the request member at fault, for 400s that name one),
-// problems (card validation findings), reason (why a card could not be fetched).
+// problems (card validation findings), reason (why a card could not be fetched), agentId (the
+// agent that already has the card, for already_registered).
 type problemDoc struct {
 	Type     string              `json:"type"`
 	Title    string              `json:"title"`
@@ -23,6 +26,7 @@ type problemDoc struct {
 	Code     string              `json:"code"`
 	Field    string              `json:"field,omitempty"`
 	Reason   string              `json:"reason,omitempty"`
+	AgentID  string              `json:"agentId,omitempty"`
 	Problems []connector.Problem `json:"problems,omitempty"`
 }
 
@@ -33,6 +37,7 @@ type apiError struct {
 	field    string
 	detail   string
 	reason   string
+	agentID  string
 	problems []connector.Problem
 	// allow is the Allow header of a 405.
 	allow string
@@ -63,16 +68,48 @@ func authError(err error) error {
 	return err
 }
 
-// fetchProblem is the answer to a card that could not be fetched. A URL that can never be
-// fetched is the client's mistake (400, before any fetch); everything else was learned by
-// trying, from the agent's host or the way to it (502). The detail is FetchError.Explain: the
-// tenant's terms, never the transport's words or the URL's userinfo.
+// fetchProblem is the answer to a card that could not be fetched, split by whose fault it is.
+//
+//   - 400 invalid_url / insecure_url: the URL as typed can never be fetched (found before any
+//     network call, or, for invalid_url, when a URL derived from it cannot be requested).
+//   - 422 card_url_unusable: the URL leads nowhere a card could be, and the tenant must change
+//     it: the host name does not exist (dns), it resolves to an address the SSRF guard refuses
+//     (blocked_address), or its host answered a 4xx other than 408 and 429 (http_status: not
+//     there, or not public).
+//   - 502 card_unreachable: the agent's host, or the way to it, failed: refused connections,
+//     timeouts, TLS, 5xx, 408/429, answers that are not a card, too many redirects, DNS that did
+//     not answer.
+//
+// reason is FetchError.Kind. The detail is FetchError.Explain: the tenant's terms, never the
+// transport's words (resolver or local addresses) nor the URL's userinfo.
 func fetchProblem(fe *cardfetch.FetchError) *apiError {
-	switch fe.Kind {
-	case cardfetch.KindInvalidURL, cardfetch.KindInsecureURL:
+	// invalid_url comes only from the tenant's text (or a URL derived from it); insecure_url
+	// after an attempt is the host redirecting to plain http.
+	if fe.Kind == cardfetch.KindInvalidURL || (fe.Kind == cardfetch.KindInsecureURL && len(fe.Tried) == 0) {
 		return &apiError{status: http.StatusBadRequest, code: string(fe.Kind), field: "cardUrl", detail: fe.Explain()}
 	}
+	if tenantsURL(fe) {
+		return &apiError{status: http.StatusUnprocessableEntity, code: "card_url_unusable", field: "cardUrl",
+			reason: string(fe.Kind), detail: fe.Explain()}
+	}
 	return &apiError{status: http.StatusBadGateway, code: "card_unreachable", reason: string(fe.Kind), detail: fe.Explain()}
+}
+
+// tenantsURL reports whether a fetch failed because of the URL the tenant gave rather than a
+// failing host.
+func tenantsURL(fe *cardfetch.FetchError) bool {
+	switch fe.Kind {
+	case cardfetch.KindBlockedAddress:
+		return true
+	case cardfetch.KindDNS:
+		// No such name is a typo; a resolver that did not answer is nobody's typo.
+		var dnsErr *net.DNSError
+		return errors.As(fe.Err, &dnsErr) && dnsErr.IsNotFound
+	case cardfetch.KindHTTPStatus:
+		return fe.StatusCode >= 400 && fe.StatusCode < 500 &&
+			fe.StatusCode != http.StatusRequestTimeout && fe.StatusCode != http.StatusTooManyRequests
+	}
+	return false
 }
 
 // writeError is the one table from errors to HTTP problems. No answer carries an error's own
@@ -83,9 +120,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		api *apiError
 		fe  *cardfetch.FetchError
 		mbe *http.MaxBytesError
+		dup *store.DuplicateError
 	)
 	switch {
 	case errors.As(err, &api):
+	case errors.As(err, &dup):
+		api = &apiError{status: http.StatusConflict, code: "already_registered", agentID: dup.AgentID,
+			detail: alreadyRegistered(dup.AgentID)}
 	case errors.As(err, &mbe):
 		api = &apiError{status: http.StatusRequestEntityTooLarge, code: "too_large",
 			detail: fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit)}
@@ -94,7 +135,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.Is(err, connector.ErrNotFound):
 		api = errNotFound
 	case errors.Is(err, connector.ErrConflict):
-		api = &apiError{status: http.StatusConflict, code: "conflict", detail: "An agent with this card URL is already registered for your tenant."}
+		api = &apiError{status: http.StatusConflict, code: "conflict", detail: "The request conflicts with something already stored."}
 	case errors.Is(err, connector.ErrInvalid):
 		// The store refused a value the edge let through: the edge's rules have a gap. The
 		// client learns which request, the log which value and why.
@@ -127,6 +168,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		Code:     api.code,
 		Field:    api.field,
 		Reason:   api.reason,
+		AgentID:  api.agentID,
 		Problems: api.problems,
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
@@ -138,6 +180,15 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.WriteHeader(api.status)
 	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// alreadyRegistered is the detail of a 409 for a card the tenant has registered already.
+func alreadyRegistered(agentID string) string {
+	if agentID == "" {
+		return "This agent is already registered for your tenant."
+	}
+	return "This agent is already registered for your tenant as agent " + agentID +
+		" (the same card URL, or a URL that serves the same card); refresh or delete that one instead."
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {

@@ -1,5 +1,6 @@
 // Package console is the HTTP JSON API behind the tenant console: tenants and their tokens
-// (operator only), agent registration from a card URL, key rotation, refresh, and health; and
+// (operator only; a tenant lists and revokes its own tokens), agent registration from a card
+// URL, key rotation, refresh, and health; and
 // the embedded web console page (GET /, GET /ui/{file}) that calls it with a pasted tenant token.
 //
 // Handlers return errors; writeError turns them into RFC 9457 problem+json in one place. The
@@ -23,6 +24,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -37,8 +39,15 @@ type Config struct {
 	Secrets    *secret.Box
 	AdminToken string
 	Logger     *slog.Logger
-	// Invoker runs the real turn of POST /v1/agents/{id}/test; nil answers 501.
+	// Invoker asks an agent to cancel the tasks it held when the agent is deleted; nil: no
+	// cancel is sent.
 	Invoker *invoke.Invoker
+	// Router runs the test conversations of POST /v1/agents/{id}/test (and ends them) as the
+	// connector runs the engine's sessions; nil answers 501.
+	Router TurnRouter
+	// Prober runs POST /v1/agents/{id}/check, limited per tenant by CheckLimit; nil answers 501.
+	Prober     *probe.Prober
+	CheckLimit CheckLimit
 }
 
 // Server serves the console API.
@@ -49,6 +58,9 @@ type Server struct {
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
 	invoker   *invoke.Invoker
+	router    TurnRouter
+	prober    *probe.Prober
+	checks    *checkLimiter
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -78,6 +90,9 @@ func New(c Config) *Server {
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
 		invoker:   c.Invoker,
+		router:    c.Router,
+		prober:    c.Prober,
+		checks:    newCheckLimiter(c.CheckLimit),
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -85,12 +100,19 @@ func New(c Config) *Server {
 		{"GET", "/healthz", public, s.healthz},
 		{"GET", "/readyz", public, s.readyz},
 		{"GET", "/openapi.json", public, s.openAPI},
+		{"GET", "/api-docs", public, s.apiDocs},
 		// The web console is public: the page and its assets hold no data; every call it makes
 		// carries the tenant token the user pastes.
 		{"GET", "/", public, s.webIndex},
 		{"GET", "/ui/{file}", public, s.webAssetFile},
 		{"POST", "/v1/tenants", admin, s.createTenant},
+		{"GET", "/v1/tenants", admin, s.listTenants},
+		{"DELETE", "/v1/tenants/{tenantId}", admin, s.deleteTenant},
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
+		{"GET", "/v1/tenants/{tenantId}/tokens", admin, s.listTenantTokens},
+		{"DELETE", "/v1/tenants/{tenantId}/tokens/{tokenId}", admin, s.deleteTenantToken},
+		{"GET", "/v1/tokens", tenant, s.listOwnTokens},
+		{"DELETE", "/v1/tokens/{tokenId}", tenant, s.deleteOwnToken},
 		{"POST", "/v1/agents/validate", tenant, s.validateCard},
 		{"POST", "/v1/agents", tenant, s.createAgent},
 		{"GET", "/v1/agents", tenant, s.listAgents},
@@ -99,6 +121,8 @@ func New(c Config) *Server {
 		{"DELETE", "/v1/agents/{id}", tenant, s.deleteAgent},
 		{"POST", "/v1/agents/{id}/refresh", tenant, s.refreshAgent},
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
+		{"DELETE", "/v1/agents/{id}/test/{sessionId}", tenant, s.endTestSession},
+		{"POST", "/v1/agents/{id}/check", tenant, s.checkAgent},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path
@@ -142,11 +166,20 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		allow:  strings.Join(allow, ", ")})
 }
 
-type tenantKey struct{}
+type (
+	tenantKey struct{}
+	tokenKey  struct{}
+)
 
 func tenantFrom(ctx context.Context) connector.Tenant {
 	t, _ := ctx.Value(tenantKey{}).(connector.Tenant)
 	return t
+}
+
+// tokenIDFrom is the id of the tenant token that authenticated the request.
+func tokenIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(tokenKey{}).(string)
+	return id
 }
 
 // wrap adds body limits, authentication, error writing and one access-log line.
@@ -198,11 +231,12 @@ func (s *Server) authenticate(r *http.Request, a access) (context.Context, error
 		// The lookup is by SHA-256 of the token, so comparing secrets in variable time never
 		// happens: the database compares hashes of unknown preimages.
 		h := sha256.Sum256([]byte(token))
-		t, err := s.store.TenantByTokenHash(ctx, h[:])
+		// Every request reads the token afresh, so a revoked token fails on its next request.
+		t, tokenID, err := s.store.TenantByTokenHash(ctx, h[:])
 		if err != nil {
 			return ctx, authError(err)
 		}
-		return context.WithValue(ctx, tenantKey{}, t), nil
+		return context.WithValue(context.WithValue(ctx, tenantKey{}, t), tokenKey{}, tokenID), nil
 	}
 }
 

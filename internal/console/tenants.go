@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // tokenPrefix makes tenant tokens recognisable to secret scanners.
@@ -27,6 +30,40 @@ type tenantCreated struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Token string `json:"token"`
+	// TokenID names the token in the token list and in revocation; it is not a secret.
+	TokenID string `json:"tokenId"`
+}
+
+type tokenCreated struct {
+	Token   string `json:"token"`
+	TokenID string `json:"tokenId"`
+}
+
+// tenantJSON is one tenant in the operator's list.
+type tenantJSON struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	CreatedAt  time.Time `json:"createdAt"`
+	TokenCount int       `json:"tokenCount"`
+	AgentCount int       `json:"agentCount"`
+}
+
+// tokenJSON is a token as listed: its id and use, never the token or its hash.
+type tokenJSON struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"createdAt"`
+	// LastUsedAt is accurate to store.TouchInterval; null when never used.
+	LastUsedAt *time.Time `json:"lastUsedAt"`
+}
+
+// ownTokenJSON is a token in a tenant's own list, which marks the one it was asked with.
+type ownTokenJSON struct {
+	tokenJSON
+	Current bool `json:"current"`
+}
+
+func toTokenJSON(t store.Token) tokenJSON {
+	return tokenJSON{ID: t.ID, CreatedAt: t.CreatedAt, LastUsedAt: t.LastUsedAt}
 }
 
 func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
@@ -40,18 +77,16 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err := ruleTenantName.check("name", in.Name); err != nil {
 		return err
 	}
-	t, err := s.store.CreateTenant(r.Context(), in.Name)
-	if err != nil {
-		return fmt.Errorf("create tenant: %w", err)
-	}
 	token, hash, err := newToken()
 	if err != nil {
 		return err
 	}
-	if err := s.store.AddTenantToken(r.Context(), t.ID, hash); err != nil {
-		return fmt.Errorf("tenant %s: add token: %w", t.ID, err)
+	// One transaction: a tenant never exists without its first token.
+	t, tok, err := s.store.CreateTenantWithToken(r.Context(), in.Name, hash)
+	if err != nil {
+		return fmt.Errorf("create tenant: %w", err)
 	}
-	return writeJSON(w, http.StatusCreated, tenantCreated{ID: t.ID, Name: t.Name, Token: token})
+	return writeJSON(w, http.StatusCreated, tenantCreated{ID: t.ID, Name: t.Name, Token: token, TokenID: tok.ID})
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
@@ -63,8 +98,98 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.AddTenantToken(r.Context(), id, hash); err != nil {
+	tok, err := s.store.AddTenantToken(r.Context(), id, hash)
+	if err != nil {
 		return fmt.Errorf("tenant %s: add token: %w", id, err)
 	}
-	return writeJSON(w, http.StatusCreated, map[string]string{"token": token})
+	return writeJSON(w, http.StatusCreated, tokenCreated{Token: token, TokenID: tok.ID})
+}
+
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
+	tenants, err := s.store.ListTenants(r.Context())
+	if err != nil {
+		return fmt.Errorf("list tenants: %w", err)
+	}
+	out := make([]tenantJSON, 0, len(tenants))
+	for _, t := range tenants {
+		out = append(out, tenantJSON{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, TokenCount: t.Tokens, AgentCount: t.Agents})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+}
+
+// deleteTenant removes the tenant with everything it has (store.DeleteTenant). Tasks its
+// sessions held at agents are not canceled: the keys to call those agents go with the tenant,
+// and the agents end such tasks on their own terms.
+func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteTenant(r.Context(), id); err != nil {
+		return fmt.Errorf("delete tenant: %w", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+func (s *Server) listTenantTokens(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	tokens, err := s.store.ListTokens(r.Context(), id)
+	if err != nil {
+		return fmt.Errorf("list tokens: %w", err)
+	}
+	out := make([]tokenJSON, 0, len(tokens))
+	for _, t := range tokens {
+		out = append(out, toTokenJSON(t))
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+}
+
+func (s *Server) deleteTenantToken(w http.ResponseWriter, r *http.Request) error {
+	tenantID, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	tokenID, err := pathID(r, "tokenId")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteToken(r.Context(), tenantID, tokenID); err != nil {
+		return fmt.Errorf("revoke token: %w", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// listOwnTokens lets a tenant see its tokens (to find a leaked or unused one), the one it
+// asked with marked current.
+func (s *Server) listOwnTokens(w http.ResponseWriter, r *http.Request) error {
+	tokens, err := s.store.ListTokens(r.Context(), tenantFrom(r.Context()).ID)
+	if err != nil {
+		return fmt.Errorf("list own tokens: %w", err)
+	}
+	current := tokenIDFrom(r.Context())
+	out := make([]ownTokenJSON, 0, len(tokens))
+	for _, t := range tokens {
+		out = append(out, ownTokenJSON{tokenJSON: toTokenJSON(t), Current: t.ID == current})
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"tokens": out})
+}
+
+// deleteOwnToken revokes one of the tenant's tokens, the one it asks with included: a leaked
+// token must be revocable at once by whoever notices. Revoking the last one locks the tenant
+// out until the operator issues a new one.
+func (s *Server) deleteOwnToken(w http.ResponseWriter, r *http.Request) error {
+	tokenID, err := pathID(r, "tokenId")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteToken(r.Context(), tenantFrom(r.Context()).ID, tokenID); err != nil {
+		return fmt.Errorf("revoke own token: %w", err)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -138,6 +138,9 @@ func decode(r *http.Request, v any) error {
 		}
 		return fieldError(field, "invalid_utf8", "%s is not valid UTF-8.", field)
 	}
+	if err := exactMembers(body, reflect.TypeOf(v).Elem(), ""); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -147,6 +150,110 @@ func decode(r *http.Request, v any) error {
 		return &apiError{status: http.StatusBadRequest, code: "invalid_json", detail: "The request body must hold exactly one JSON object."}
 	}
 	return nil
+}
+
+// exactMembers refuses an object member whose name is not exactly the JSON name of a field of
+// t: encoding/json matches names case-insensitively, so {"cardurl": …} would fill cardUrl,
+// while the API's names are case-sensitive like JSON's. It walks nested objects (and arrays of
+// them) whose field is a struct. A body that is not an object of objects where t has structs is
+// left to the decoder, which says what is wrong with it.
+func exactMembers(raw []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		for i, item := range items {
+			if err := exactMembers(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	members, ok := objectMembers(raw)
+	if !ok {
+		return nil
+	}
+	fields := jsonFields(t)
+	for _, m := range members {
+		name, value := m.name, m.value
+		ft, ok := fields[name]
+		member := name
+		if path != "" {
+			member = path + "." + name
+		}
+		if !ok {
+			if len(member) > 64 {
+				member = member[:64] + "…"
+			}
+			return fieldError(strings.ToValidUTF8(member, "\uFFFD"), "unknown_field",
+				"This endpoint has no member %q; member names are case-sensitive.", member)
+		}
+		if err := exactMembers(value, ft, member); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type member struct {
+	name  string
+	value json.RawMessage
+}
+
+// objectMembers returns the members of a JSON object in the order they are written; false when
+// raw is not one.
+func objectMembers(raw []byte) ([]member, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		name, _ := tok.(string)
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, false
+		}
+		out = append(out, member{name, value})
+	}
+	return out, true
+}
+
+// jsonFields maps the JSON names of struct type t's fields, as encoding/json sees them
+// (embedded structs' fields promoted), to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-":
+			continue
+		case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+			for name, ft := range jsonFields(f.Type) {
+				out[name] = ft
+			}
+			continue
+		case !f.IsExported():
+			continue
+		case tag == "":
+			tag = f.Name
+		}
+		out[tag] = f.Type
+	}
+	return out
 }
 
 // decodeError turns encoding/json's error into a problem in the API's words.

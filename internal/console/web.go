@@ -23,6 +23,21 @@ var webFiles embed.FS
 const webCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 
+// apiDocsCSP is the policy of the API reference page (/api-docs). Scripts stay same-origin only;
+// styles may be inline because Redoc (styled-components) injects its style elements at run
+// time. The page shows only the public OpenAPI document: no token, no tenant data, no card
+// content.
+const apiDocsCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+
+// cspOf is the Content-Security-Policy of the embedded file name.
+func cspOf(name string) string {
+	if name == "api-docs.html" {
+		return apiDocsCSP
+	}
+	return webCSP
+}
+
 // webAsset is one embedded file, ready to serve.
 type webAsset struct {
 	body        []byte
@@ -69,6 +84,12 @@ func (s *Server) webIndex(w http.ResponseWriter, r *http.Request) error {
 	return s.serveWebAsset(w, r, "index.html")
 }
 
+// apiDocs serves the API reference page at GET /api-docs: openapi.json rendered in the
+// browser by the vendored Redoc bundle.
+func (s *Server) apiDocs(w http.ResponseWriter, r *http.Request) error {
+	return s.serveWebAsset(w, r, "api-docs.html")
+}
+
 // webAssetFile serves GET /ui/{file}: the page's script and style sheet.
 func (s *Server) webAssetFile(w http.ResponseWriter, r *http.Request) error {
 	return s.serveWebAsset(w, r, r.PathValue("file"))
@@ -81,7 +102,7 @@ func (s *Server) serveWebAsset(w http.ResponseWriter, r *http.Request, name stri
 	}
 	h := w.Header()
 	h.Set("Content-Type", a.contentType)
-	h.Set("Content-Security-Policy", webCSP)
+	h.Set("Content-Security-Policy", cspOf(name))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Frame-Options", "DENY")

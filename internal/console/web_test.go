@@ -16,12 +16,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -31,6 +33,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -38,6 +41,11 @@ import (
 // read from webCSP, so that a loosened constant fails this test.
 const wantCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+
+// wantDocsCSP is the policy of the API reference page: the same, but Redoc's run-time inline
+// styles are allowed and forms may go nowhere.
+const wantDocsCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+	"font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
 
 // TestWebAssets checks the page and its assets over plain HTTP: status, content type, security
 // and cache headers, ETag revalidation, and 404 for anything that is not shipped.
@@ -66,9 +74,13 @@ func TestWebAssets(t *testing.T) {
 	}
 	checkHeaders := func(path string, resp *http.Response, ctype string) {
 		t.Helper()
+		csp := wantCSP
+		if path == "/api-docs" || path == "/ui/api-docs.html" {
+			csp = wantDocsCSP
+		}
 		for name, want := range map[string]string{
 			"Content-Type":            ctype,
-			"Content-Security-Policy": wantCSP,
+			"Content-Security-Policy": csp,
 			"X-Content-Type-Options":  "nosniff",
 			"Referrer-Policy":         "no-referrer",
 			"Cache-Control":           "no-cache",
@@ -112,6 +124,14 @@ func TestWebAssets(t *testing.T) {
 			t.Errorf("index.html references /ui/%s, which answers %d: %s", m[1], r.StatusCode, b)
 		}
 	}
+	// The API reference page, with its own policy.
+	if docs, docsBody := get("/api-docs", nil); docs.StatusCode != http.StatusOK ||
+		!strings.Contains(string(docsBody), `<script src="/ui/redoc.standalone.js" defer></script>`) {
+		t.Errorf("GET /api-docs = %d: %s", docs.StatusCode, docsBody)
+	} else {
+		checkHeaders("/api-docs", docs, "text/html; charset=utf-8")
+	}
+
 	// Revalidation: the ETag answers 304 with no body; HEAD has the headers and no body.
 	etag := resp.Header.Get("ETag")
 	if r, b := get("/", http.Header{"If-None-Match": {etag}}); r.StatusCode != http.StatusNotModified || len(b) != 0 {
@@ -234,8 +254,9 @@ func newBrowser(t *testing.T) *browser {
 	t.Cleanup(cancelAlloc)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	t.Cleanup(cancelTab)
-	// A bound for the whole scenario, so a hung browser fails the test instead of the run.
-	ctx, cancelTimeout := context.WithTimeout(ctx, 60*time.Second)
+	// A bound for the whole scenario, so a hung browser fails the test instead of the run. The
+	// longest scenario takes about 20 s on a busy 2-core machine; only a hung browser waits more.
+	ctx, cancelTimeout := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(cancelTimeout)
 
 	b := &browser{t: t, ctx: ctx}
@@ -388,6 +409,39 @@ func (b *browser) snap(name string) {
 	}
 }
 
+// snapViewport saves a screenshot of what the window shows when A2AC_WEB_SCREENSHOTS names a
+// folder (for pages far taller than a screen).
+func (b *browser) snapViewport(name string) {
+	dir := os.Getenv("A2AC_WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
+// snapElement saves a screenshot of the element sel when A2AC_WEB_SCREENSHOTS names a folder.
+func (b *browser) snapElement(name, sel string) {
+	dir := os.Getenv("A2AC_WEB_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	png, err := chromedp.Run(b.ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		b.t.Logf("screenshot %s: %v", name, err)
+	}
+}
+
 // TestWebConsoleInBrowser drives the real page in headless Chromium against a real console
 // (real Postgres), real HTTPS card servers and the real demo agent: token, validate (problems
 // table, 502 reason, a hostile card shown as text), register (422, 201, 409), set a key, try
@@ -411,14 +465,16 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box})
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	logs := &syncBuffer{}
+	st := store.New(testDB.Pool)
 	srv := New(Config{
-		Store: store.New(testDB.Pool),
+		Store: st,
 		Cards: cardfetch.New(cardfetch.Options{AllowInsecureHTTP: true,
 			Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3, RootCAs: roots})}),
 		Secrets:    box,
 		AdminToken: adminToken,
 		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Invoker:    inv,
+		Router:     session.New(session.Config{Store: st, Invoker: inv}),
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)
@@ -531,8 +587,13 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		t.Fatalf("the listed card's markup became %d elements", n)
 	}
 
-	// Register the demo agent. It requires an API key, which is not given yet.
+	// The demo agent's card asks for a key: validating it shows the add form's key field.
 	b.typeInto("#card-url", demoSrv.URL)
+	b.click("#validate")
+	b.waitText("#add-result .validation", "Valid")
+	b.waitUntil("the key field shows", `() => !document.querySelector("#api-key-field").hidden`)
+
+	// Register the demo agent. It requires an API key, which is not given yet.
 	b.click("#register")
 	b.waitText("#add-result", "Registered “超级AI助理”", "requires an API key")
 	r := e.do("GET", "/v1/agents", token, nil)
@@ -563,6 +624,40 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	b.click("#register")
 	b.waitText("#add-result .problem-box", "already registered")
 
+	// Without its key the demo agent cannot be tried: Send is disabled, and the page says why.
+	// The hostile card asks for no key, so it has no key field at all. Each agent's placeholder
+	// is an example from its own card.
+	b.waitText(demoSel+" .try-blocked", "needs an API key")
+	if !evalJS[bool](b, fmt.Sprintf(`document.querySelector(%s).disabled && document.querySelector(%s).disabled`,
+		jsString(demoSel+" .try-send"), jsString(demoSel+" .try-input"))) {
+		t.Fatal("Send is enabled on an agent missing its API key")
+	}
+	// A card without security asks for no key: neither the add form nor its agent shows a key
+	// field.
+	plainURL := cards.set("/plain.json", strings.Replace(card("Plain", "text/plain"), `"security": ["apiKey"],`, "", 1))
+	b.typeInto("#card-url", plainURL)
+	b.click("#validate")
+	b.waitText("#add-result .validation", "Valid")
+	if !evalJS[bool](b, `document.querySelector("#api-key-field").hidden`) {
+		t.Fatal("the add form shows an API key field for a card that asks for none")
+	}
+	b.click("#register")
+	b.waitText("#add-result", "Registered “Plain”")
+	const plainJS = `[...document.querySelectorAll("article.agent")].find((a) => a.querySelector(".agent-name").textContent === "Plain")`
+	b.waitUntil("the plain agent is listed", `() => !!(`+plainJS+`)`)
+	if evalJS[bool](b, plainJS+`.querySelector(".key-input") !== null`) {
+		t.Fatal("an agent whose card asks for no key shows a key field")
+	}
+	if !evalJS[bool](b, plainJS+`.querySelector(".badges").textContent.includes("no API key needed")`) {
+		t.Fatal("the plain agent lacks its 'no API key needed' badge")
+	}
+	if ph := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).placeholder`, jsString(demoSel+" .try-input"))); ph != "e.g. 重复我说的话" {
+		t.Errorf("demo agent placeholder = %q, want its first skill example", ph)
+	}
+	if ph := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).placeholder`, jsString(hostileSel+" .try-input"))); strings.Contains(ph, "1与2") {
+		t.Errorf("hostile agent placeholder = %q, not from its card", ph)
+	}
+
 	// Set the key: the badge goes, the field is empty again, and the key is nowhere in the page.
 	if v := evalJS[string](b, fmt.Sprintf(`document.querySelector(%s).value`, jsString(demoSel+" .key-input"))); v != "" {
 		t.Fatalf("the key field is pre-filled with %q", v)
@@ -579,18 +674,61 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		t.Fatal("the API key is still in the page after saving it")
 	}
 
-	// Try it: one real turn through the demo agent.
-	b.typeInto(demoSel+" .try-input", "1与2相加是多少")
-	b.click(demoSel + " .try-send")
-	b.waitText(demoSel+" .try-result .outcome", "COMPLETED")
-	if reply := b.text(demoSel + " .try-result .reply"); !strings.Contains(reply, "3") {
-		t.Fatalf("try-it reply = %q, want the sum 3", reply)
+	if evalJS[bool](b, `[...document.querySelectorAll("article.agent")].some((a) => /\bnull\b|undefined/.test(a.innerText))`) {
+		t.Fatal(`an agent's card shows "null" or "undefined"`)
 	}
+
+	// Try it: a conversation through INPUT_REQUIRED to COMPLETED, as a dialog session runs.
+	lastTurn := demoSel + " .try-log > li.turn:last-child"
+	b.typeInto(demoSel+" .try-input", "帮我算加法")
+	b.click(demoSel + " .try-send")
+	b.waitText(lastTurn+" .outcome", "INPUT_REQUIRED")
+	b.waitText(lastTurn+" .asks", "The agent asks:", "两个数")
+	b.waitText(lastTurn+" .hold", "holds this conversation until")
+	b.waitText(demoSel+" .try-send", "Answer")
+	b.snapElement("try-it-asks", demoSel)
+	b.typeInto(demoSel+" .try-input", "3和5")
+	b.click(demoSel + " .try-send")
+	b.waitText(lastTurn+" .outcome", "COMPLETED")
+	if reply := b.text(lastTurn + " .reply"); !strings.Contains(reply, "8") {
+		t.Fatalf("try-it reply = %q, want the sum 8", reply)
+	}
+	b.waitText(lastTurn+" .ids", "Continued task")
+	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(demoSel+" .try-log > li.turn"))); n != 2 {
+		t.Fatalf("the conversation shows %d turns, want 2", n)
+	}
+	b.waitText(demoSel+" .try-send", "Send")
 	b.snap("4-try-it")
-	// The agent declines what it cannot do: the platform would take the turn back.
+	b.snapElement("try-it-completed", demoSel)
+
+	// The agent declines what it cannot do: the platform would take the turn back, and the page
+	// shows the agent's own words.
 	b.typeInto(demoSel+" .try-input", "tell me a joke")
 	b.click(demoSel + " .try-send")
-	b.waitText(demoSel+" .try-result .outcome", "HANDBACK", "declined")
+	b.waitText(lastTurn+" .outcome", "HANDBACK", "declined")
+	b.waitText(lastTurn+" .said", "The agent said:", "Sorry, I can't help with that")
+	if got := b.text(lastTurn); strings.Contains(got, "(no reply text)") {
+		t.Fatalf("HANDBACK turn shows %q", got)
+	}
+	b.snapElement("try-it-handback", lastTurn)
+
+	// Device commands: the final metadata as a small table.
+	b.typeInto(demoSel+" .try-input", "进行闪光")
+	b.click(demoSel + " .try-send")
+	b.waitText(lastTurn+" .outcome", "COMPLETED")
+	b.waitText(lastTurn+" table.commands tr.command", "flash", "times: 3", "color: white")
+	b.snapElement("try-it-device-commands", lastTurn)
+
+	// Ending a held conversation releases it; the next message starts a new one.
+	b.typeInto(demoSel+" .try-input", "帮我算加法")
+	b.click(demoSel + " .try-send")
+	b.waitText(lastTurn+" .outcome", "INPUT_REQUIRED")
+	b.click(demoSel + " .try-end")
+	b.waitText(demoSel+" .try-msg", "Conversation ended", "hold was released")
+	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(demoSel+" .try-log"))); n != 0 {
+		t.Fatal("the ended conversation is still shown")
+	}
+	b.waitText(demoSel+" .try-send", "Send")
 
 	// Refresh with a broken card: 422 problems, and the old revision stays live.
 	cards.set("/hostile.json", card("Painter", "image/png"))
@@ -604,6 +742,10 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		const a = document.querySelector(sel);
 		return !!a && a.classList.contains("disabled") && a.querySelector(".badges").textContent.includes("disabled");
 	}`, demoSel)
+	b.waitText(demoSel+" .try-blocked", "disabled")
+	if !evalJS[bool](b, fmt.Sprintf(`document.querySelector(%s).disabled`, jsString(demoSel+" .try-send"))) {
+		t.Fatal("Send is enabled on a disabled agent")
+	}
 	r = e.do("GET", "/v1/agents/"+demoID, token, nil)
 	e.expect(r, http.StatusOK)
 	if r.json(t)["enabled"] != false {
@@ -640,5 +782,59 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), theAPIKey) || strings.Contains(logs.String(), token) {
 		t.Error("the server logs hold the API key or the token")
+	}
+}
+
+// TestAPIDocsInBrowser opens the API reference page in headless Chromium: the vendored Redoc
+// renders openapi.json under the page's policy, with nothing from another origin.
+func TestAPIDocsInBrowser(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t)
+	e := newEnv(t)
+	var (
+		mu        sync.Mutex
+		requests  int
+		offOrigin []string
+	)
+	if err := chromedp.Listen(b.ctx, func(ev any) {
+		req, ok := ev.(*network.EventRequestWillBeSent)
+		if !ok {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		requests++
+		if !strings.HasPrefix(req.Request.URL, e.api.URL+"/") && !strings.HasPrefix(req.Request.URL, "data:") {
+			offOrigin = append(offOrigin, req.Request.URL)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("open the API reference", chromedp.Navigate(e.api.URL+"/api-docs"))
+	b.waitText("#redoc", "a2a-connector console API", "End a test conversation", "Run one real turn against the agent")
+	b.waitUntil("the loading note goes", `() => document.querySelector("#api-docs-msg") === null`)
+	b.snapViewport("api-docs")
+	// Redoc's sidebar credit shows Redocly's logo from its CDN (no option turns it off). The
+	// policy blocks it, and Redoc drops the image when it fails: that one blocked request is
+	// expected; any other is not.
+	const redocLogo = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.exceptions) > 0 {
+		t.Errorf("the page threw: %q", b.exceptions)
+	}
+	for _, v := range b.security {
+		if !strings.Contains(v, "'"+redocLogo+"'") {
+			t.Errorf("Content-Security-Policy violation: %q", v)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	offOrigin = slices.DeleteFunc(offOrigin, func(u string) bool { return u == redocLogo })
+	if requests < 4 { // the page, Redoc, api-docs.js, openapi.json
+		t.Errorf("saw %d requests; the request listener is not working", requests)
+	}
+	if len(offOrigin) > 0 {
+		t.Errorf("the page requested other origins: %q", offOrigin)
 	}
 }

@@ -171,6 +171,9 @@ const (
 	Cumulative Behavior = "cumulative"
 	// StatusText: completed, with the reply only in the status message ("answer in status").
 	StatusText Behavior = "status-text"
+	// NoTaskID: like Stream (a send: the completed Task), but the Task and every event carry an
+	// empty task id; the context id is set.
+	NoTaskID Behavior = "no-task-id"
 )
 
 // Texts the behaviours answer with, for assertions.
@@ -674,6 +677,11 @@ func (s *Server) message(c *call) {
 	case StatusText:
 		c.event(submitted(t))
 		c.event(status(t, stateCompleted, StatusReply, true))
+	case NoTaskID:
+		anon := &task{contextID: t.contextID}
+		c.event(submitted(anon))
+		c.event(chunk(anon, ChunkText(0), false, true))
+		c.event(status(anon, stateCompleted, "", true))
 	case StreamCut, StreamCutResumable, StreamDrop, StreamReset, StreamDropGet, StreamDropGetErrorEvent, StreamDropRefused:
 		c.event(submitted(t))
 		c.event(status(t, stateWorking, "", false))
@@ -729,6 +737,10 @@ func (s *Server) send(c *call, t *task, chunks int) {
 		c.result(taskOf(t, stateWorking))
 	case MessageResult:
 		c.result(agentMessage("m-"+t.id, "", t.contextID, MessageText))
+	case NoTaskID:
+		res := taskOf(&task{contextID: t.contextID}, stateCompleted)
+		res.Artifacts = []wireArtifact{{ArtifactID: "a1", Parts: textParts(ChunkText(0))}}
+		c.result(res)
 	case InputRequired, InputRequiredOpen, InputRequiredSnapshot:
 		s.setState(t.id, stateInputRequired)
 		res := taskOf(t, stateInputRequired)

@@ -22,10 +22,39 @@ import (
 // has gone (barge-in): the hold decision must not be lost with the RPC.
 const saveTimeout = 5 * time.Second
 
+// Store is what the router keeps in Postgres: holds, contexts and the agents they name.
+// internal/store implements it; the router's fast tests use an in-memory one.
+type Store interface {
+	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
+	// and the versions of the holding and the requested agent.
+	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (store.TurnLookup, error)
+	// SaveTurn writes a turn's context and hold change; a record never overwrites the hold
+	// of a turn that started later.
+	SaveTurn(ctx context.Context, r store.TurnRecord) error
+	// AgentForTurn reads an agent and its sealed key (nil when none).
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *store.Secret, error)
+	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
+	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
+	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
+	SweepSessions(ctx context.Context, before time.Time) (int64, error)
+}
+
+// Invoker runs one turn against one agent (internal/invoke implements it).
+type Invoker interface {
+	Turn(ctx context.Context, req invoke.Request, emit func(invoke.Event)) invoke.Result
+	// CancelTask asks the agent to cancel a task, best effort, in the background.
+	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+}
+
+var (
+	_ Store   = (*store.Store)(nil)
+	_ Invoker = (*invoke.Invoker)(nil)
+)
+
 // Config wires a Router.
 type Config struct {
-	Store   *store.Store
-	Invoker *invoke.Invoker
+	Store   Store
+	Invoker Invoker
 	HoldTTL time.Duration // A2AC_HOLD_TTL; default 10m
 	Now     func() time.Time
 	Logger  *slog.Logger
@@ -39,8 +68,8 @@ type Config struct {
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
 type Router struct {
-	store   *store.Store
-	invoker *invoke.Invoker
+	store   Store
+	invoker Invoker
 	agents  *agentCache
 	holdTTL time.Duration
 	now     func() time.Time
@@ -112,127 +141,150 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	return err
 }
 
-// handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report.
+// handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
+// the turn's three steps: route (which agent, which task), run (the agent call, events to the
+// sink), record (the hold decision, saved, and the Final).
 func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs) error {
 	startedAt := r.now()
-	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
+	rt, err := r.route(ctx, t, startedAt)
 	if err != nil {
-		return fmt.Errorf("session %s: %w", t.SessionID, err)
+		return err
 	}
-
-	var (
-		agent        connector.Agent
-		key          *secret.Sealed
-		held         bool
-		taskID       string
-		contextID    = lookup.ContextID
-		routeAgentID = t.AgentID
-	)
-	if h := lookup.Hold; h != nil {
-		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
-		switch {
-		case err == nil && a.Invocable() == nil:
-			agent, key, held, taskID, contextID, routeAgentID = a, k, true, h.TaskID, h.ContextID, h.AgentID
-		case err == nil || errors.Is(err, connector.ErrNotFound):
-			// The holding agent was deleted or disabled: the hold is dropped for good (it
-			// must not come back if the agent is re-enabled) and the turn is routed as if
-			// there were none. Rare, so the extra round trip is fine.
-			r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
-				slog.String("tenant_id", t.TenantID), slog.String("agent_id", h.AgentID))
-			if err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
-				AgentID: h.AgentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true}); err != nil &&
-				!errors.Is(err, connector.ErrInvalid) {
-				return fmt.Errorf("session %s: drop hold: %w", t.SessionID, err)
-			}
-		default:
-			return fmt.Errorf("session %s: %w", t.SessionID, err)
-		}
+	if rt.agent.ID == "" {
+		obs.outcome = connector.OutcomeNoAgent
+		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 	}
-	if !held {
-		if t.AgentID == "" {
-			obs.outcome = connector.OutcomeNoAgent
-			return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
-		}
-		a, k, err := r.agent(ctx, t.TenantID, t.AgentID, lookup.AgentUpdatedAt)
-		if err != nil {
-			return fmt.Errorf("agent %s: %w", t.AgentID, err)
-		}
-		if err := a.Invocable(); err != nil {
-			return fmt.Errorf("agent %s: %w", a.ID, err)
-		}
-		agent, key = a, k
-	}
-
-	obs.agentID, obs.held = agent.ID, held
-	if err := sink.Started(agent, held, taskID); err != nil {
+	obs.agentID, obs.held = rt.agent.ID, rt.held
+	if err := sink.Started(rt.agent, rt.held, rt.taskID); err != nil {
 		return err
 	}
 	res := r.invoker.Turn(ctx, invoke.Request{
-		Agent:     agent,
-		APIKey:    key,
+		Agent:     rt.agent,
+		APIKey:    rt.key,
 		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
 		Text:      t.Text,
 		Metadata:  t.Metadata,
-		TaskID:    taskID,
-		ContextID: contextID,
+		TaskID:    rt.taskID,
+		ContextID: rt.contextID,
 	}, func(e invoke.Event) {
 		if e.Kind == invoke.TextEvent {
 			obs.text()
 		}
 		_ = sink.Event(e)
 	})
+	return r.record(ctx, t, rt, startedAt, res, sink, obs)
+}
 
+// routed is where a turn goes; agent.ID is "" when nowhere (NO_AGENT).
+type routed struct {
+	agent     connector.Agent
+	key       *secret.Sealed
+	held      bool            // the turn continues the session's held task
+	hold      *connector.Hold // the live hold before the turn, when held
+	taskID    string          // the held task, when held
+	contextID string
+}
+
+// route decides the turn's agent: a live hold on an agent that can still be called wins over
+// the engine's choice (§6.1); a hold on one that cannot is dropped for good.
+func (r *Router) route(ctx context.Context, t Turn, startedAt time.Time) (routed, error) {
+	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
+	if err != nil {
+		return routed{}, fmt.Errorf("session %s: %w", t.SessionID, err)
+	}
+	if h := lookup.Hold; h != nil {
+		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
+		switch {
+		case err == nil && a.Invocable() == nil:
+			return routed{agent: a, key: k, held: true, hold: h, taskID: h.TaskID, contextID: h.ContextID}, nil
+		case err == nil || errors.Is(err, connector.ErrNotFound):
+			if err := r.dropHold(ctx, t, h.AgentID, startedAt); err != nil {
+				return routed{}, err
+			}
+		default:
+			return routed{}, fmt.Errorf("session %s: %w", t.SessionID, err)
+		}
+	}
+	if t.AgentID == "" {
+		return routed{}, nil
+	}
+	a, k, err := r.agent(ctx, t.TenantID, t.AgentID, lookup.AgentUpdatedAt)
+	if err != nil {
+		return routed{}, fmt.Errorf("agent %s: %w", t.AgentID, err)
+	}
+	if err := a.Invocable(); err != nil {
+		return routed{}, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	return routed{agent: a, key: k, contextID: lookup.ContextID}, nil
+}
+
+// dropHold releases the hold of an agent that was deleted or disabled, for good (it must not
+// come back if the agent is re-enabled); the turn is then routed as if there were none. Rare,
+// so the extra round trip is fine.
+func (r *Router) dropHold(ctx context.Context, t Turn, agentID string, startedAt time.Time) error {
+	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
+		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
+	err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
+		AgentID: agentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true})
+	if err != nil && !errors.Is(err, connector.ErrInvalid) {
+		return fmt.Errorf("session %s: drop hold: %w", t.SessionID, err)
+	}
+	return nil
+}
+
+// record decides what the turn does to the hold (After), saves it and sends the Final. A change
+// that the engine's next turn depends on (a hold set, or a hold released) is saved before the
+// Final says so; one that changes nothing it reads is saved after the Final, off its latency.
+func (r *Router) record(ctx context.Context, t Turn, rt routed, startedAt time.Time, res invoke.Result, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
-		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: routeAgentID,
+		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata}
-	if change.Kind == Keep || (change.Kind == Release && !held) {
-		// Nothing the engine's next turn reads changes: no hold is set, and none is released
-		// (there was none, or it is kept as it was). Only the session's context and the
-		// racing-turn order are written, so the Final need not wait for that round trip.
-		if change.Kind == Keep && held {
-			final.HoldExpiresAt = lookup.Hold.ExpiresAt
-		}
-		obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
-		var sinkErr error
-		if ctx.Err() == nil {
-			sinkErr = sink.Final(final)
-		}
-		if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
+	save := func() error {
+		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change)
+		if err != nil {
 			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
-				slog.String("agent_id", routeAgentID), slog.String("change", change.Kind.String()), slog.Any("error", err))
+				slog.String("agent_id", rt.agent.ID), slog.String("change", change.Kind.String()), slog.Any("error", err))
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return sinkErr
+		return err
 	}
-	saved := true
-	if err := r.save(ctx, t, routeAgentID, startedAt, res.ContextID, change); err != nil {
-		saved = false
-		r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
-			slog.String("agent_id", routeAgentID), slog.String("change", change.Kind.String()), slog.Any("error", err))
-		if change.Kind == Set {
-			// The agent wants the next turn but we could not remember that: say so rather than
-			// let the engine believe the session is held.
+	durableFirst := savesBeforeFinal(change.Kind, rt.held)
+	if durableFirst {
+		if err := save(); err != nil && change.Kind == Set {
+			// The agent wants the next turn but we could not remember that: say so rather
+			// than let the engine believe the session is held.
 			final.Outcome = connector.OutcomeFailed
 			final.Err = &invoke.Error{Code: "internal", Message: "the session hold could not be saved"}
+			change.Kind = Release // an unsaved hold is no hold: no expiry to report
 		}
 	}
 	switch {
-	case change.Kind == Set && saved: // an unsaved hold is no hold: no expiry to report
+	case change.Kind == Set:
 		final.HoldExpiresAt = change.Hold.ExpiresAt
-	case change.Kind == Keep && held:
-		final.HoldExpiresAt = lookup.Hold.ExpiresAt
+	case change.Kind == Keep && rt.held:
+		final.HoldExpiresAt = rt.hold.ExpiresAt
 	}
 	obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
+	var sinkErr error
+	if ctx.Err() == nil { // barge-in or deadline: nobody is left to send a Final to
+		sinkErr = sink.Final(final)
+	}
+	if !durableFirst {
+		_ = save() // logged; nothing the engine was told depends on it
+	}
 	if ctx.Err() != nil {
-		// Barge-in or deadline: the caller is gone; there is no one to send a final to.
 		return ctx.Err()
 	}
-	return sink.Final(final)
+	return sinkErr
+}
+
+// savesBeforeFinal tells whether a turn's change must be durable before its Final: a hold set,
+// or a hold released, is what the engine's next turn reads. Keeping the hold, or releasing
+// when there was none, writes only the session's context and the racing-turn order.
+func savesBeforeFinal(k ChangeKind, held bool) bool {
+	return k == Set || (k == Release && held)
 }
 
 // save records the turn: the session's context with the agent, and the hold change (none for
@@ -268,10 +320,7 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 	if err != nil {
 		return connector.Agent{}, nil, err
 	}
-	var key *secret.Sealed
-	if s != nil {
-		key = &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
-	}
+	key := sealed(s)
 	r.agents.put(tenantID, cachedAgent{agent: a, key: key})
 	return a, key, nil
 }
@@ -291,11 +340,7 @@ func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (relea
 		// Agent gone: nothing to cancel at.
 		return true, h.AgentID, nil
 	}
-	var key *secret.Sealed
-	if s != nil {
-		key = &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
-	}
-	r.invoker.CancelTask(ctx, a, key, h.TaskID)
+	r.invoker.CancelTask(ctx, a, sealed(s), h.TaskID)
 	return true, h.AgentID, nil
 }
 
@@ -334,6 +379,13 @@ func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent
 		}
 	}
 	return out, nil
+}
+
+func sealed(s *store.Secret) *secret.Sealed {
+	if s == nil {
+		return nil
+	}
+	return &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
 }
 
 func errCode(e *invoke.Error) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	connector "github.com/a2a-connector/a2a-connector"
 )
@@ -50,6 +51,18 @@ type Revision struct {
 	Card            json.RawMessage
 	Profile         connector.CardProfile
 	Warnings        []connector.Problem
+}
+
+// RevisionInfo is one stored card revision of an agent.
+type RevisionInfo struct {
+	Revision        int
+	ResolvedCardURL string
+	// Card is the card as jsonb gives it back: the same JSON value as fetched, but keys may be
+	// reordered and whitespace differs.
+	Card      json.RawMessage
+	Profile   connector.CardProfile
+	Warnings  []connector.Problem
+	FetchedAt time.Time
 }
 
 // AgentPatch changes an agent's settings; nil fields stay as they are.
@@ -110,9 +123,51 @@ func notFound(op, agentID string) error {
 	return fmt.Errorf("%s %q: %w", op, agentID, connector.ErrNotFound)
 }
 
-// CreateAgent stores the agent and its revision 1 in one transaction. The same card URL already
-// registered by the tenant is ErrConflict; a missing tenant is ErrNotFound; a card that is not
-// JSON, or an APIKey with an empty part, is ErrInvalid.
+// DuplicateError is a registration, or a refresh, that would give the tenant a second agent for
+// a card it has registered already: the same card URL, or the same CardKey of the URL the card
+// was fetched from. It matches connector.ErrConflict.
+type DuplicateError struct {
+	// AgentID is the tenant's agent that has the card already; "" when it was deleted since.
+	AgentID string
+	Err     error
+}
+
+func (e *DuplicateError) Error() string {
+	if e.AgentID == "" {
+		return fmt.Sprintf("card already registered: %v", e.Err)
+	}
+	return fmt.Sprintf("card already registered as agent %s: %v", e.AgentID, e.Err)
+}
+
+// Unwrap returns the cause, which matches connector.ErrConflict.
+func (e *DuplicateError) Unwrap() error { return e.Err }
+
+// duplicate turns a unique violation on an agent's card URL or card key into a DuplicateError
+// naming the agent that holds it (read after the failed transaction). Other errors are
+// classified as usual.
+func (s *Store) duplicate(ctx context.Context, err error, tenantID, agentID, cardURL, cardKey string) error {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "23505" ||
+		(pgErr.ConstraintName != "agents_tenant_card_url_key" && pgErr.ConstraintName != "agents_tenant_card_key_key") {
+		return classify(err)
+	}
+	// The holder may be gone by now (no row), or the lookup may fail: the conflict stands
+	// either way, without a name.
+	var holder string
+	if qerr := s.pool.QueryRow(ctx,
+		`select id from agents where tenant_id = $1 and id <> $2 and (card_url = $3 or card_key = $4)
+		  order by created_at, id limit 1`,
+		tenantID, agentID, cardURL, cardKey,
+	).Scan(&holder); qerr != nil {
+		holder = ""
+	}
+	return &DuplicateError{AgentID: holder, Err: classify(err)}
+}
+
+// CreateAgent stores the agent and its revision 1 in one transaction. A card the tenant has
+// registered already (the same card URL, or the same CardKey of ResolvedCardURL) is a
+// *DuplicateError matching ErrConflict; a missing tenant is ErrNotFound; a card that is not JSON,
+// an empty ResolvedCardURL, or an APIKey with an empty part, is ErrInvalid.
 func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, error) {
 	const op = "create agent"
 	tid, ok := parseID(a.TenantID)
@@ -138,6 +193,10 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 		}
 		ciphertext, keyID = a.APIKey.Ciphertext, &a.APIKey.KeyID
 	}
+	if a.ResolvedCardURL == "" {
+		return connector.Agent{}, fmt.Errorf("%s %s: no resolved card URL: %w", op, id, connector.ErrInvalid)
+	}
+	key := CardKey(a.ResolvedCardURL)
 	profile, warnings, err := encodeRevision(a.Profile, a.Warnings)
 	if err != nil {
 		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, err)
@@ -146,9 +205,9 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 	var agent connector.Agent
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx,
-			`insert into agents (tenant_id, id, card_url, enabled, api_key_ciphertext, api_key_key_id, current_revision)
-			 values ($1, $2, $3, $4, $5, $6, 1)`,
-			tid, id, a.CardURL, a.Enabled, ciphertext, keyID,
+			`insert into agents (tenant_id, id, card_url, card_key, enabled, api_key_ciphertext, api_key_key_id, current_revision)
+			 values ($1, $2, $3, $4, $5, $6, $7, 1)`,
+			tid, id, a.CardURL, key, a.Enabled, ciphertext, keyID,
 		); err != nil {
 			return err
 		}
@@ -164,7 +223,7 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 		return err
 	})
 	if err != nil {
-		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, s.duplicate(ctx, err, tid, id, a.CardURL, key))
 	}
 	return agent, nil
 }
@@ -268,59 +327,153 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p Age
 
 // AddRevision stores a new card revision of the agent and makes it live, in one transaction
 // that locks the agent row, so concurrent refreshes get consecutive numbers and none is lost.
-func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r Revision) (connector.Agent, error) {
+//
+// When nothing would change — the live revision has the same card (as a JSON value: key order
+// and spacing aside), resolved URL, profile and warnings — it stores nothing, leaves updated_at
+// alone, and returns the agent with added false. A new resolved URL whose CardKey another agent
+// of the tenant has is a *DuplicateError (ErrConflict), and the live revision stays; an empty
+// ResolvedCardURL is ErrInvalid.
+func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r Revision) (a connector.Agent, added bool, err error) {
 	const op = "add revision to agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
 	if !ok1 || !ok2 {
-		return connector.Agent{}, notFound(op, agentID)
+		return connector.Agent{}, false, notFound(op, agentID)
 	}
 	profile, warnings, err := encodeRevision(r.Profile, r.Warnings)
 	if err != nil {
-		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, err)
+		return connector.Agent{}, false, fmt.Errorf("%s %s: %w", op, id, err)
 	}
+	key := CardKey(r.ResolvedCardURL)
 
-	var agent connector.Agent
+	var (
+		agent   connector.Agent
+		cardURL string
+	)
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var one int
+		// Lock the agent row alone: locking through the join to its live revision would lose
+		// the row to a concurrent refresh that moved current_revision on.
 		if err := tx.QueryRow(ctx,
-			`select 1 from agents where tenant_id = $1 and id = $2 for update`, tid, id,
-		).Scan(&one); err != nil {
+			`select card_url from agents where tenant_id = $1 and id = $2 for update`, tid, id,
+		).Scan(&cardURL); err != nil {
 			return err
 		}
-		// max+1 rather than current_revision+1: the live revision need not be the newest one
-		// forever (a rollback to an older card would keep the newer ones).
-		var next int
+		if r.ResolvedCardURL == "" {
+			return fmt.Errorf("no resolved card URL: %w", connector.ErrInvalid)
+		}
+		var same bool
 		if err := tx.QueryRow(ctx,
-			`select coalesce(max(revision), 0) + 1 from agent_revisions where tenant_id = $1 and agent_id = $2`,
-			tid, id,
-		).Scan(&next); err != nil {
+			`select r.card = $3::jsonb and r.profile = $4::jsonb and r.warnings = $5::jsonb and r.resolved_card_url = $6
+			   from agents a`+agentJoin+`
+			  where a.tenant_id = $1 and a.id = $2`,
+			tid, id, r.Card, profile, warnings, r.ResolvedCardURL,
+		).Scan(&same); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx,
-			`insert into agent_revisions (tenant_id, agent_id, revision, card, profile, warnings, resolved_card_url)
-			 values ($1, $2, $3, $4, $5, $6, $7)`,
-			tid, id, next, r.Card, profile, warnings, r.ResolvedCardURL,
-		); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx,
-			`update agents set current_revision = $3, updated_at = now() where tenant_id = $1 and id = $2`,
-			tid, id, next,
-		); err != nil {
-			return err
+		if !same {
+			// max+1 rather than current_revision+1: the live revision need not be the newest
+			// one forever (a rollback to an older card would keep the newer ones).
+			var next int
+			if err := tx.QueryRow(ctx,
+				`select coalesce(max(revision), 0) + 1 from agent_revisions where tenant_id = $1 and agent_id = $2`,
+				tid, id,
+			).Scan(&next); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx,
+				`insert into agent_revisions (tenant_id, agent_id, revision, card, profile, warnings, resolved_card_url)
+				 values ($1, $2, $3, $4, $5, $6, $7)`,
+				tid, id, next, r.Card, profile, warnings, r.ResolvedCardURL,
+			); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx,
+				`update agents set current_revision = $3, card_key = $4, updated_at = now() where tenant_id = $1 and id = $2`,
+				tid, id, next, key,
+			); err != nil {
+				return err
+			}
+			added = true
 		}
 		var err error
 		agent, err = getAgent(ctx, tx, tid, id)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return connector.Agent{}, notFound(op, agentID)
+		return connector.Agent{}, false, notFound(op, agentID)
 	}
 	if err != nil {
-		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, classify(err))
+		return connector.Agent{}, false, fmt.Errorf("%s %s: %w", op, id, s.duplicate(ctx, err, tid, id, cardURL, key))
 	}
-	return agent, nil
+	return agent, added, nil
+}
+
+// AgentsWithEndpoint returns the ids of the tenant's agents whose live revision calls
+// endpointURL, oldest first: registering one agent twice under two card URLs shows as two agents
+// with one endpoint.
+func (s *Store) AgentsWithEndpoint(ctx context.Context, tenantID, endpointURL string) ([]string, error) {
+	const op = "agents with endpoint"
+	tid, ok := parseID(tenantID)
+	if !ok {
+		return nil, fmt.Errorf("%s: tenant %q: %w", op, tenantID, connector.ErrNotFound)
+	}
+	rows, err := s.pool.Query(ctx, `select a.id from agents a`+agentJoin+`
+		  where a.tenant_id = $1 and r.profile->>'endpointUrl' = $2
+		  order by a.created_at, a.id`, tid, endpointURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s of tenant %s: %w", op, tid, classify(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("%s of tenant %s: %w", op, tid, classify(err))
+	}
+	return ids, nil
+}
+
+// Revisions returns every stored card revision of the agent, oldest first (audit, tests).
+func (s *Store) Revisions(ctx context.Context, tenantID, agentID string) ([]RevisionInfo, error) {
+	const op = "list revisions of agent"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return nil, notFound(op, agentID)
+	}
+	rows, err := s.pool.Query(ctx,
+		`select revision, resolved_card_url, card, profile, warnings, fetched_at
+		   from agent_revisions
+		  where tenant_id = $1 and agent_id = $2
+		  order by revision`,
+		tid, id,
+	)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	revs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (RevisionInfo, error) {
+		var (
+			r                 RevisionInfo
+			profile, warnings []byte
+		)
+		if err := row.Scan(&r.Revision, &r.ResolvedCardURL, &r.Card, &profile, &warnings, &r.FetchedAt); err != nil {
+			return RevisionInfo{}, err
+		}
+		var err error
+		if r.Profile, err = decodeProfile(profile); err != nil {
+			return RevisionInfo{}, err
+		}
+		if r.Warnings, err = decodeWarnings(warnings); err != nil {
+			return RevisionInfo{}, err
+		}
+		return r, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	// Every agent has at least its first revision (a deferred foreign key guarantees it), so
+	// none means no such agent in this tenant.
+	if len(revs) == 0 {
+		return nil, notFound(op, agentID)
+	}
+	return revs, nil
 }
 
 // AgentSecret returns the agent's stored API key, or nil and no error when none is set.

@@ -40,7 +40,7 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 		holdAgent, holdTask, holdContext, holdTurn, contextID *string
 		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  *time.Time
 	)
-	err := s.pool.QueryRow(ctx, `
+	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + sessionID, sql: `
 		select s.hold_agent_id::text, s.hold_task_id, s.hold_context_id, s.hold_turn_id,
 		       s.hold_expires_at, s.updated_at, ha.updated_at, ra.updated_at, c.context_id
 		  from (select $1::uuid as tenant_id) k
@@ -51,8 +51,12 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 		  left join agents ra on ra.tenant_id = k.tenant_id and ra.id = $3::uuid
 		  left join session_contexts c
 		         on c.tenant_id = k.tenant_id and c.session_id = $2 and c.agent_id = $3::uuid`,
-		tid, sessionID, aid, now,
-	).Scan(&holdAgent, &holdTask, &holdContext, &holdTurn, &holdExpires, &holdUpdated, &holdAgentUpdated, &agentUpd, &contextID)
+		args: []any{tid, sessionID, aid, now},
+		scan: func(row pgx.Row) error {
+			return row.Scan(&holdAgent, &holdTask, &holdContext, &holdTurn, &holdExpires, &holdUpdated,
+				&holdAgentUpdated, &agentUpd, &contextID)
+		},
+	})
 	if err != nil {
 		return TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
 	}
@@ -102,7 +106,7 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 		holdAgent, holdTask, holdContext, holdTurn, holdExpires = &aid, &h.TaskID, &h.ContextID, &h.TurnID, &h.ExpiresAt
 	}
 	changeHold := r.SetHold != nil || r.ReleaseHold
-	_, err := s.pool.Exec(ctx, `
+	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + r.SessionID, sql: `
 		with ctx as (
 			insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
 			select $1, $2, $3, $4, now()
@@ -120,7 +124,9 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 		       hold_expires_at = excluded.hold_expires_at,
 		       last_turn_started_at = excluded.last_turn_started_at, updated_at = now()
 		 where s.last_turn_started_at <= excluded.last_turn_started_at`,
-		tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt, changeHold)
+		args: []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires,
+			r.StartedAt, changeHold},
+	})
 	if err != nil {
 		return fmt.Errorf("save turn of session %q: %w", r.SessionID, classify(err))
 	}

@@ -31,11 +31,14 @@ import (
 // Store is the Postgres store. It is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// turns carries the turn path's two statements (LookupTurn, SaveTurn), coalescing those
+	// of concurrent turns into shared round trips.
+	turns *coalescer
 }
 
 // New returns a store on pool. The caller owns the pool and closes it after the last call.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool}
+	return &Store{pool: pool, turns: newCoalescer(pool)}
 }
 
 // Ping checks that Postgres answers (readiness). The error wraps connector.ErrUnavailable when

@@ -422,9 +422,9 @@ func TestAddRevision_new_revision_is_live_and_old_ones_are_kept(t *testing.T) {
 		Profile:         sampleProfile("Weather 2"),
 	}
 	r.Profile.Streaming = false
-	got, err := s.AddRevision(t.Context(), tenant, n.ID, r)
-	if err != nil {
-		t.Fatalf("AddRevision: %v", err)
+	got, added, err := s.AddRevision(t.Context(), tenant, n.ID, r)
+	if err != nil || !added {
+		t.Fatalf("AddRevision = added %v, %v; want added", added, err)
 	}
 	want := before
 	want.Revision = 2
@@ -476,7 +476,7 @@ func TestAddRevision_concurrent_refreshes_get_consecutive_numbers(t *testing.T) 
 	g, ctx := errgroup.WithContext(t.Context())
 	for i := range refreshes {
 		g.Go(func() error {
-			_, err := s.AddRevision(ctx, tenant, n.ID, store.Revision{
+			_, _, err := s.AddRevision(ctx, tenant, n.ID, store.Revision{
 				ResolvedCardURL: n.ResolvedCardURL,
 				Card:            json.RawMessage(`{"n": ` + strconv.Itoa(i) + `}`),
 				Profile:         sampleProfile("v" + strconv.Itoa(i)),
@@ -518,7 +518,7 @@ func TestAddRevision_refused_card_keeps_the_old_revision_live(t *testing.T) {
 
 	// Postgres refuses the card at the revision insert, after the agent row was locked: the
 	// whole transaction must roll back.
-	_, err := s.AddRevision(t.Context(), tenant, n.ID, store.Revision{
+	_, _, err := s.AddRevision(t.Context(), tenant, n.ID, store.Revision{
 		ResolvedCardURL: n.ResolvedCardURL,
 		Card:            json.RawMessage(`{"name": `),
 		Profile:         sampleProfile("Broken"),
@@ -544,7 +544,8 @@ func TestDeleteAgent_takes_revisions_holds_and_contexts_with_it(t *testing.T) {
 	tenant := testDB.NewTenant(t)
 	doomed := mustCreate(t, s, newAgent(tenant, "https://doomed.example.com"))
 	kept := mustCreate(t, s, newAgent(tenant, "https://kept.example.com"))
-	if _, err := s.AddRevision(t.Context(), tenant, doomed.ID, store.Revision{Card: json.RawMessage(`{}`), Profile: sampleProfile("v2")}); err != nil {
+	if _, _, err := s.AddRevision(t.Context(), tenant, doomed.ID, store.Revision{ResolvedCardURL: "https://doomed.example.com/v2.json",
+		Card: json.RawMessage(`{}`), Profile: sampleProfile("v2")}); err != nil {
 		t.Fatalf("AddRevision: %v", err)
 	}
 	for i, agentID := range []string{doomed.ID, kept.ID} {
@@ -599,7 +600,7 @@ func agentCalls(ctx context.Context, s *store.Store, tenant, agent string) map[s
 	_, errs["GetAgent"] = s.GetAgent(ctx, tenant, agent)
 	_, errs["UpdateAgent"] = s.UpdateAgent(ctx, tenant, agent, store.AgentPatch{Enabled: &yes})
 	_, errs["UpdateAgent_empty"] = s.UpdateAgent(ctx, tenant, agent, store.AgentPatch{})
-	_, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, store.Revision{Card: json.RawMessage(`{}`)})
+	_, _, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, store.Revision{Card: json.RawMessage(`{}`)})
 	_, errs["Revisions"] = s.Revisions(ctx, tenant, agent)
 	_, errs["AgentSecret"] = s.AgentSecret(ctx, tenant, agent)
 	_, errs["DeleteAgent"] = s.DeleteAgent(ctx, tenant, agent)
@@ -690,18 +691,27 @@ func TestTenantsAndTokens(t *testing.T) {
 		return h
 	}
 	first, second := hash(1), hash(2)
+	var ids []string
 	for _, h := range [][]byte{first, second} {
-		if err := s.AddTenantToken(t.Context(), tenant.ID, h); err != nil {
+		tok, err := s.AddTenantToken(t.Context(), tenant.ID, h)
+		if err != nil {
 			t.Fatalf("AddTenantToken: %v", err)
 		}
+		if _, err := uuid.Parse(tok.ID); err != nil || tok.TenantID != tenant.ID || tok.CreatedAt.IsZero() || tok.LastUsedAt != nil {
+			t.Errorf("AddTenantToken = %+v; want an id, the tenant, a creation time and no use", tok)
+		}
+		ids = append(ids, tok.ID)
 	}
-	for _, h := range [][]byte{first, second} {
-		got, err := s.TenantByTokenHash(t.Context(), h)
+	for i, h := range [][]byte{first, second} {
+		got, tokenID, err := s.TenantByTokenHash(t.Context(), h)
 		if err != nil {
 			t.Fatalf("TenantByTokenHash: %v", err)
 		}
 		if diff := cmp.Diff(tenant, got); diff != "" {
 			t.Errorf("TenantByTokenHash (-want +got):\n%s", diff)
+		}
+		if tokenID != ids[i] {
+			t.Errorf("TenantByTokenHash token id = %q; want %q", tokenID, ids[i])
 		}
 	}
 
@@ -711,24 +721,28 @@ func TestTenantsAndTokens(t *testing.T) {
 		wantErr error
 	}{
 		{name: "unknown_hash_is_not_found", wantErr: connector.ErrNotFound, call: func(ctx context.Context) error {
-			_, err := s.TenantByTokenHash(ctx, hash(3))
+			_, _, err := s.TenantByTokenHash(ctx, hash(3))
 			return err
 		}},
 		{name: "empty_hash_is_not_found", wantErr: connector.ErrNotFound, call: func(ctx context.Context) error {
-			_, err := s.TenantByTokenHash(ctx, nil)
+			_, _, err := s.TenantByTokenHash(ctx, nil)
 			return err
 		}},
 		{name: "same_hash_twice_is_a_conflict", wantErr: connector.ErrConflict, call: func(ctx context.Context) error {
-			return s.AddTenantToken(ctx, tenant.ID, first)
+			_, err := s.AddTenantToken(ctx, tenant.ID, first)
+			return err
 		}},
 		{name: "token_for_unknown_tenant_is_not_found", wantErr: connector.ErrNotFound, call: func(ctx context.Context) error {
-			return s.AddTenantToken(ctx, uuid.NewString(), hash(4))
+			_, err := s.AddTenantToken(ctx, uuid.NewString(), hash(4))
+			return err
 		}},
 		{name: "token_for_malformed_tenant_is_not_found", wantErr: connector.ErrNotFound, call: func(ctx context.Context) error {
-			return s.AddTenantToken(ctx, "acme", hash(5))
+			_, err := s.AddTenantToken(ctx, "acme", hash(5))
+			return err
 		}},
 		{name: "hash_not_sha256_sized_is_invalid", wantErr: connector.ErrInvalid, call: func(ctx context.Context) error {
-			return s.AddTenantToken(ctx, tenant.ID, []byte("short"))
+			_, err := s.AddTenantToken(ctx, tenant.ID, []byte("short"))
+			return err
 		}},
 		{name: "tenant_without_name_is_invalid", wantErr: connector.ErrInvalid, call: func(ctx context.Context) error {
 			_, err := s.CreateTenant(ctx, "")

@@ -224,6 +224,13 @@
       problems.length ? problemsTable(problems, 'Problems') : h('p', { class: 'help', text: 'No problems found.' }));
   }
 
+  // showKeyField shows the add form's API key field only for a card that asks for a key; the
+  // field is emptied whenever it hides.
+  function showKeyField(on) {
+    $('#api-key-field').hidden = !on;
+    if (!on) $('#api-key').value = '';
+  }
+
   function readCardURL() {
     const url = $('#card-url').value.trim();
     if (!url) {
@@ -239,6 +246,7 @@
     const out = $('#add-result');
     out.replaceChildren(note('Fetching and validating the card…', 'info'));
     const res = await api('POST', '/v1/agents/validate', { cardUrl });
+    showKeyField(res.ok && res.data && res.data.apiKeyRequired === true);
     if (res.ok) out.replaceChildren(renderValidation(res.data));
     else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
     else out.replaceChildren(problemBox(res, 'Validation failed.'));
@@ -248,14 +256,14 @@
     const cardUrl = readCardURL();
     if (!cardUrl) return;
     const body = { cardUrl };
-    const key = $('#api-key').value;
+    const key = $('#api-key-field').hidden ? '' : $('#api-key').value;
     if (key) body.apiKey = key;
     const out = $('#add-result');
     out.replaceChildren(note('Fetching, validating and registering…', 'info'));
     const res = await api('POST', '/v1/agents', body);
     if (res.ok) {
       const a = res.data || {};
-      $('#api-key').value = '';
+      showKeyField(false);
       $('#card-url').value = '';
       const msgs = [note(`Registered “${str(a.name)}” (revision ${str(a.revision)}). It is listed under Your agents.`, 'ok')];
       if (a.apiKeyRequired && !a.apiKeySet) {
@@ -275,14 +283,82 @@
 
   // ---- your agents -------------------------------------------------------------------------
 
+  // ---- try it: test conversations --------------------------------------------------------
+
   const OUTCOMES = {
     COMPLETED: ['ok', 'The agent answered and finished the task.'],
-    INPUT_REQUIRED: ['warn', 'The agent asks a follow-up question; in a real conversation the user’s next turn would go to it.'],
+    INPUT_REQUIRED: ['warn', 'The agent asks a follow-up question and holds the conversation: your next message answers it.'],
     HANDBACK: ['off', 'The agent declined this turn; the platform would handle it itself.'],
     FAILED: ['error', 'The turn failed.'],
     CANCELED: ['off', 'The turn was canceled.'],
   };
 
+  // conversations keeps each agent's test conversation across re-renders of its card:
+  // agent id -> {sessionId, held, turns: [{text, result}]}. Forgotten with the token.
+  const conversations = new Map();
+
+  // EXAMPLE_PREFIX is the label some cards put before a skill example ("示例: 1与2相加是多少").
+  const EXAMPLE_PREFIX = /^\s*(示例|例如|例子|样例|examples?|e\.g\.|eg)\s*[:：]\s*/i;
+
+  // examplePlaceholder is the first example among the agent's skills, so each agent suggests
+  // something it can do.
+  function examplePlaceholder(a) {
+    for (const s of Array.isArray(a.skills) ? a.skills : []) {
+      for (const ex of s && Array.isArray(s.examples) ? s.examples : []) {
+        const text = str(ex).replace(EXAMPLE_PREFIX, '').trim();
+        if (text) return 'e.g. ' + text;
+      }
+    }
+    return 'Type a message to the agent';
+  }
+
+  // tryBlockedReason says why a turn cannot be sent to the agent now ('' when it can).
+  function tryBlockedReason(a) {
+    if (!a.enabled) return 'This agent is disabled: enable it to try it.';
+    if (a.apiKeyRequired === true && a.apiKeySet !== true) return 'This agent needs an API key: set it above before trying it.';
+    return '';
+  }
+
+  function clockTime(iso) {
+    const d = new Date(str(iso));
+    return Number.isNaN(d.getTime()) ? str(iso) : d.toLocaleTimeString();
+  }
+
+  // paramsText shows a device command's parameters as "key: value" pairs.
+  function paramsText(params) {
+    if (!params || typeof params !== 'object' || Array.isArray(params)) return str(params);
+    return Object.entries(params).map(([k, v]) => `${k}: ${str(v)}`).join(', ');
+  }
+
+  // deviceCommands shows the final metadata: its "commands" list as a table, anything else as
+  // JSON.
+  function deviceCommands(metadata) {
+    if (!metadata || typeof metadata !== 'object' || Array.isArray(metadata)) return null;
+    const out = [];
+    const { commands, ...rest } = metadata;
+    if (Array.isArray(commands) && commands.length) {
+      out.push(h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Device commands' },
+        h('table', { class: 'commands' },
+          h('caption', { text: 'Device commands' }),
+          h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Command' }), h('th', { scope: 'col', text: 'Parameters' }))),
+          h('tbody', {}, commands.map((c) => {
+            const cmd = c && typeof c === 'object' ? c : { name: c };
+            return h('tr', { class: 'command' },
+              h('td', { class: 'name' }, h('code', { text: str(cmd.name) })),
+              h('td', { class: 'params' }, h('code', { text: paramsText(cmd.params) })));
+          })))));
+    } else if (commands !== undefined) {
+      rest.commands = commands;
+    }
+    if (Object.keys(rest).length) {
+      out.push(h('details', { class: 'metadata' }, h('summary', { text: 'Metadata' }),
+        h('pre', { text: JSON.stringify(rest, null, 2) })));
+    }
+    return out.length ? h('div', { class: 'final-metadata' }, out) : null;
+  }
+
+  // renderTestResult shows how one test turn ended: the outcome, the agent's words (its question,
+  // its reply, its reason for declining), device commands and the hold.
   function renderTestResult(r) {
     const outcome = str(r && r.outcome) || 'UNKNOWN';
     const [kind, sentence] = Object.hasOwn(OUTCOMES, outcome) ? OUTCOMES[outcome] : ['off', 'Unexpected outcome.'];
@@ -293,8 +369,146 @@
         h('strong', { text: 'Error: ' }), h('code', { text: str(r.error.code) }), ' — ', str(r.error.message)));
     }
     const text = str(r && r.text);
-    box.append(text ? h('p', { class: 'reply', text }) : h('p', { class: 'help', text: '(no reply text)' }));
+    const said = str(r && r.statusText);
+    if (outcome === 'INPUT_REQUIRED') {
+      box.append(h('p', { class: 'asks' }, h('strong', { text: 'The agent asks: ' }), text || said || '(no question text)'));
+    } else {
+      if (text) box.append(h('p', { class: 'reply', text }));
+      if (said && said !== text) box.append(h('p', { class: 'said' }, h('strong', { text: 'The agent said: ' }), said));
+      if (!text && !said) box.append(h('p', { class: 'help', text: '(no reply text)' }));
+    }
+    const cmds = deviceCommands(r && r.metadata);
+    if (cmds) box.append(cmds);
+    if (r && r.holdExpiresAt) {
+      box.append(h('p', { class: 'hold help', text: `The agent holds this conversation until ${clockTime(r.holdExpiresAt)}.` }));
+    }
+    if (r && (r.taskId || r.contextId)) {
+      box.append(h('p', { class: 'ids help' },
+        r.continued ? 'Continued task ' : 'Task ', h('code', { text: str(r.taskId) || '—' }),
+        ', context ', h('code', { text: str(r.contextId) || '—' })));
+    }
     return box;
+  }
+
+  // renderTryIt is an agent's "Try it": a test conversation that runs through the connector's
+  // session router, so a follow-up question holds it and the next message answers it.
+  function renderTryIt(a) {
+    const id = str(a.id);
+    const inputId = 'try-' + id;
+    const blocked = tryBlockedReason(a);
+    const box = h('div', { class: 'try' });
+
+    function paint(message) {
+      const conv = conversations.get(id);
+      const held = !!(conv && conv.held);
+      const input = h('input', { id: inputId, class: 'try-input', type: 'text', autocomplete: 'off', maxlength: '4000',
+        placeholder: held ? 'Answer the agent’s question' : examplePlaceholder(a),
+        disabled: !!blocked, 'aria-describedby': inputId + '-help' });
+      const send = h('button', { type: 'submit', class: 'try-send', text: held ? 'Answer' : 'Send', disabled: !!blocked });
+      const end = conv ? h('button', { type: 'button', class: 'try-end secondary', text: 'End conversation' }) : null;
+      const help = blocked
+        ? h('p', { id: inputId + '-help', class: 'try-blocked msg msg-warn', text: blocked })
+        : h('p', { id: inputId + '-help', class: 'help', text: held
+          ? 'Your next message goes to the agent’s open task, as the user’s next turn would.'
+          : 'Sends a real message to the agent in a test conversation of its own (never a user’s session).' });
+      const log = conv && conv.turns.length ? h('ol', { class: 'try-log', 'aria-label': 'Test conversation' },
+        conv.turns.map((t) => h('li', { class: 'turn' },
+          h('p', { class: 'you' }, h('strong', { text: 'You: ' }), t.text),
+          h('div', { class: 'try-result' }, t.result ? renderTestResult(t.result) : t.problem)))) : null;
+      const status = h('div', { class: 'try-msg', role: 'status', 'aria-live': 'polite' }, message || '');
+      const form = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
+        h('label', { for: inputId, text: 'Try it' }),
+        log,
+        h('div', { class: 'row' }, input, send, end),
+        help,
+        status);
+      form.addEventListener('submit', (ev) => {
+        ev.preventDefault();
+        const text = input.value;
+        if (!text.trim()) { status.replaceChildren(note('Type a message first.', 'error')); input.focus(); return; }
+        busy([send, end].filter(Boolean), () => sendTurn(text, status));
+      });
+      if (end) end.addEventListener('click', () => busy([send, end], () => endConversation(status)));
+      box.replaceChildren(form);
+      return input;
+    }
+
+    async function sendTurn(text, status) {
+      const conv = conversations.get(id);
+      status.replaceChildren(note('Waiting for the agent…', 'info'));
+      const body = { text };
+      if (conv) body.sessionId = conv.sessionId;
+      const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', body);
+      if (!res.ok) {
+        status.replaceChildren(problemBox(res, res.status === 409 ? 'The agent cannot be called right now.' : 'The test turn could not run.'));
+        return;
+      }
+      const r = res.data || {};
+      const next = conv && conv.sessionId === r.sessionId ? conv : { sessionId: str(r.sessionId), turns: [] };
+      next.turns.push({ text, result: r });
+      next.held = r.outcome === 'INPUT_REQUIRED' && !!r.holdExpiresAt;
+      conversations.set(id, next);
+      if (box.isConnected) paint().focus();
+    }
+
+    async function endConversation(status) {
+      const conv = conversations.get(id);
+      if (!conv) return;
+      const res = await api('DELETE', '/v1/agents/' + encodeURIComponent(id) + '/test/' + encodeURIComponent(conv.sessionId));
+      if (!res.ok && res.status !== 404) {
+        status.replaceChildren(problemBox(res, 'Could not end the conversation.'));
+        return;
+      }
+      conversations.delete(id);
+      const released = res.ok && res.data && res.data.released === true;
+      if (box.isConnected) {
+        paint(note(released
+          ? 'Conversation ended: the hold was released and the agent was asked to cancel its open task.'
+          : 'Conversation ended. The next message starts a new one.', 'ok')).focus();
+      }
+    }
+
+    paint();
+    return box;
+  }
+
+  // ---- one agent's card ------------------------------------------------------------------
+
+  // renderKeyForm is the write-only API key field, shown only when the card asks for a key or
+  // one is set (so that it can be rotated or removed).
+  function renderKeyForm(a, article, msg) {
+    const id = str(a.id);
+    if (a.apiKeyRequired !== true && a.apiKeySet !== true) return null;
+    // API key: write-only. The field starts empty every time and is cleared after each save.
+    const keyInputId = 'key-' + id;
+    const keyInput = h('input', { id: keyInputId, class: 'key-input', type: 'password', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
+    const keySave = h('button', { type: 'submit', class: 'key-save', text: a.apiKeySet ? 'Rotate key' : 'Set key' });
+    const keyRemove = a.apiKeySet ? h('button', { type: 'button', class: 'key-remove secondary', text: 'Remove key' }) : null;
+    const keyForm = h('form', { class: 'key-form', autocomplete: 'off', novalidate: true },
+      h('label', { for: keyInputId, text: a.apiKeySet ? 'Rotate the API key' : 'Set the API key' }),
+      h('div', { class: 'row' }, keyInput, keySave, keyRemove),
+      h('p', { class: 'help', text: a.apiKeyRequired ? 'The card asks for an API key. Write-only: the current key is never shown.' : 'Write-only: the current key is never shown.' }));
+    keyForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const key = keyInput.value;
+      if (!key) { msg.replaceChildren(note('Type the new API key first.', 'error')); keyInput.focus(); return; }
+      busy([keySave], async () => {
+        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: key });
+        keyInput.value = '';
+        if (res.ok) replaceAgent(article, res.data, note(a.apiKeySet ? 'API key rotated.' : 'API key set.', 'ok'), '.key-input');
+        else msg.replaceChildren(problemBox(res, 'Could not save the API key.'));
+      });
+    });
+    if (keyRemove) {
+      keyRemove.addEventListener('click', () => busy([keyRemove], async () => {
+        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: '' });
+        if (res.ok) {
+          const warn = res.data.apiKeyRequired ? ' The agent requires one: it cannot be called until a new key is set.' : '';
+          replaceAgent(article, res.data, note('API key removed.' + warn, res.data.apiKeyRequired ? 'warn' : 'ok'), '.key-input');
+        } else msg.replaceChildren(problemBox(res, 'Could not remove the API key.'));
+      }));
+    }
+    return keyForm;
   }
 
   function renderAgent(a, message) {
@@ -354,6 +568,7 @@
     confirmYes.addEventListener('click', () => busy([confirmYes, confirmNo], async () => {
       const res = await api('DELETE', '/v1/agents/' + encodeURIComponent(id));
       if (res.ok || res.status === 404) {
+        conversations.delete(id);
         article.remove();
         $('#agents-msg').replaceChildren(note(`Deleted “${name}”.`, 'ok'));
         if (!$('#agents .agent')) showEmpty();
@@ -362,60 +577,6 @@
         msg.replaceChildren(problemBox(res, 'Could not delete the agent.'));
       }
     }));
-
-    // API key: write-only. The field starts empty every time and is cleared after each save.
-    const keyInputId = 'key-' + id;
-    const keyInput = h('input', { id: keyInputId, class: 'key-input', type: 'password', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
-    const keySave = h('button', { type: 'submit', class: 'key-save', text: a.apiKeySet ? 'Rotate key' : 'Set key' });
-    const keyRemove = a.apiKeySet ? h('button', { type: 'button', class: 'key-remove secondary', text: 'Remove key' }) : null;
-    const keyForm = h('form', { class: 'key-form', autocomplete: 'off', novalidate: true },
-      h('label', { for: keyInputId, text: a.apiKeySet ? 'Rotate the API key' : 'Set the API key' }),
-      h('div', { class: 'row' }, keyInput, keySave, keyRemove),
-      h('p', { class: 'help', text: 'Write-only: the current key is never shown.' }));
-    keyForm.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const key = keyInput.value;
-      if (!key) { msg.replaceChildren(note('Type the new API key first.', 'error')); keyInput.focus(); return; }
-      busy([keySave], async () => {
-        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: key });
-        keyInput.value = '';
-        if (res.ok) replaceAgent(article, res.data, note(a.apiKeySet ? 'API key rotated.' : 'API key set.', 'ok'), '.key-input');
-        else msg.replaceChildren(problemBox(res, 'Could not save the API key.'));
-      });
-    });
-    if (keyRemove) {
-      keyRemove.addEventListener('click', () => busy([keyRemove], async () => {
-        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { apiKey: '' });
-        if (res.ok) {
-          const warn = res.data.apiKeyRequired ? ' The agent requires one: it cannot be called until a new key is set.' : '';
-          replaceAgent(article, res.data, note('API key removed.' + warn, res.data.apiKeyRequired ? 'warn' : 'ok'), '.key-input');
-        } else msg.replaceChildren(problemBox(res, 'Could not remove the API key.'));
-      }));
-    }
-
-    // Try it: one real turn through the connector's invoke path.
-    const tryInputId = 'try-' + id;
-    const tryInput = h('input', { id: tryInputId, class: 'try-input', type: 'text', autocomplete: 'off', placeholder: 'e.g. 1与2相加是多少', maxlength: '4000' });
-    const trySend = h('button', { type: 'submit', class: 'try-send', text: 'Send' });
-    const tryResult = h('div', { class: 'try-result', role: 'status', 'aria-live': 'polite' });
-    const tryHint = !a.enabled ? 'This agent is disabled: enable it to try it.'
-      : needsKey ? 'This agent needs an API key before it can be tried.' : 'Sends one real message to the agent (a fresh conversation each time).';
-    const tryForm = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
-      h('label', { for: tryInputId, text: 'Try it' }),
-      h('div', { class: 'row' }, tryInput, trySend),
-      h('p', { class: 'help', text: tryHint }),
-      tryResult);
-    tryForm.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      const text = tryInput.value;
-      if (!text.trim()) { tryResult.replaceChildren(note('Type a message first.', 'error')); tryInput.focus(); return; }
-      busy([trySend], async () => {
-        tryResult.replaceChildren(note('Waiting for the agent…', 'info'));
-        const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', { text });
-        if (res.ok) tryResult.replaceChildren(renderTestResult(res.data));
-        else tryResult.replaceChildren(problemBox(res, res.status === 409 ? 'The agent cannot be called right now.' : 'The test turn could not run.'));
-      });
-    });
 
     const details = [];
     if (skills.length) {
@@ -431,7 +592,8 @@
         problemsTable(warnings, 'Warnings')));
     }
 
-    article.append(
+    // Native append would turn a null (a line the agent has no data for) into the text "null".
+    article.append(...[
       h('div', { class: 'agent-head' }, h('h3', { id: headingId, class: 'agent-name', text: name })),
       a.description ? h('p', { class: 'desc', text: str(a.description) }) : null,
       h('p', { class: 'card-url' }, 'Card: ', h('code', { text: str(a.cardUrl) })),
@@ -443,8 +605,9 @@
       h('div', { class: 'tools' },
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
-        keyForm,
-        tryForm));
+        renderKeyForm(a, article, msg),
+        renderTryIt(a))].filter(Boolean));
+    for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"
     return article;
   }
 
@@ -485,12 +648,13 @@
   // signedOut forgets the token and every piece of tenant data on the page.
   function signedOut(message) {
     clearToken();
+    conversations.clear();
     showWorkspace(false);
     $('#agents').replaceChildren();
     $('#agents-msg').replaceChildren();
     $('#add-result').replaceChildren();
     $('#card-url').value = '';
-    $('#api-key').value = '';
+    showKeyField(false);
     const m = $('#token-msg');
     m.className = 'msg' + (message ? ' msg-warn' : '');
     m.textContent = message || '';
@@ -540,12 +704,19 @@
       busy([$('#validate'), $('#register')], validateCard);
     });
     $('#register').addEventListener('click', () => busy([$('#validate'), $('#register')], registerAgent));
+    // Another URL is another card: its key field shows again only after it is validated.
+    $('#card-url').addEventListener('input', () => showKeyField(false));
     $('#reload').addEventListener('click', () => busy([$('#reload')], loadAgents));
     if (getToken()) {
       showWorkspace(true);
       loadAgents();
     }
   }
+
+  // Scripts loaded after this one (check.js) add to each agent's card through agentHooks, with
+  // the same helpers, so that they follow the same rules (text only, the token's api()).
+  const agentHooks = [];
+  window.a2acConsole = Object.freeze({ api, h, str, badge, note, problemBox, busy, onAgent: (fn) => { agentHooks.push(fn); } });
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

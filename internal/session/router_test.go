@@ -1,0 +1,419 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// These tests run the router's logic against in-process fakes: no Postgres, no agent. The
+// same behaviours against the real store and real agents are in cmd/connector's end-to-end
+// tests; these pin the decisions (routing, hold changes, what is durable before the Final).
+
+const (
+	tenantID = "7d9f2a55-0c1e-4b8e-9a41-3c2f1e0d9b77"
+	agentA   = "0a0a0a0a-0000-4000-8000-00000000000a"
+	agentB   = "0b0b0b0b-0000-4000-8000-00000000000b"
+)
+
+// memStore is Store in memory, with the same rules as internal/store: holds expire, a record
+// never overwrites the hold of a later-started turn, contexts only for agents that exist.
+type memStore struct {
+	mu       sync.Mutex
+	log      *[]string // shared with the sink: the order of saves and Finals
+	agents   map[string]connector.Agent
+	sessions map[string]*memSession
+	contexts map[string]string
+	saveErr  error
+}
+
+type memSession struct {
+	hold        *connector.Hold
+	lastStarted time.Time
+}
+
+var _ Store = (*memStore)(nil)
+
+func newMemStore(log *[]string, agents ...connector.Agent) *memStore {
+	s := &memStore{log: log, agents: map[string]connector.Agent{}, sessions: map[string]*memSession{}, contexts: map[string]string{}}
+	for _, a := range agents {
+		s.agents[a.ID] = a
+	}
+	return s
+}
+
+func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string, now time.Time) (store.TurnLookup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var l store.TurnLookup
+	if ss := s.sessions[tenant+"/"+session]; ss != nil && ss.hold != nil && ss.hold.ExpiresAt.After(now) {
+		h := *ss.hold
+		l.Hold = &h
+		if a, ok := s.agents[h.AgentID]; ok {
+			l.HoldAgentUpdatedAt = a.UpdatedAt
+		}
+	}
+	if a, ok := s.agents[agentID]; ok && a.TenantID == tenant {
+		l.AgentUpdatedAt = a.UpdatedAt
+	}
+	l.ContextID = s.contexts[tenant+"/"+session+"/"+agentID]
+	return l, nil
+}
+
+func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*s.log = append(*s.log, fmt.Sprintf("save set=%v release=%v", r.SetHold != nil, r.ReleaseHold))
+	if s.saveErr != nil {
+		return s.saveErr
+	}
+	if _, ok := s.agents[r.AgentID]; ok && r.ContextID != "" {
+		s.contexts[r.TenantID+"/"+r.SessionID+"/"+r.AgentID] = r.ContextID
+	}
+	if r.SetHold == nil && !r.ReleaseHold {
+		return nil
+	}
+	key := r.TenantID + "/" + r.SessionID
+	ss := s.sessions[key]
+	if ss == nil {
+		ss = &memSession{}
+		s.sessions[key] = ss
+	} else if ss.lastStarted.After(r.StartedAt) {
+		return nil
+	}
+	ss.lastStarted = r.StartedAt
+	ss.hold = nil
+	if h := r.SetHold; h != nil {
+		held := *h
+		held.TenantID, held.SessionID, held.AgentID = r.TenantID, r.SessionID, r.AgentID
+		ss.hold = &held
+	}
+	return nil
+}
+
+func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *store.Secret, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a, ok := s.agents[agentID]
+	if !ok || a.TenantID != tenant {
+		return connector.Agent{}, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
+	}
+	return a, nil, nil
+}
+
+func (s *memStore) ReleaseHold(_ context.Context, tenant, session string, now time.Time) (connector.Hold, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.sessions[tenant+"/"+session]
+	if ss == nil || ss.hold == nil || !ss.hold.ExpiresAt.After(now) {
+		return connector.Hold{}, connector.ErrNotFound
+	}
+	h := *ss.hold
+	ss.hold, ss.lastStarted = nil, now
+	return h, nil
+}
+
+func (s *memStore) GetHold(ctx context.Context, tenant, session string, now time.Time) (connector.Hold, connector.Agent, error) {
+	l, _ := s.LookupTurn(ctx, tenant, session, "", now)
+	if l.Hold == nil {
+		return connector.Hold{}, connector.Agent{}, connector.ErrNotFound
+	}
+	a, _, err := s.AgentForTurn(ctx, tenant, l.Hold.AgentID)
+	return *l.Hold, a, err
+}
+
+func (s *memStore) ListAgents(context.Context, string) ([]connector.Agent, error) { return nil, nil }
+
+func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
+
+func (s *memStore) setEnabled(id string, enabled bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	a := s.agents[id]
+	a.Enabled = enabled
+	a.UpdatedAt = a.UpdatedAt.Add(time.Second)
+	s.agents[id] = a
+}
+
+// scriptedInvoker answers each turn with the next scripted reply.
+type scriptedInvoker struct {
+	mu       sync.Mutex
+	replies  []reply
+	requests []invoke.Request
+	canceled []string
+}
+
+type reply struct {
+	texts  []string
+	result invoke.Result
+}
+
+var _ Invoker = (*scriptedInvoker)(nil)
+
+func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(invoke.Event)) invoke.Result {
+	v.mu.Lock()
+	v.requests = append(v.requests, req)
+	r := v.replies[0]
+	v.replies = v.replies[1:]
+	v.mu.Unlock()
+	for _, t := range r.texts {
+		emit(invoke.Event{Kind: invoke.TextEvent, Text: t})
+	}
+	return r.result
+}
+
+func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *secret.Sealed, taskID string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.canceled = append(v.canceled, a.ID+"/"+taskID)
+}
+
+// logSink records what the engine would see.
+type logSink struct {
+	log    *[]string
+	finals []Final
+}
+
+func (k *logSink) Started(a connector.Agent, held bool, taskID string) error {
+	*k.log = append(*k.log, fmt.Sprintf("started %s held=%v task=%q", a.Name, held, taskID))
+	return nil
+}
+
+func (k *logSink) Event(e invoke.Event) error {
+	*k.log = append(*k.log, "text "+e.Text)
+	return nil
+}
+
+func (k *logSink) Final(f Final) error {
+	*k.log = append(*k.log, "final "+string(f.Outcome))
+	k.finals = append(k.finals, f)
+	return nil
+}
+
+func testAgent(id, name string) connector.Agent {
+	return connector.Agent{ID: id, TenantID: tenantID, Enabled: true, UpdatedAt: time.Unix(1_700_000_000, 0),
+		CardProfile: connector.CardProfile{Name: name}}
+}
+
+// harness is one router over fakes, with a clock the test moves.
+type harness struct {
+	log    []string
+	store  *memStore
+	inv    *scriptedInvoker
+	router *Router
+	now    time.Time
+}
+
+func newHarness(t *testing.T, replies ...reply) *harness {
+	t.Helper()
+	h := &harness{now: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)}
+	h.store = newMemStore(&h.log, testAgent(agentA, "A"), testAgent(agentB, "B"))
+	h.inv = &scriptedInvoker{replies: replies}
+	h.router = New(Config{Store: h.store, Invoker: h.inv, HoldTTL: 10 * time.Minute, Now: func() time.Time { return h.now }})
+	return h
+}
+
+func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []string) {
+	t.Helper()
+	h.log = nil
+	sink := &logSink{log: &h.log}
+	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
+		t.Fatalf("HandleTurn: %v", err)
+	}
+	if len(sink.finals) != 1 {
+		t.Fatalf("finals = %d, want 1 (log %q)", len(sink.finals), h.log)
+	}
+	return sink.finals[0], h.log
+}
+
+func completed(text, task, ctx string) reply {
+	return reply{texts: []string{text}, result: invoke.Result{Outcome: connector.OutcomeCompleted, Text: text, TaskID: task, ContextID: ctx}}
+}
+
+func asks(question, task, ctx string) reply {
+	return reply{result: invoke.Result{Outcome: connector.OutcomeInputRequired, Text: question, TaskID: task, ContextID: ctx}}
+}
+
+func TestRouter_no_hold_and_no_agent_is_NO_AGENT_without_calling_anyone(t *testing.T) {
+	h := newHarness(t)
+	f, log := h.turn(t, "s", "t1", "")
+	if f.Outcome != connector.OutcomeNoAgent {
+		t.Fatalf("outcome = %s", f.Outcome)
+	}
+	if diff := cmp.Diff([]string{"final NO_AGENT"}, log); diff != "" {
+		t.Fatalf("log (-want +got):\n%s", diff)
+	}
+}
+
+func TestRouter_a_completed_turn_sends_its_Final_before_saving(t *testing.T) {
+	h := newHarness(t, completed("你好", "task-1", "ctx-1"), completed("再见", "task-2", "ctx-1"))
+	_, log := h.turn(t, "s", "t1", agentA)
+	want := []string{`started A held=false task=""`, "text 你好", "final COMPLETED", "save set=false release=true"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Fatalf("log (-want +got):\n%s", diff)
+	}
+	// The session's context with the agent carries over to its next task.
+	h.turn(t, "s", "t2", agentA)
+	if got := h.inv.requests[1].ContextID; got != "ctx-1" {
+		t.Fatalf("second turn's contextId = %q, want ctx-1", got)
+	}
+}
+
+func TestRouter_input_required_holds_the_session_durably_before_the_Final(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"), completed("好的", "task-1", "ctx-1"))
+	f, log := h.turn(t, "s", "t1", agentA)
+	if f.Outcome != connector.OutcomeInputRequired || !f.HoldExpiresAt.Equal(h.now.Add(10*time.Minute)) {
+		t.Fatalf("final = %+v", f)
+	}
+	want := []string{`started A held=false task=""`, "save set=true release=false", "final INPUT_REQUIRED"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Fatalf("log (-want +got):\n%s", diff)
+	}
+
+	// The hold wins over the engine's choice of another agent, and continues the task.
+	h.now = h.now.Add(time.Minute)
+	f, log = h.turn(t, "s", "t2", agentB)
+	want = []string{`started A held=true task="task-1"`, "text 好的", "save set=false release=true", "final COMPLETED"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Fatalf("continued turn log (-want +got):\n%s", diff)
+	}
+	if req := h.inv.requests[1]; req.Agent.ID != agentA || req.TaskID != "task-1" || req.ContextID != "ctx-1" {
+		t.Fatalf("continued request = agent %s task %q context %q", req.Agent.ID, req.TaskID, req.ContextID)
+	}
+	if f.Outcome != connector.OutcomeCompleted || !f.HoldExpiresAt.IsZero() {
+		t.Fatalf("final = %+v", f)
+	}
+}
+
+func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"))
+	h.store.saveErr = errors.New("postgres: connection refused")
+	f, _ := h.turn(t, "s", "t1", agentA)
+	if f.Outcome != connector.OutcomeFailed || f.Err == nil || f.Err.Code != "internal" || !f.HoldExpiresAt.IsZero() {
+		t.Fatalf("final = %+v (err %+v)", f, f.Err)
+	}
+}
+
+func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"),
+		reply{result: invoke.Result{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
+			Err: &invoke.Error{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
+		completed("好的", "task-1", "ctx-1"))
+	first, _ := h.turn(t, "s", "t1", agentA)
+	h.now = h.now.Add(time.Minute)
+	f, log := h.turn(t, "s", "t2", "")
+	if f.Outcome != connector.OutcomeFailed || !f.HoldExpiresAt.Equal(first.HoldExpiresAt) {
+		t.Fatalf("interrupted final = %+v, want FAILED with the first hold's expiry %v", f, first.HoldExpiresAt)
+	}
+	if diff := cmp.Diff([]string{`started A held=true task="task-1"`, "final FAILED", "save set=false release=false"}, log); diff != "" {
+		t.Fatalf("log (-want +got):\n%s", diff)
+	}
+	if _, log := h.turn(t, "s", "t3", ""); log[0] != `started A held=true task="task-1"` {
+		t.Fatalf("the hold did not survive the interrupted turn: %q", log)
+	}
+}
+
+func TestRouter_a_hold_on_an_agent_that_was_disabled_is_dropped_for_good(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"), completed("我是B", "task-2", "ctx-2"))
+	h.turn(t, "s", "t1", agentA)
+	h.store.setEnabled(agentA, false)
+	_, log := h.turn(t, "s", "t2", agentB)
+	want := []string{"save set=false release=true", `started B held=false task=""`, "text 我是B", "final COMPLETED", "save set=false release=true"}
+	if diff := cmp.Diff(want, log); diff != "" {
+		t.Fatalf("log (-want +got):\n%s", diff)
+	}
+	h.store.setEnabled(agentA, true)
+	if f, _ := h.turn(t, "s", "t3", ""); f.Outcome != connector.OutcomeNoAgent {
+		t.Fatalf("re-enabling the agent brought its hold back: %s", f.Outcome)
+	}
+}
+
+func TestRouter_request_problems_are_errors_before_anything_is_sent(t *testing.T) {
+	h := newHarness(t)
+	h.store.setEnabled(agentB, false)
+	for _, tc := range []struct {
+		name, agent string
+		want        error
+	}{
+		{"unknown agent", "0c0c0c0c-0000-4000-8000-00000000000c", connector.ErrNotFound},
+		{"disabled agent", agentB, connector.ErrAgentDisabled},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h.log = nil
+			err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: tc.agent}, &logSink{log: &h.log})
+			if !errors.Is(err, tc.want) || len(h.log) != 0 {
+				t.Fatalf("err = %v, log %q; want %v and nothing sent", err, h.log, tc.want)
+			}
+		})
+	}
+}
+
+func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"))
+	ctx, cancel := context.WithCancel(t.Context())
+	sink := &logSink{log: &h.log}
+	h.inv.replies[0].texts = nil
+	cancelling := &cancelOnStart{Sink: sink, cancel: cancel}
+	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA}, cancelling)
+	if !errors.Is(err, context.Canceled) || len(sink.finals) != 0 {
+		t.Fatalf("err = %v, finals %d; want context.Canceled and none", err, len(sink.finals))
+	}
+	if l, _ := h.store.LookupTurn(t.Context(), tenantID, "s", agentA, h.now); l.Hold == nil {
+		t.Fatal("the agent's question was not remembered after the caller left")
+	}
+}
+
+// cancelOnStart cancels the turn's context once it has started: the caller hung up.
+type cancelOnStart struct {
+	Sink
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnStart) Started(a connector.Agent, held bool, taskID string) error {
+	c.cancel()
+	return c.Sink.Started(a, held, taskID)
+}
+
+func TestRouter_release_cancels_the_held_task(t *testing.T) {
+	h := newHarness(t, asks("几点？", "task-1", "ctx-1"))
+	h.turn(t, "s", "t1", agentA)
+	released, agent, err := h.router.Release(t.Context(), tenantID, "s")
+	if err != nil || !released || agent != agentA {
+		t.Fatalf("Release = %v, %s, %v", released, agent, err)
+	}
+	if diff := cmp.Diff([]string{agentA + "/task-1"}, h.inv.canceled); diff != "" {
+		t.Fatalf("canceled (-want +got):\n%s", diff)
+	}
+	if released, _, _ := h.router.Release(t.Context(), tenantID, "s"); released {
+		t.Fatal("a free session was released again")
+	}
+}
+
+func TestSavesBeforeFinal(t *testing.T) {
+	for _, tc := range []struct {
+		kind ChangeKind
+		held bool
+		want bool
+	}{
+		{Set, false, true},
+		{Set, true, true},
+		{Release, true, true},
+		{Release, false, false},
+		{Keep, true, false},
+		{Keep, false, false},
+	} {
+		if got := savesBeforeFinal(tc.kind, tc.held); got != tc.want {
+			t.Errorf("savesBeforeFinal(%s, held=%v) = %v, want %v", tc.kind, tc.held, got, tc.want)
+		}
+	}
+}

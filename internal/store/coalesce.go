@@ -1,0 +1,193 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// coalescer sends the turn-path statements of concurrent turns to Postgres together, as one
+// pipelined pgx.Batch on one connection: group commit without a background goroutine.
+//
+// A caller that finds fewer than maxInFlight batches in flight sends at once, together with
+// whatever is queued — it never waits for company, so a lone turn pays nothing but a mutex.
+// Otherwise its statement is queued; when a batch ends, its runner hands the queue to the
+// oldest waiter, which runs it. Under load one round trip (and one wake-up of a Postgres
+// backend) serves many turns: that is what it buys (docs/performance.md).
+//
+// A batch is one implicit transaction on the server (one Sync at its end). So a statement that
+// fails rolls back the others; the runner then runs each statement of that batch on its own, and
+// every caller gets its own statement's result. To keep concurrent batches from deadlocking on
+// row locks, a batch's statements run in the order of their lock keys.
+type coalescer struct {
+	pool        *pgxpool.Pool
+	maxInFlight int
+	maxBatch    int
+	// timeout bounds a batch: it runs detached from the runner's context (it carries other
+	// callers' statements), so the runner's cancellation cannot fail them.
+	timeout time.Duration
+
+	mu       sync.Mutex
+	queue    []*statement
+	inFlight int
+}
+
+// statement is one caller's SQL in a batch.
+type statement struct {
+	sql  string
+	args []any
+	// scan reads the statement's single row; nil for a statement that returns none.
+	scan func(pgx.Row) error
+	// lockKey orders the statements of a batch (see coalescer).
+	lockKey string
+
+	done chan error // buffered: the runner never waits for a caller that has gone
+	// lead receives the batch this waiter must run; buffered.
+	lead chan []*statement
+}
+
+func newCoalescer(pool *pgxpool.Pool) *coalescer {
+	// A quarter of the pool: batches grow under load instead of taking every connection, and
+	// the rest stays for the console's and the background's statements.
+	inFlight := max(2, int(pool.Config().MaxConns)/4)
+	return &coalescer{pool: pool, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second}
+}
+
+// do runs s, alone or in a batch, and returns its own result.
+func (c *coalescer) do(ctx context.Context, s *statement) error {
+	s.done = make(chan error, 1)
+	c.mu.Lock()
+	if c.inFlight < c.maxInFlight {
+		c.inFlight++
+		batch := append(c.takeLocked(c.maxBatch-1), s)
+		c.mu.Unlock()
+		c.runAndHandOff(ctx, batch)
+		return <-s.done
+	}
+	s.lead = make(chan []*statement, 1)
+	c.queue = append(c.queue, s)
+	c.mu.Unlock()
+
+	select {
+	case err := <-s.done:
+		return err
+	case batch := <-s.lead:
+		c.runAndHandOff(ctx, batch)
+		return <-s.done
+	case <-ctx.Done():
+	}
+	c.mu.Lock()
+	if i := slices.Index(c.queue, s); i >= 0 {
+		c.queue = slices.Delete(c.queue, i, i+1)
+		c.mu.Unlock()
+		return ctx.Err()
+	}
+	c.mu.Unlock()
+	// Already in a batch: either someone runs it (its result no longer matters to a caller
+	// that has gone) or this caller was chosen to run it and must, for the others' sake.
+	select {
+	case <-s.done:
+		return ctx.Err()
+	case batch := <-s.lead:
+		c.runAndHandOff(ctx, batch)
+		return ctx.Err()
+	}
+}
+
+// takeLocked removes up to n statements from the front of the queue.
+func (c *coalescer) takeLocked(n int) []*statement {
+	n = min(n, len(c.queue))
+	if n == 0 {
+		return nil
+	}
+	batch := slices.Clone(c.queue[:n])
+	c.queue = slices.Delete(c.queue, 0, n)
+	return batch
+}
+
+// runAndHandOff runs batch, then passes its slot to the oldest waiter with the next batch, or
+// frees the slot when nobody waits.
+func (c *coalescer) runAndHandOff(ctx context.Context, batch []*statement) {
+	c.run(ctx, batch)
+	c.mu.Lock()
+	next := c.takeLocked(c.maxBatch)
+	if len(next) == 0 {
+		c.inFlight--
+	}
+	c.mu.Unlock()
+	if len(next) > 0 {
+		next[0].lead <- next // next[0] was queued, so it waits on lead
+	}
+}
+
+// run executes batch and delivers each statement's result.
+func (c *coalescer) run(ctx context.Context, batch []*statement) {
+	if len(batch) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.timeout)
+	defer cancel()
+	if len(batch) == 1 {
+		batch[0].done <- c.runOne(ctx, batch[0])
+		return
+	}
+	slices.SortStableFunc(batch, func(a, b *statement) int { return cmp.Compare(a.lockKey, b.lockKey) })
+	var b pgx.Batch
+	for _, s := range batch {
+		b.Queue(s.sql, s.args...)
+	}
+	errs := make([]error, len(batch))
+	br := c.pool.SendBatch(ctx, &b)
+	failed := false
+	for i, s := range batch {
+		if s.scan != nil {
+			errs[i] = s.scan(br.QueryRow())
+		} else {
+			_, errs[i] = br.Exec()
+		}
+		failed = failed || errs[i] != nil
+	}
+	if err := br.Close(); err != nil && !failed {
+		failed = true
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	if failed && statementFailed(errs) {
+		// One statement's error aborted the batch's transaction: the others did nothing.
+		// Each runs again on its own, so each caller gets the answer to its own statement.
+		for i, s := range batch {
+			errs[i] = c.runOne(ctx, s)
+		}
+	}
+	for i, s := range batch {
+		s.done <- errs[i]
+	}
+}
+
+// statementFailed tells an error Postgres raised for a statement (which aborts the batch's
+// transaction) from one of the connection, which every statement shares anyway.
+func statementFailed(errs []error) bool {
+	for _, err := range errs {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *coalescer) runOne(ctx context.Context, s *statement) error {
+	if s.scan != nil {
+		return s.scan(c.pool.QueryRow(ctx, s.sql, s.args...))
+	}
+	_, err := c.pool.Exec(ctx, s.sql, s.args...)
+	return err
+}
