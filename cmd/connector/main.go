@@ -26,6 +26,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
+	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -140,9 +141,11 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
 	})
+	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
+	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
 	router := session.New(session.Config{
 		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
 	})
 
 	srv := grpc.NewServer(
@@ -185,6 +188,22 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	swept := make(chan struct{})
 	go func() { defer close(swept); router.Sweep(sweepCtx, sweepInterval, sweepIdle) }()
 	defer func() { stopSweep(); <-swept }()
+
+	// The health flusher stops after the gRPC server (this defer runs after the drain below)
+	// and before the pool closes (deferred earlier), with a last flush of the drained turns.
+	flushCtx, stopFlush := context.WithCancel(ctx)
+	flusherDone := make(chan struct{})
+	go func() { defer close(flusherDone); rec.Run(flushCtx) }()
+	defer func() {
+		stopFlush()
+		<-flusherDone
+		// Bounded like the other shutdown steps: with the database away the counts are lost.
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := rec.Close(closeCtx); err != nil {
+			log.Warn("health: last flush", slog.Any("error", err))
+		}
+	}()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -21,6 +21,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
+	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -145,6 +146,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	st := store.New(pool.Pool)
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
+	// They are not recorded for the agent's health view (no Health), which shows production
+	// turns only (docs/api.md).
 	router := session.New(session.Config{
 		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
@@ -156,6 +159,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
+		Health:     health.NewStore(pool.Pool),
 		Router:     router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
 		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),

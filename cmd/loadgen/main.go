@@ -70,6 +70,7 @@ type options struct {
 	databaseURL     string
 	logDir          string
 	agentHost       string
+	debugAddr       string
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -121,6 +122,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.binDir, "bin", "", "folder holding the connector and console-api binaries (default: loadgen's own folder)")
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "Postgres database to migrate and use (default $DATABASE_URL); a fresh one for the -decay figures")
 	fs.StringVar(&o.logDir, "logs", "", "folder for the programs' logs (default: a temp folder, removed after a run without errors)")
+	fs.StringVar(&o.debugAddr, "debug-addr", "", "A2AC_DEBUG_ADDR of the connector: serve its pprof profiles there during the run (e.g. 127.0.0.1:6060)")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +103,11 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		return s, err
 	}
 	consoleURL := "http://" + addr
-	s.connector, s.grpcAddr, err = startChild(ctx, "connector", connectorBin, []string{"serve"}, env, logDir, logAddr("connector listening"))
+	connectorEnv := env
+	if o.debugAddr != "" {
+		connectorEnv = append(slices.Clip(env), "A2AC_DEBUG_ADDR="+o.debugAddr)
+	}
+	s.connector, s.grpcAddr, err = startChild(ctx, "connector", connectorBin, []string{"serve"}, connectorEnv, logDir, logAddr("connector listening"))
 	if s.connector != nil {
 		s.childrens = append(s.childrens, s.connector)
 	}

@@ -23,6 +23,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -48,6 +49,8 @@ type Config struct {
 	// Prober runs POST /v1/agents/{id}/check, limited per tenant by CheckLimit; nil answers 501.
 	Prober     *probe.Prober
 	CheckLimit CheckLimit
+	// Health reads GET /v1/agents/{id}/health; nil answers 501.
+	Health *health.Store
 }
 
 // Server serves the console API.
@@ -61,6 +64,7 @@ type Server struct {
 	router    TurnRouter
 	prober    *probe.Prober
 	checks    *checkLimiter
+	health    *health.Store
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -93,6 +97,7 @@ func New(c Config) *Server {
 		router:    c.Router,
 		prober:    c.Prober,
 		checks:    newCheckLimiter(c.CheckLimit),
+		health:    c.Health,
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -123,6 +128,7 @@ func New(c Config) *Server {
 		{"POST", "/v1/agents/{id}/test", tenant, s.testAgent},
 		{"DELETE", "/v1/agents/{id}/test/{sessionId}", tenant, s.endTestSession},
 		{"POST", "/v1/agents/{id}/check", tenant, s.checkAgent},
+		{"GET", "/v1/agents/{id}/health", tenant, s.agentHealth},
 	}
 	for _, rt := range s.routes {
 		pattern := rt.path

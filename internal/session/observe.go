@@ -47,6 +47,8 @@ type turnObs struct {
 	tenantID  string
 	agentID   string
 	errCode   string // the Final's error code, "" when none
+	errMsg    string // the Final's error message (the connector's sentence), "" when none
+	routed    bool   // an agent of the tenant was chosen for the turn
 	held      bool
 	outcome   connector.Outcome // "" until the turn has one
 	firstText time.Duration     // since start; valid when sawText

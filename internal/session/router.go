@@ -64,6 +64,8 @@ type Config struct {
 	// MeterProvider measures turns (a2ac.turns, a2ac.turn.duration,
 	// a2ac.turn.time_to_first_text); nil: no metrics.
 	MeterProvider metric.MeterProvider
+	// Health receives each turn for the tenant's per-agent health view; nil: none.
+	Health HealthRecorder
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -75,6 +77,7 @@ type Router struct {
 	now     func() time.Time
 	log     *slog.Logger
 	obs     *observer
+	health  HealthRecorder
 }
 
 // New returns a Router.
@@ -90,7 +93,7 @@ func New(c Config) *Router {
 	}
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
-		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger)}
+		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -138,6 +141,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, t, sink, &obs)
 	r.obs.end(ctx, span, &obs, err)
+	r.recordHealth(&obs, err)
 	return err
 }
 
@@ -154,7 +158,7 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		obs.outcome = connector.OutcomeNoAgent
 		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 	}
-	obs.agentID, obs.held = rt.agent.ID, rt.held
+	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
 	if err := sink.Started(rt.agent, rt.held, rt.taskID); err != nil {
 		return err
 	}
@@ -266,7 +270,7 @@ func (r *Router) record(ctx context.Context, t Turn, rt routed, startedAt time.T
 	case change.Kind == Keep && rt.held:
 		final.HoldExpiresAt = rt.hold.ExpiresAt
 	}
-	obs.outcome, obs.errCode = final.Outcome, errCode(final.Err)
+	obs.outcome, obs.errCode, obs.errMsg = final.Outcome, errCode(final.Err), errMessage(final.Err)
 	var sinkErr error
 	if ctx.Err() == nil { // barge-in or deadline: nobody is left to send a Final to
 		sinkErr = sink.Final(final)

@@ -1,0 +1,105 @@
+package console
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/health"
+)
+
+// healthJSON is the body of GET /v1/agents/{id}/health: the agent's turns over the last hour
+// and day as the connector replicas flushed them (each flushes once a minute, so the newest
+// minute may still be filling up).
+type healthJSON struct {
+	AgentID string `json:"agentId"`
+	// At is the end of both windows (the server's clock).
+	At       time.Time     `json:"at"`
+	Hour     windowJSON    `json:"hour"`
+	Day      windowJSON    `json:"day"`
+	Minutes  []minuteJSON  `json:"minutes"`
+	Failures []failureJSON `json:"failures"`
+	// PercentileRelativeError bounds the error of every percentile (see internal/health).
+	PercentileRelativeError float64 `json:"percentileRelativeError"`
+}
+
+type windowJSON struct {
+	Turns           int64            `json:"turns"`
+	Failures        int64            `json:"failures"`
+	Outcomes        map[string]int64 `json:"outcomes"`
+	TimeToFirstText latencyJSON      `json:"timeToFirstText"`
+	Duration        latencyJSON      `json:"duration"`
+}
+
+// latencyJSON holds percentiles in milliseconds; null when there is no sample.
+type latencyJSON struct {
+	Count int64    `json:"count"`
+	P50Ms *float64 `json:"p50Ms"`
+	P95Ms *float64 `json:"p95Ms"`
+}
+
+type minuteJSON struct {
+	Start    time.Time `json:"start"`
+	Turns    int64     `json:"turns"`
+	Failures int64     `json:"failures"`
+}
+
+type failureJSON struct {
+	At      time.Time `json:"at"`
+	Outcome string    `json:"outcome"`
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+}
+
+// agentHealth serves GET /v1/agents/{id}/health. The agent is looked up in the token's tenant
+// first (another tenant's agent is 404), and the health query is scoped by that tenant too.
+func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
+	if s.health == nil {
+		return &apiError{status: http.StatusNotImplemented, code: "not_implemented", detail: "Agent health is not available on this server."}
+	}
+	id, err := pathID(r, "id")
+	if err != nil {
+		return err
+	}
+	tenantID := tenantFrom(r.Context()).ID
+	if _, err := s.store.GetAgent(r.Context(), tenantID, id); err != nil {
+		return fmt.Errorf("agent health: %w", err)
+	}
+	sum, err := s.health.Summary(r.Context(), tenantID, id, time.Now())
+	if err != nil {
+		return fmt.Errorf("agent health: %w", err)
+	}
+	out := healthJSON{AgentID: id, At: sum.At.UTC(), Hour: toWindowJSON(sum.Hour), Day: toWindowJSON(sum.Day),
+		Minutes: make([]minuteJSON, len(sum.Minutes)), Failures: make([]failureJSON, len(sum.Failures)),
+		PercentileRelativeError: health.RelativeError}
+	for i, m := range sum.Minutes {
+		out.Minutes[i] = minuteJSON{Start: m.Start.UTC(), Turns: m.Turns, Failures: m.Failures}
+	}
+	for i, f := range sum.Failures {
+		out.Failures[i] = failureJSON{At: f.At.UTC(), Outcome: string(f.Outcome), Code: f.Code, Message: f.Message}
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+func toWindowJSON(w health.Window) windowJSON {
+	out := windowJSON{Turns: w.Turns, Failures: w.Failures, Outcomes: make(map[string]int64, len(w.Outcomes)),
+		TimeToFirstText: toLatencyJSON(w.FirstText), Duration: toLatencyJSON(w.Duration)}
+	for oc, n := range w.Outcomes {
+		out.Outcomes[string(oc)] = n
+	}
+	return out
+}
+
+func toLatencyJSON(l health.Latency) latencyJSON {
+	out := latencyJSON{Count: l.Count}
+	if l.Count > 0 {
+		p50, p95 := ms(l.P50), ms(l.P95)
+		out.P50Ms, out.P95Ms = &p50, &p95
+	}
+	return out
+}
+
+// ms is d in milliseconds, to a tenth.
+func ms(d time.Duration) float64 {
+	return float64(d.Round(100*time.Microsecond)) / float64(time.Millisecond)
+}
