@@ -5,7 +5,7 @@
 run:
 	scripts/dev.sh
 
-## test: everything — gofmt, vet, staticcheck, generated code, all tests against real Postgres
+## test: everything — gofmt, vet, staticcheck, dupl, generated code, all tests against real Postgres
 test:
 	scripts/test.sh
 
@@ -31,6 +31,13 @@ fuzz:
 ## proto: regenerate api/proto/**/*.pb.go with the pinned generators
 proto:
 	scripts/proto.sh
+
+## lint: the static checks of make test without the tests — vet, staticcheck, dupl
+lint:
+	go vet ./...
+	scripts/tools.sh lint >/dev/null
+	"$$(scripts/tools.sh bin)/staticcheck" ./...
+	scripts/lint-dupl.sh
 
 ## screenshots: the web console's browser tests (real Chromium, a CJK font for the demo agent) write docs/screenshots/*.png
 screenshots:

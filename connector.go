@@ -2,7 +2,7 @@
 // validation problems, session holds and turn outcomes, plus the sentinel errors every other
 // package matches with errors.Is.
 //
-// It imports nothing of ours and does no I/O. Adapters (store, cardfetch, invoke, console, the
+// It imports nothing of ours and does no I/O. Adapters (store, cardcheck, invoke, console, the
 // gRPC server) translate between these types and their own wire or storage formats.
 package connector
 
@@ -30,6 +30,10 @@ type Skill struct {
 	InputSchema json.RawMessage
 }
 
+// APIKeyHeader is the header the platform always sends a tenant's agent API key in (the
+// platform contract); a card may name more headers (CardProfile.APIKeyHeaders).
+const APIKeyHeader = "X-API-KEY"
+
 // CardProfile is what the platform derives from a valid agent card: everything the connector
 // needs to call the agent, without re-reading the raw card.
 type CardProfile struct {
@@ -55,7 +59,7 @@ type CardProfile struct {
 	Skills    []Skill
 	// APIKeyRequired is true when every acceptable security alternative needs an apiKey.
 	APIKeyRequired bool
-	// APIKeyHeaders are the header names the key is sent under. Always contains "X-API-KEY"
+	// APIKeyHeaders are the header names the key is sent under. Always contains APIKeyHeader
 	// (the platform contract) when a key is used; a card naming another header adds that name.
 	APIKeyHeaders []string
 	// Extensions are the extension URIs the card declares and the platform supports; they are

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test.sh runs every check of the project: formatting, vet, staticcheck, generated-code
-# freshness, and all Go tests (unit, fuzz seeds, end-to-end against a real Postgres and real A2A
-# agents on loopback), with the race detector.
+# test.sh runs every check of the project: formatting, vet, staticcheck (unused code included),
+# copied code (scripts/lint-dupl.sh), generated-code freshness, and all Go tests (unit, fuzz
+# seeds, end-to-end against a real Postgres and real A2A agents on loopback), with the race
+# detector.
 #
 # Postgres: scripts/with-postgres.sh; when A2AC_TEST_DATABASE_URL is unset, a private cluster is
 # started in this checkout's folder in the system temp directory (scripts/postgres.sh home) and
@@ -40,9 +41,12 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 	step "go vet"
 	go vet ./...
 
-	step "staticcheck"
+	step "staticcheck (its default checks, U1000 unused code among them)"
 	scripts/tools.sh lint >/dev/null
 	"$(scripts/tools.sh bin)/staticcheck" ./...
+
+	step "dupl: no copied code"
+	scripts/lint-dupl.sh
 
 	step "generated code is fresh"
 	scripts/proto.sh check

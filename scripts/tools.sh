@@ -6,7 +6,7 @@
 #   scripts/tools.sh bin          print the bin directory (for PATH=...)
 #   scripts/tools.sh list         print the groups and their pinned tools
 #
-# Groups: proto (protoc + protoc-gen-go + protoc-gen-go-grpc), lint (staticcheck),
+# Groups: proto (protoc + protoc-gen-go + protoc-gen-go-grpc), lint (staticcheck, dupl),
 # golangci-lint, helm, all.
 #
 # Go tools are cached by version: .tools/bin/.versions has one "name version" line per installed
@@ -29,6 +29,8 @@ readonly PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 # staticcheck release 2026.2.2 is module version v0.8.2; the filtered proxy refuses the release
 # name as a version query (403), so pin the module version (`staticcheck -version` prints both).
 readonly STATICCHECK_VERSION=v0.8.2
+# dupl finds copied code by token sequence (scripts/lint-dupl.sh runs it).
+readonly DUPL_VERSION=v1.1.0
 readonly GOLANGCI_LINT_VERSION=v2.15.0
 readonly HELM_VERSION=v3.22.0
 readonly BENCHSTAT_VERSION=v0.0.0-20260908200009-22c9c6c9d4da # golang.org/x/perf has no tags
@@ -114,6 +116,7 @@ group_proto() {
 
 group_lint() {
 	go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "${STATICCHECK_VERSION}"
+	go_tool dupl github.com/mibk/dupl "${DUPL_VERSION}"
 }
 
 group_golangci-lint() {
@@ -151,7 +154,7 @@ EOF
 list() {
 	cat <<EOF
 proto          protoc ${PROTOC_VERSION} (apt protobuf-compiler), protoc-gen-go ${PROTOC_GEN_GO_VERSION}, protoc-gen-go-grpc ${PROTOC_GEN_GO_GRPC_VERSION}
-lint           staticcheck ${STATICCHECK_VERSION} (release 2026.2.2)
+lint           staticcheck ${STATICCHECK_VERSION} (release 2026.2.2), dupl ${DUPL_VERSION}
 golangci-lint  golangci-lint ${GOLANGCI_LINT_VERSION}
 helm           helm ${HELM_VERSION}
 EOF

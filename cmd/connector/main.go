@@ -14,11 +14,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -31,6 +29,7 @@ import (
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
@@ -112,17 +111,18 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		return err
 	}
 	defer stopTelemetry() // last out: flush the spans of the drained turns
-	pool, err := tp.OpenPool(ctx, cfg.DatabaseURL, func(c *pgxpool.Config) {
+	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
 		// The connector writes only session state (holds, contexts), which is ephemeral:
 		// losing the last few hundred milliseconds of it in a Postgres crash costs a user one
 		// re-asked question. Not waiting for the WAL flush takes a disk sync off every turn's
 		// final event.
-		c.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-		if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
-			// pgxpool's default (4, or the CPU count) queues every turn's two round trips
-			// behind each other under thousands of open streams, until saves time out.
-			c.MaxConns = int32(max(16, 4*runtime.GOMAXPROCS(0)))
-		}
+		RuntimeParams: map[string]string{"synchronous_commit": "off"},
+		// pgxpool's default (4, or the CPU count) queues every turn's two round trips behind
+		// each other under thousands of open streams, until saves time out.
+		MaxConns:       int32(max(16, 4*runtime.GOMAXPROCS(0))),
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
+		Logger:         log,
 	})
 	if err != nil {
 		return err
@@ -142,9 +142,9 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		MeterProvider:  tp.MeterProvider,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
-	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool), agenthealth.RecorderOptions{Logger: log})
+	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
 	router := session.New(session.Config{
-		Store: store.New(pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
 	})
 

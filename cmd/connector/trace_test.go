@@ -29,6 +29,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -171,7 +172,7 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 	if _, ok := m["a2ac.agent.errors"]; ok {
 		t.Error("a2ac.agent.errors recorded for a turn without error")
 	}
-	for _, name := range []string{telemetry.MetricPoolAcquired, telemetry.MetricPoolTotal, telemetry.MetricPoolAcquires} {
+	for _, name := range []string{pgpool.MetricPoolAcquired, pgpool.MetricPoolTotal, pgpool.MetricPoolAcquires} {
 		if _, ok := m[name]; !ok {
 			t.Errorf("pool metric %s missing", name)
 		}
@@ -514,9 +515,9 @@ func TestMetricsAreDocumented(t *testing.T) {
 	code := []string{
 		session.MetricTurns, session.MetricTurnDuration, session.MetricTimeToFirstText,
 		invoke.MetricAgentErrors, invoke.MetricStreamsActive, cardfetch.MetricFetches,
-		telemetry.MetricPoolAcquired, telemetry.MetricPoolIdle, telemetry.MetricPoolTotal, telemetry.MetricPoolMax,
-		telemetry.MetricPoolAcquires, telemetry.MetricPoolAcquireTime, telemetry.MetricPoolWaits,
-		telemetry.MetricPoolWaitTime, telemetry.MetricPoolCanceledWaits,
+		pgpool.MetricPoolAcquired, pgpool.MetricPoolIdle, pgpool.MetricPoolTotal, pgpool.MetricPoolMax,
+		pgpool.MetricPoolAcquires, pgpool.MetricPoolAcquireTime, pgpool.MetricPoolWaits,
+		pgpool.MetricPoolWaitTime, pgpool.MetricPoolCanceledWaits,
 	}
 	for _, name := range code {
 		if !strings.Contains(doc, "| `"+name+"` / ") {

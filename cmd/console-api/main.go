@@ -17,12 +17,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
 	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -106,7 +108,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		return err
 	}
 	defer stopTelemetry() // last out: flush the spans of the drained requests
-	pool, err := tp.OpenPool(ctx, cfg.DatabaseURL, nil)
+	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -118,11 +121,12 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	cards := cardfetch.New(cardfetch.Options{
 		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
 		// which may hold a token. cardfetch records the host only.
-		Client:              netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
-		AllowInsecureHTTP:   cfg.AllowInsecureHTTP,
-		SupportedExtensions: cfg.SupportedExtensions,
-		TracerProvider:      tp.TracerProvider,
-		MeterProvider:       tp.MeterProvider,
+		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+			SupportedExtensions: cfg.SupportedExtensions}),
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
 	})
 	invOpts := invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
@@ -139,7 +143,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		defer cancel()
 		_ = inv.Close(ctx)
 	}()
-	st := store.New(pool)
+	st := store.New(pool.Pool)
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
 	// They are not recorded for the agent's health view (no Health), which shows production
@@ -155,7 +159,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    inv,
-		Health:     health.NewStore(pool),
+		Health:     health.NewStore(pool.Pool),
 		Router:     router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
 		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),

@@ -320,7 +320,7 @@ func (c *Client) statusError(method string, resp *http.Response) error {
 		e.Location = resp.Header.Get("Location")
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, statusBodyLimit))
-	e.Body = clip(string(body), 512)
+	e.Body = Clip(string(body), 512, "")
 	if isJSONType(mediaType(resp.Header)) && len(body) > 0 {
 		var r Response
 		if jsonv1.Unmarshal(body, &r) == nil && r.Error != nil {
@@ -471,15 +471,21 @@ func unexpectedType(method, mt string) error {
 	return &ProtocolError{Method: method, Kind: ProtocolUnexpectedContentType, Detail: "content type " + quoteShort(mt)}
 }
 
-// clip cuts s to at most n bytes at a rune boundary and makes it valid UTF-8.
-func clip(s string, n int) string {
-	if len(s) > n {
+// Clip shortens text an agent sent for a message that quotes it: at most n bytes, cut at a rune
+// boundary, with more appended when it had to cut, and valid UTF-8 (a gRPC string must be).
+func Clip(s string, n int, more string) string {
+	cut := len(s) > n
+	if cut {
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}
 		s = s[:n]
 	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if cut {
+		s += more
+	}
+	return s
 }
 
 // trimmedEmpty reports whether b is empty or only whitespace.

@@ -1,6 +1,7 @@
-// Package a2a is the A2A protocol's wire layer for a2a-connector: the JSON types of A2A 0.2.5
-// (decoding tolerates the A2A 0.3 additions and any unknown field) and a JSON-RPC 2.0 client over
-// HTTP, with Server-Sent Events for message/stream and tasks/resubscribe.
+// Package a2a is the A2A protocol's wire layer for a2a-connector: a JSON-RPC 2.0 client over HTTP,
+// with Server-Sent Events for streams, that speaks each protocol generation in its own dialect
+// (Wire: A2A 0.2.5/0.3, whose decoding tolerates the 0.3 additions and any unknown field, and
+// A2A 1.0) and hands both to its callers as the same neutral types.
 //
 // It refuses to know anything about the platform: no session holds, no outcomes, no storage, no
 // choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those

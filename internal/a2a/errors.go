@@ -162,5 +162,5 @@ func quoteShort(s string) string {
 	if len(s) <= max {
 		return strconv.Quote(s)
 	}
-	return strconv.Quote(clip(s, max)) + "..."
+	return strconv.Quote(Clip(s, max, "")) + "..."
 }

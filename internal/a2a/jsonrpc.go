@@ -102,10 +102,7 @@ func idMatches(raw json.RawMessage, want string) bool {
 func wrongID(method string, raw json.RawMessage, want string) error {
 	got := "absent"
 	if len(raw) > 0 {
-		got = clip(string(raw), 64)
-		if len(got) < len(raw) {
-			got += "..."
-		}
+		got = Clip(string(raw), 64, "...")
 	}
 	return &ProtocolError{Method: method, Kind: ProtocolWrongID, Detail: fmt.Sprintf("response id %s, want %s", got, strconv.Quote(want))}
 }

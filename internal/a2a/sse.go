@@ -14,8 +14,6 @@ type sseEvent struct {
 	Type string
 	// Data is the data lines joined with "\n". It is only valid until the next call to next.
 	Data []byte
-	// ID is the last event id seen so far ("id:" persists across events, per the standard).
-	ID string
 }
 
 // linePrefixAllowance lets a "data: " line carry a full MaxEventBytes value.
@@ -42,7 +40,6 @@ type sseReader struct {
 	data      []byte
 	dataLines int
 	eventType string
-	lastID    string
 
 	// progress, when set, is called for every event line (not comments or blank lines) and
 	// every progressEvery bytes within a long one: the Stream's idle clock.
@@ -125,12 +122,9 @@ func (r *sseReader) next() (sseEvent, error) {
 			r.dataLines++
 		case "event":
 			r.eventType = string(value)
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				r.lastID = string(value)
-			}
 		default:
-			// "retry:" and unknown fields: nothing to do for a client that never reconnects.
+			// "id:", "retry:" and unknown fields: nothing to do for a client that never
+			// reconnects with Last-Event-ID.
 		}
 	}
 }
@@ -138,7 +132,7 @@ func (r *sseReader) next() (sseEvent, error) {
 // dispatch returns the pending event and clears the buffers. The returned Data aliases r.data,
 // which the next line overwrites.
 func (r *sseReader) dispatch() sseEvent {
-	ev := sseEvent{Type: r.eventType, Data: r.data, ID: r.lastID}
+	ev := sseEvent{Type: r.eventType, Data: r.data}
 	r.data = r.data[:0]
 	r.dataLines = 0
 	r.eventType = ""

@@ -81,9 +81,9 @@ func TestSSEReader(t *testing.T) {
 			want:  []sseEvent{{Data: []byte("{\"a\":\n1}")}},
 		},
 		{
-			name:  "id_lines_persist",
+			name:  "id_lines_ignored",
 			input: "id: 1\ndata: a\n\ndata: b\n\nid: 2\ndata: c\n\n",
-			want:  []sseEvent{{ID: "1", Data: []byte("a")}, {ID: "1", Data: []byte("b")}, {ID: "2", Data: []byte("c")}},
+			want:  []sseEvent{{Data: []byte("a")}, {Data: []byte("b")}, {Data: []byte("c")}},
 		},
 		{
 			name:  "keep_alive_comments_ignored",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,17 +17,18 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/go-playground/validator/v10"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
 // Default limits for a fetch.
 const (
-	DefaultTimeout  = 10 * time.Second
-	DefaultMaxBytes = 1 << 20
+	DefaultTimeout = 10 * time.Second
+	// DefaultMaxBytes caps a card body: the largest card cardcheck accepts.
+	DefaultMaxBytes = cardcheck.DefaultMaxBytes
 	// DefaultMaxRedirects is what the client given in Options should follow, and what New
 	// configures when it builds its own.
 	DefaultMaxRedirects = 3
@@ -37,16 +39,15 @@ type Options struct {
 	// Client fetches cards. It must be a netguard client (netguard.NewClient with MaxRedirects:
 	// 3); nil builds one with netguard's default policy (public addresses only).
 	Client *http.Client
-	// AllowInsecureHTTP lets the card's url, and the pasted card URL, be http://
-	// (A2AC_ALLOW_INSECURE_HTTP).
+	// AllowInsecureHTTP lets the pasted card URL be http:// (A2AC_ALLOW_INSECURE_HTTP).
 	AllowInsecureHTTP bool
-	// SupportedExtensions are extension URIs supported besides the platform's built-ins
-	// (A2AC_SUPPORTED_EXTENSIONS).
-	SupportedExtensions []string
 	// Timeout bounds a whole Fetch, discovery included (default 10 s).
 	Timeout time.Duration
-	// MaxBytes caps the card body (default 1 MiB); Validate reports larger cards as too_long.
+	// MaxBytes caps the card body (default 1 MiB).
 	MaxBytes int64
+	// Checker judges the cards FetchAndValidate fetched; nil builds one with AllowInsecureHTTP and
+	// MaxBytes (the built-in extensions only).
+	Checker *cardcheck.Checker
 	// TracerProvider traces fetches and validations (spans cardfetch.Fetch and
 	// cardfetch.Validate, with the card URL's host only); nil: no tracing.
 	TracerProvider trace.TracerProvider
@@ -54,14 +55,13 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 }
 
-// Fetcher fetches and validates agent cards. It is safe for concurrent use.
+// Fetcher fetches agent cards. It is safe for concurrent use.
 type Fetcher struct {
 	client        *http.Client
 	allowInsecure bool
-	supported     map[string]bool
 	timeout       time.Duration
 	maxBytes      int64
-	validator     *validator.Validate
+	checker       *cardcheck.Checker
 	obs           *observer
 }
 
@@ -70,10 +70,9 @@ func New(o Options) *Fetcher {
 	f := &Fetcher{
 		client:        o.Client,
 		allowInsecure: o.AllowInsecureHTTP,
-		supported:     map[string]bool{},
 		timeout:       o.Timeout,
 		maxBytes:      o.MaxBytes,
-		validator:     newValidator(),
+		checker:       o.Checker,
 		obs:           newObserver(o.TracerProvider, o.MeterProvider),
 	}
 	if f.client == nil {
@@ -86,13 +85,8 @@ func New(o Options) *Fetcher {
 	if f.maxBytes <= 0 {
 		f.maxBytes = DefaultMaxBytes
 	}
-	for _, u := range BuiltinExtensions() {
-		f.supported[u] = true
-	}
-	for _, u := range o.SupportedExtensions {
-		if u = strings.TrimSpace(u); u != "" {
-			f.supported[u] = true
-		}
+	if f.checker == nil {
+		f.checker = cardcheck.New(cardcheck.Options{AllowInsecureHTTP: o.AllowInsecureHTTP, MaxBytes: f.maxBytes})
 	}
 	return f
 }
@@ -270,12 +264,12 @@ func underPrefix(u *url.URL) []string {
 // looksLikeCard reports whether a fetched body is a JSON object with at least one member every
 // agent card has, so that a JSON-RPC endpoint's error answer to GET is not taken for a card.
 func looksLikeCard(body []byte) bool {
-	tree, err := parseJSON(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
-	if err != nil {
-		// Served as JSON but broken: it is what is there; Validate says why.
+	body = bytes.TrimPrefix(body, byteOrderMark)
+	if !json.Valid(body) {
+		// Served as JSON but broken: it is what is there; cardcheck says why.
 		return true
 	}
-	obj, ok := tree.(map[string]any)
+	obj, ok := jsonObject(body)
 	if !ok {
 		return false
 	}
@@ -370,14 +364,23 @@ func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
 	return Fetched{ResolvedURL: resolved, Raw: body}, nil
 }
 
+// byteOrderMark is skipped before a body is looked at: Windows tools write it, and cardcheck
+// skips it too.
+var byteOrderMark = []byte("\xef\xbb\xbf")
+
 // looksLikeJSONObject reports whether body parses as one JSON object.
 func looksLikeJSONObject(body []byte) bool {
-	tree, err := parseJSON(bytes.TrimPrefix(body, []byte("\xef\xbb\xbf")))
-	if err != nil {
-		return false
-	}
-	_, ok := tree.(map[string]any)
+	_, ok := jsonObject(bytes.TrimPrefix(body, byteOrderMark))
 	return ok
+}
+
+// jsonObject decodes body when it is exactly one JSON object, keeping its members' values raw.
+func jsonObject(body []byte) (map[string]json.RawMessage, bool) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return nil, false
+	}
+	return obj, true
 }
 
 // classify maps a transport error to a kind. ctx is the fetch's own context, to tell its
@@ -418,10 +421,10 @@ func classify(ctx context.Context, err error) FetchErrorKind {
 	return KindNetwork
 }
 
-// FetchAndValidate fetches the card and validates it. A fetch failure is a *FetchError and the
+// FetchAndValidate fetches the card and has the Checker judge it. A fetch failure is a *FetchError and the
 // Report is empty; otherwise the error is nil whatever the report says. Each call is counted in
 // a2ac.card.fetches by result.
-func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched, Report, error) {
+func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched, cardcheck.Report, error) {
 	got, err := f.Fetch(ctx, cardURL)
 	if err != nil {
 		kind := KindNetwork
@@ -430,7 +433,7 @@ func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched
 			kind = fe.Kind
 		}
 		f.obs.count(ctx, string(kind))
-		return Fetched{}, Report{}, err
+		return Fetched{}, cardcheck.Report{}, err
 	}
 	return got, f.validateObserved(ctx, got.Raw), nil
 }

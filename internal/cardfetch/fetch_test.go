@@ -15,6 +15,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -27,7 +29,7 @@ func serveJSON(contentType string, body []byte) http.HandlerFunc {
 }
 
 func namedCard(name string) []byte {
-	return card(func(c map[string]any) { c["name"] = name })
+	return cardchecktest.Card(func(c map[string]any) { c["name"] = name })
 }
 
 func wantKind(t *testing.T, err error, kind FetchErrorKind) *FetchError {
@@ -172,7 +174,7 @@ func TestFetchDiscovery(t *testing.T) {
 
 func TestFetchErrors(t *testing.T) {
 	t.Parallel()
-	bigCard := card(func(c map[string]any) { c["padding"] = strings.Repeat("p", 1<<20) })
+	bigCard := cardchecktest.Card(func(c map[string]any) { c["padding"] = strings.Repeat("p", 1<<20) })
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
@@ -230,7 +232,7 @@ func TestFetchErrors(t *testing.T) {
 		},
 		{
 			name:    "body_over_a_smaller_limit_is_too_large",
-			handler: serveJSON("application/json", card(nil)),
+			handler: serveJSON("application/json", cardchecktest.Card(nil)),
 			path:    "/card.json",
 			opts:    Options{MaxBytes: 100},
 			want:    KindTooLarge,
@@ -264,7 +266,7 @@ func TestFetchErrors(t *testing.T) {
 		},
 		{
 			name:    "http_url_is_insecure_when_not_allowed",
-			handler: serveJSON("application/json", card(nil)),
+			handler: serveJSON("application/json", cardchecktest.Card(nil)),
 			path:    "http",
 			want:    KindInsecureURL,
 		},
@@ -294,13 +296,13 @@ func TestFetchAcceptsJSONContentTypes(t *testing.T) {
 			t.Parallel()
 			srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				w.Header()["Content-Type"] = []string{ct}
-				w.Write(card(nil))
+				w.Write(cardchecktest.Card(nil))
 			}))
 			got, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/card.json")
 			if err != nil {
 				t.Fatalf("Fetch: %v", err)
 			}
-			if diff := cmp.Diff(string(card(nil)), string(got.Raw)); diff != "" {
+			if diff := cmp.Diff(string(cardchecktest.Card(nil)), string(got.Raw)); diff != "" {
 				t.Errorf("Raw (-want +got):\n%s", diff)
 			}
 		})
@@ -316,7 +318,7 @@ func TestFetchJSONSyntaxErrorReachesValidate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("FetchAndValidate: %v", err)
 	}
-	if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Code != CodeInvalidJSON {
+	if rep.Valid || len(rep.Problems) != 1 || rep.Problems[0].Code != cardcheck.CodeInvalidJSON {
 		t.Errorf("problems = %+v, want one invalid_json", rep.Problems)
 	}
 }
@@ -341,7 +343,7 @@ func TestFetchRedirects(t *testing.T) {
 					http.Redirect(w, r, fmt.Sprintf("/hop/%d", n+1), http.StatusFound)
 					return
 				}
-				serveJSON("application/json", card(nil))(w, r)
+				serveJSON("application/json", cardchecktest.Card(nil))(w, r)
 			})
 			srv, client := tlsServer(t, mux)
 			got, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL+"/hop/0")
@@ -362,7 +364,7 @@ func TestFetchRedirects(t *testing.T) {
 // TestFetchRedirectToHTTPIsInsecure: a card moved to plain http is refused on the hop.
 func TestFetchRedirectToHTTPIsInsecure(t *testing.T) {
 	t.Parallel()
-	plain := httptest.NewServer(serveJSON("application/json", card(nil)))
+	plain := httptest.NewServer(serveJSON("application/json", cardchecktest.Card(nil)))
 	t.Cleanup(plain.Close)
 	srv, client := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, plain.URL+"/card.json", http.StatusFound)
@@ -373,7 +375,7 @@ func TestFetchRedirectToHTTPIsInsecure(t *testing.T) {
 
 func TestFetchBlockedAddress(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	srv := httptest.NewTLSServer(serveJSON("application/json", cardchecktest.Card(nil)))
 	t.Cleanup(srv.Close)
 	// No AllowedCIDRs: loopback is refused, as in production.
 	client := guardedClient(t, srv, netguard.Policy{})
@@ -386,7 +388,7 @@ func TestFetchBlockedAddress(t *testing.T) {
 
 func TestFetchBlockedAddressByName(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	srv := httptest.NewTLSServer(serveJSON("application/json", cardchecktest.Card(nil)))
 	t.Cleanup(srv.Close)
 	client := guardedClient(t, srv, netguard.Policy{})
 	// localhost resolves to loopback: the dialed address is refused, not the name.
@@ -410,7 +412,7 @@ func TestFetchConnectionRefused(t *testing.T) {
 
 func TestFetchUntrustedCertificateIsTLS(t *testing.T) {
 	t.Parallel()
-	srv := httptest.NewTLSServer(serveJSON("application/json", card(nil)))
+	srv := httptest.NewTLSServer(serveJSON("application/json", cardchecktest.Card(nil)))
 	t.Cleanup(srv.Close)
 	// A client trusting no test CA: the system roots do not know httptest's certificate.
 	client := guardedClient(t, nil, netguard.Policy{AllowedCIDRs: loopback})
@@ -513,7 +515,7 @@ func TestExplainHidesTransportDetail(t *testing.T) {
 
 func TestFetchCanceledByCaller(t *testing.T) {
 	t.Parallel()
-	srv, client := tlsServer(t, serveJSON("application/json", card(nil)))
+	srv, client := tlsServer(t, serveJSON("application/json", cardchecktest.Card(nil)))
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	_, err := New(Options{Client: client}).Fetch(ctx, srv.URL+"/card.json")
@@ -735,7 +737,7 @@ func TestFetchSendsA2AVersion(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		serveJSON("application/json", card(nil))(w, r)
+		serveJSON("application/json", cardchecktest.Card(nil))(w, r)
 	}))
 	if _, err := New(Options{Client: client}).Fetch(t.Context(), srv.URL); err != nil {
 		t.Fatalf("Fetch: %v", err)

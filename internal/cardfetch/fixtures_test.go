@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // expectation is one entry of the fixtures' expected.json.
@@ -54,7 +55,7 @@ func readExpectations(t *testing.T, dir string) map[string]expectation {
 // fetching and validating each says exactly what expected.json says.
 func TestFixtures(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := cardchecktest.FixturesDir(t)
 	want := readExpectations(t, dir)
 	srv, client := tlsServer(t, http.FileServer(http.Dir(dir)))
 	f := New(Options{Client: client})
@@ -87,11 +88,11 @@ func TestFixtures(t *testing.T) {
 			if wantErrs == nil {
 				wantErrs = []pc{}
 			}
-			sortPCs(wantErrs)
-			if diff := cmp.Diff(wantErrs, pcs(rep.Problems, connector.SeverityError)); diff != "" {
+			cardchecktest.SortPathCodes(wantErrs)
+			if diff := cmp.Diff(wantErrs, cardchecktest.PathCodes(rep.Problems, connector.SeverityError)); diff != "" {
 				t.Errorf("errors (-want +got):\n%s\nall problems: %+v", diff, rep.Problems)
 			}
-			gotWarn := pcs(rep.Problems, connector.SeverityWarning)
+			gotWarn := cardchecktest.PathCodes(rep.Problems, connector.SeverityWarning)
 			for _, w := range exp.Warnings {
 				if !slices.Contains(gotWarn, w) {
 					t.Errorf("warning %+v missing; got %+v", w, gotWarn)
@@ -114,7 +115,7 @@ func TestFixtures(t *testing.T) {
 // states an expectation for would silently go untested.
 func TestFixturesAllListed(t *testing.T) {
 	t.Parallel()
-	dir := fixturesDir(t)
+	dir := cardchecktest.FixturesDir(t)
 	want := readExpectations(t, dir)
 	for _, sub := range []string{"valid", "invalid"} {
 		entries, err := os.ReadDir(filepath.Join(dir, sub))
@@ -126,23 +127,6 @@ func TestFixturesAllListed(t *testing.T) {
 				t.Errorf("fixture %s/%s has no entry in expected.json", sub, e.Name())
 			}
 		}
-	}
-}
-
-// TestInsecureFixtureAllowedWhenHTTPAllowed: invalid/insecure-url.json is invalid only because
-// plain http is not allowed (fixtures README).
-func TestInsecureFixtureAllowedWhenHTTPAllowed(t *testing.T) {
-	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join(fixturesDir(t), "invalid", "insecure-url.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := New(Options{AllowInsecureHTTP: true}).Validate(raw)
-	if !rep.Valid {
-		t.Errorf("with AllowInsecureHTTP the card is invalid: %+v", rep.Problems)
-	}
-	if rep.Profile.EndpointURL != "http://plain.example.com/a2a" {
-		t.Errorf("EndpointURL = %q", rep.Profile.EndpointURL)
 	}
 }
 

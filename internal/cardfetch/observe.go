@@ -9,11 +9,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // scope names this package's tracer and meter.
@@ -55,16 +55,10 @@ type observer struct {
 }
 
 func newObserver(tp trace.TracerProvider, mp metric.MeterProvider) *observer {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
 	// A constant name the SDK accepts; on error it would still return a working instrument.
-	c, _ := mp.Meter(scope).Int64Counter(MetricFetches, metric.WithUnit("{fetch}"),
+	c, _ := telemetry.Meter(mp, scope).Int64Counter(MetricFetches, metric.WithUnit("{fetch}"),
 		metric.WithDescription("Agent card fetches (console validate, register, refresh), by a2ac.card.result."))
-	return &observer{tracer: tp.Tracer(scope), fetches: c}
+	return &observer{tracer: telemetry.Tracer(tp, scope), fetches: c}
 }
 
 // hostOf is the host (and port) of a card URL, "" when it has none.
@@ -109,10 +103,10 @@ func endFetch(span trace.Span, got Fetched, err error) {
 	span.End()
 }
 
-// validateObserved runs Validate in its own span and counts the fetch.
-func (f *Fetcher) validateObserved(ctx context.Context, raw []byte) Report {
+// validateObserved runs the Checker in its own span and counts the fetch.
+func (f *Fetcher) validateObserved(ctx context.Context, raw []byte) cardcheck.Report {
 	_, span := f.obs.tracer.Start(ctx, spanValidate)
-	rep := f.Validate(raw)
+	rep := f.checker.Check(raw)
 	result := ResultInvalid
 	if rep.Valid {
 		result = ResultValid

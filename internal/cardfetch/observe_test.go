@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // Card fetches are traced with the card URL's host only (a pasted URL may carry a token in its
@@ -22,11 +24,11 @@ func TestFetchAndValidateIsTracedAndCounted(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /cards/"+token+"/agent.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(card(nil))
+		_, _ = w.Write(cardchecktest.Card(nil))
 	})
 	mux.HandleFunc("GET /cards/broken.json", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(card(func(c map[string]any) { delete(c, "skills") }))
+		_, _ = w.Write(cardchecktest.Card(func(c map[string]any) { delete(c, "skills") }))
 	})
 	srv, client := tlsServer(t, mux)
 	host := strings.TrimPrefix(srv.URL, "https://")

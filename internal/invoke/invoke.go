@@ -1,9 +1,9 @@
 // Package invoke runs one user turn against one A2A agent: it builds the message and headers,
-// calls message/stream (on `{url}/stream`, falling back to `url`) or message/send (polling
-// tasks/get while the task works), assembles the reply text and streams it as deltas, ends the
-// turn at the first interrupted or terminal state, maps the result to a connector.Outcome, and
-// cancels the agent's task when our side gives up on it (timeout, barge-in). See
-// docs/architecture.md §4, step 3.
+// streams or sends it on the wire of the card's interface (A2A 1.0 SendStreamingMessage, or 0.x
+// message/stream on `{url}/stream` falling back to `url`; the send forms poll the task while it
+// works), resumes a lost stream, assembles the reply text and streams it as deltas, ends the turn
+// at the first interrupted or terminal state, maps the result to a connector.Outcome, and cancels
+// the agent's task when our side gives up on it (cancelAfter). See docs/architecture.md §4, step 3.
 //
 // It refuses to know about sessions and holds (internal/session decides what an outcome means for
 // the dialog), to store anything, to retry beyond the wire client's policy (internal/a2a), to
@@ -37,13 +37,10 @@ const (
 	DefaultIdleTimeout       = 15 * time.Second
 	DefaultPollInterval      = 250 * time.Millisecond
 	DefaultCancelTimeout     = 3 * time.Second
-	DefaultMaxRetries        = a2a.DefaultMaxRetries
 	DefaultMaxTextBytes      = 256 << 10
 
 	// maxPollInterval caps the tasks/get backoff.
 	maxPollInterval = 2 * time.Second
-	// defaultAPIKeyHeader is the header of the platform contract.
-	defaultAPIKeyHeader = "X-API-KEY"
 	// extensionsHeader activates extensions at the agent (the 1.0 wire adds A2A-Extensions).
 	extensionsHeader = a2a.LegacyExtensionsHeader
 )
@@ -71,7 +68,7 @@ type Options struct {
 	// CancelTimeout bounds a best-effort tasks/cancel (default 3s).
 	CancelTimeout time.Duration
 	// MaxRetries is how often the wire client retries a call that got no response or 429, 502,
-	// 503, 504 (default 2; negative: never).
+	// 503, 504 (0: a2a.DefaultMaxRetries; negative: never).
 	MaxRetries int
 	// MaxTextBytes caps the reply text (default 256 KiB).
 	MaxTextBytes int
@@ -181,9 +178,6 @@ func New(o Options) *Invoker {
 	}
 	if o.CancelTimeout <= 0 {
 		o.CancelTimeout = DefaultCancelTimeout
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = DefaultMaxRetries
 	}
 	if o.MaxTextBytes <= 0 {
 		o.MaxTextBytes = DefaultMaxTextBytes
@@ -431,11 +425,11 @@ func (inv *Invoker) header(agent connector.Agent, apiKey *secret.Sealed) (http.H
 		}
 		names := agent.APIKeyHeaders
 		if len(names) == 0 {
-			names = []string{defaultAPIKeyHeader}
+			names = []string{connector.APIKeyHeader}
 		}
 		for _, name := range names {
 			if !validHeaderName(name) {
-				continue // cardfetch validated the card; a bad name here is not worth failing the turn
+				continue // cardcheck validated the card; a bad name here is not worth failing the turn
 			}
 			h.Set(name, value)
 		}

@@ -7,12 +7,11 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // scope names this package's tracer and meter.
@@ -69,14 +68,8 @@ type observer struct {
 }
 
 func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Logger) *observer {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
-	m := mp.Meter(scope)
-	o := &observer{tracer: tp.Tracer(scope), byCode: map[string][]metric.AddOption{}}
+	m := telemetry.Meter(mp, scope)
+	o := &observer{tracer: telemetry.Tracer(tp, scope), byCode: map[string][]metric.AddOption{}}
 	var err1, err2 error
 	o.agentErrors, err1 = m.Int64Counter(MetricAgentErrors, metric.WithUnit("{error}"),
 		metric.WithDescription("Turns that ended with an error, by error.code."))

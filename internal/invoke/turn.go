@@ -13,7 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -406,46 +405,65 @@ func statusText(st a2a.TaskStatus) string {
 	return string(b)
 }
 
-// finish builds the Result, and sends tasks/cancel when our side abandons a task that is not
-// final.
+// finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
+// sends tasks/cancel when the cancel policy (cancelAfter) says our side abandons a live task.
 func (t *turn) finish(err error) Result {
 	res := Result{TaskID: t.taskID, ContextID: t.contextID, State: string(t.state)}
-	switch {
-	case err != nil:
-		res.Outcome, res.Err, res.Interrupted = t.classify(err)
-	case t.messageResult:
-		res.Outcome, res.State = connector.OutcomeCompleted, ""
-	case t.end != nil:
-		res.Outcome, res.Err = t.outcome(*t.end)
-	default:
-		// Only a too-large reply (set below) stops a turn without an error or an ending state;
-		// anything else would be a bug here, and must still not leave the outcome empty.
-		res.Outcome = connector.OutcomeFailed
-		res.Err = &Error{Code: CodeProtocolError, Message: "the turn ended without a final state"}
+	res.Outcome, res.Err, res.Interrupted = t.ending(err)
+	if err == nil && t.messageResult {
+		res.State = "" // a Message has no task state
 	}
 	if t.asm.tooLarge {
-		res.Outcome = connector.OutcomeFailed
-		res.Err = &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
+		res.Outcome, res.Err = connector.OutcomeFailed, t.tooLarge()
 	}
 	res.Text = t.asm.text()
 	res.Metadata = t.asm.meta
 	res.NonTextParts = t.asm.nonText()
 	if res.Err != nil {
-		res.Err.Message = clip(res.Err.Message, 512)
+		res.Err.Message = a2a.Clip(res.Err.Message, 512, "…")
 	}
-
-	final := t.state.IsTerminal() || t.state.IsInterrupted()
-	// Our side abandons a live task when it interrupts the turn (timeout, barge-in) or refuses
-	// what the agent sends (protocol error, too large); a connection the agent lost is not a
-	// reason to cancel its task.
-	abandoned := res.Interrupted || (t.taskSeen && res.Outcome == connector.OutcomeFailed && t.end == nil && !t.lost)
-	// A held task that this turn only continued, and that our side interrupted, stays alive:
-	// the session keeps its hold (docs/architecture.md §4), so the user's next turn continues it.
-	keptByHold := res.Interrupted && t.req.TaskID != "" && t.taskID == t.req.TaskID
-	if t.taskID != "" && !final && abandoned && !keptByHold {
+	if cancelAfter(t.turnEnd(res)) {
 		t.inv.CancelTask(t.parent, t.req.Agent, t.req.APIKey, t.taskID)
 	}
 	return res
+}
+
+// ending is how the turn ended before any override: the call's error, a Message, or the status
+// that ended it.
+func (t *turn) ending(err error) (connector.Outcome, *Error, bool) {
+	switch {
+	case err != nil:
+		return t.classify(err)
+	case t.messageResult:
+		return connector.OutcomeCompleted, nil, false
+	case t.end != nil:
+		outcome, e := t.outcome(*t.end)
+		return outcome, e, false
+	default:
+		// Only a too-large reply (see finish) stops a turn without an error or an ending state;
+		// anything else would be a bug here, and must still not leave the outcome empty.
+		return connector.OutcomeFailed, &Error{Code: CodeProtocolError, Message: "the turn ended without a final state"}, false
+	}
+}
+
+// tooLarge is the error of a reply that outgrew MaxTextBytes. It overrides whatever ended the
+// turn: the text was cut, so no other outcome would be true.
+func (t *turn) tooLarge() *Error {
+	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
+}
+
+// turnEnd is what the cancel policy needs to know of the turn and its result.
+func (t *turn) turnEnd(res Result) turnEnd {
+	return turnEnd{
+		taskID:        t.taskID,
+		heldTaskID:    t.req.TaskID,
+		state:         t.state,
+		outcome:       res.Outcome,
+		interrupted:   res.Interrupted,
+		taskSeen:      t.taskSeen,
+		endedByStatus: t.end != nil,
+		lost:          t.lost,
+	}
 }
 
 // outcome maps the status that ended the turn. The status message is the reply of a completed
@@ -477,7 +495,7 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *Error) {
 	case a2a.TaskStateUnknown:
 		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", clip(string(st.State), 64))}
+		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(string(st.State), 64, "…"))}
 	}
 }
 
@@ -487,66 +505,87 @@ func (t *turn) ours(err error) bool {
 	return t.ctx.Err() != nil || errors.Is(err, a2a.ErrFirstEventTimeout) || errors.Is(err, a2a.ErrIdleTimeout)
 }
 
-// classify maps a call's error to an outcome and a reason. Our own endings are checked first:
-// after a cancel or a deadline every layer reports some error, and only the context says which.
+// classify maps a call's error to an outcome, an Error, and whether our side ended the turn. An
+// Error of our own is returned as it is. Our own endings are checked next: after a cancel or a
+// deadline every layer reports some error, and only the context says which.
 func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
-	failed := func(code, msg string) (connector.Outcome, *Error, bool) {
-		return connector.OutcomeFailed, &Error{Code: code, Message: msg}, false
-	}
-	var own *Error
-	if errors.As(err, &own) {
+	if own, ok := errors.AsType[*Error](err); ok {
 		return connector.OutcomeFailed, own, false
+	}
+	if outcome, e, ok := t.interruption(err); ok {
+		return outcome, e, true
+	}
+	return connector.OutcomeFailed, t.agentFailure(err), false
+}
+
+// interruption says how our side ended the call, if it did: the caller canceled (a barge-in) or
+// its deadline passed, the turn timeout, or the first-event or idle limit.
+func (t *turn) interruption(err error) (connector.Outcome, *Error, bool) {
+	timeout := func(format string, args ...any) (connector.Outcome, *Error, bool) {
+		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}, true
 	}
 	if perr := t.parent.Err(); perr != nil {
 		if errors.Is(perr, context.Canceled) {
 			return connector.OutcomeCanceled, &Error{Code: CodeCanceled, Message: "the caller canceled the turn"}, true
 		}
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: "the caller's deadline passed before the agent finished"}, true
+		return timeout("the caller's deadline passed before the agent finished")
 	}
-	if t.ctx.Err() != nil {
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent did not finish within the turn timeout of %s", t.inv.opts.TurnTimeout)}, true
+	switch {
+	case t.ctx.Err() != nil:
+		return timeout("the agent did not finish within the turn timeout of %s", t.inv.opts.TurnTimeout)
+	case errors.Is(err, a2a.ErrFirstEventTimeout):
+		return timeout("the agent sent no event within %s", t.inv.opts.FirstEventTimeout)
+	case errors.Is(err, a2a.ErrIdleTimeout):
+		return timeout("the agent sent nothing of an event for %s", t.inv.opts.IdleTimeout)
 	}
-	if errors.Is(err, a2a.ErrFirstEventTimeout) {
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent no event within %s", t.inv.opts.FirstEventTimeout)}, true
-	}
-	if errors.Is(err, a2a.ErrIdleTimeout) {
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf("the agent sent nothing of an event for %s", t.inv.opts.IdleTimeout)}, true
-	}
+	return "", nil, false
+}
+
+// agentFailure maps what went wrong on the agent's side, or on the way to it, to an Error: a
+// blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
+func (t *turn) agentFailure(err error) *Error {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
-		return failed(CodeBlockedAddress, "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)")
+		return &Error{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
-	var hse *a2a.HTTPStatusError
-	if errors.As(err, &hse) {
-		if hse.StatusCode >= 300 && hse.StatusCode < 400 {
-			return failed(CodeRedirect, hse.Error()+" (agent calls never follow redirects: the API key must not reach another host)")
-		}
-		if hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden {
-			return failed(CodeAgentUnauthorized, hse.Error()+" (check the API key set for this agent in the console)")
-		}
-		return failed(CodeAgentHTTPStatus, hse.Error())
+	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+		return httpStatusFailure(hse)
 	}
-	var rpc *a2a.RPCError
-	if errors.As(err, &rpc) {
-		switch rpc.Code {
-		case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
-			return failed(CodeAgentUnauthorized, fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message))
-		case a2a.CodeVersionNotSupported:
-			return failed(CodeAgentRPCError, fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
-				rpc.Code, rpc.Message, t.rt.version, t.rt.url))
-		}
-		return failed(CodeAgentRPCError, fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message))
+	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
+		return t.rpcFailure(rpc)
 	}
-	var pe *a2a.ProtocolError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*a2a.ProtocolError](err); ok {
 		if pe.Kind == a2a.ProtocolEventTooLarge || pe.Kind == a2a.ProtocolBodyTooLarge {
-			return failed(CodeTooLarge, pe.Error())
+			return &Error{Code: CodeTooLarge, Message: pe.Error()}
 		}
-		return failed(CodeProtocolError, pe.Error())
+		return &Error{Code: CodeProtocolError, Message: pe.Error()}
 	}
 	// The transport's own words stay in the operator's log.
 	t.inv.log.InfoContext(t.ctx, "agent unreachable", "agent_id", t.req.Agent.ID, "error", err.Error())
-	return failed(CodeAgentUnreachable, "the agent could not be reached: "+transportReason(err))
+	return &Error{Code: CodeAgentUnreachable, Message: "the agent could not be reached: " + transportReason(err)}
+}
+
+// httpStatusFailure is the Error of an agent that answered with an HTTP status instead of A2A.
+func httpStatusFailure(hse *a2a.HTTPStatusError) *Error {
+	switch {
+	case hse.StatusCode >= 300 && hse.StatusCode < 400:
+		return &Error{Code: CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
+	case hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden:
+		return &Error{Code: CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
+	}
+	return &Error{Code: CodeAgentHTTPStatus, Message: hse.Error()}
+}
+
+// rpcFailure is the Error of an agent that answered with a JSON-RPC error.
+func (t *turn) rpcFailure(rpc *a2a.RPCError) *Error {
+	switch rpc.Code {
+	case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
+		return &Error{Code: CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
+	case a2a.CodeVersionNotSupported:
+		return &Error{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
+			rpc.Code, rpc.Message, t.rt.version, t.rt.url)}
+	}
+	return &Error{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message)}
 }
 
 // notFoundOrNotAllowed reports whether `{url}/stream` is simply not the agent's endpoint: a 404
@@ -581,17 +620,6 @@ func streamURL(base string) string {
 		u.RawPath = strings.TrimSuffix(u.RawPath, "/") + "/stream"
 	}
 	return u.String()
-}
-
-// clip cuts s to at most n bytes at a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // versionRefused reports whether the agent refused the call for its protocol generation: A2A

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
@@ -19,7 +20,7 @@ import (
 // fixEndpointFirst is the fix of a check that could not run because no interface answered.
 const fixEndpointFirst = "Fix the endpoint check first; this check runs once the agent answers."
 
-func cardCheck(a connector.Agent, ferr error, r cardfetch.Report) Result {
+func cardCheck(a connector.Agent, ferr error, r cardcheck.Report) Result {
 	if ferr != nil {
 		msg := "The card could not be fetched."
 		var fe *cardfetch.FetchError
@@ -68,7 +69,7 @@ func problemList(ps []connector.Problem) string {
 	return strings.Join(parts, "; ")
 }
 
-func revisionCheck(a connector.Agent, stored []byte, ferr error, r cardfetch.Report) Result {
+func revisionCheck(a connector.Agent, stored []byte, ferr error, r cardcheck.Report) Result {
 	if ferr != nil {
 		return Result{Check: CheckRevision, Status: Warn, Message: "Not compared: the card could not be fetched.",
 			Fix: "Fix the card check first."}

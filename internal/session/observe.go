@@ -9,11 +9,10 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // scope names this package's tracer and meter.
@@ -78,14 +77,8 @@ type observer struct {
 }
 
 func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Logger) *observer {
-	if tp == nil {
-		tp = tracenoop.NewTracerProvider()
-	}
-	if mp == nil {
-		mp = metricnoop.NewMeterProvider()
-	}
-	m := mp.Meter(scope)
-	o := &observer{log: log, tracer: tp.Tracer(scope),
+	m := telemetry.Meter(mp, scope)
+	o := &observer{log: log, tracer: telemetry.Tracer(tp, scope),
 		add: map[connector.Outcome][]metric.AddOption{}, record: map[connector.Outcome][]metric.RecordOption{}}
 	// Histogram buckets in seconds: a spoken reply should start well within a second; turns are
 	// bounded by A2AC_TURN_TIMEOUT (30 s by default).

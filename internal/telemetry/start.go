@@ -2,11 +2,9 @@ package telemetry
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel"
 )
 
@@ -38,36 +36,4 @@ func Start(ctx context.Context, o Options) (p *Providers, stop func(), err error
 		}
 	}
 	return p, stop, nil
-}
-
-// OpenPool opens a pgx pool whose queries are traced and whose statistics are exported as
-// metrics. tune, when not nil, adjusts the parsed configuration first.
-// DefaultConnectTimeout bounds a new Postgres connection when DATABASE_URL sets no
-// connect_timeout.
-const DefaultConnectTimeout = 2 * time.Second
-
-func (p *Providers) OpenPool(ctx context.Context, databaseURL string, tune func(*pgxpool.Config)) (*pgxpool.Pool, error) {
-	cfg, err := pgxpool.ParseConfig(databaseURL)
-	if err != nil {
-		// pgx's message never repeats the URL, so the password cannot leak through it.
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	if cfg.ConnConfig.ConnectTimeout == 0 {
-		// Without connect_timeout in the URL a dial to a host that drops packets would hang
-		// each turn until its own deadline; a Postgres that is down must fail turns fast.
-		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
-	}
-	if tune != nil {
-		tune(cfg)
-	}
-	p.InstrumentPool(cfg)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	if err := p.ObservePool(pool); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	return pool, nil
 }

@@ -1,6 +1,7 @@
 // Package telemetry sets up OpenTelemetry traces and metrics and JSON logging for both binaries,
-// and holds the instrumentation choices every edge shares: which gRPC methods, HTTP routes and
-// database calls are traced, and what their spans may carry.
+// and holds the instrumentation choices the edges share: which gRPC methods and HTTP routes are
+// traced, and what their spans may carry. It does not open the database (internal/pgpool traces
+// its own queries).
 //
 // Setup reads the standard OTEL_* environment (through the getenv it is given) and returns
 // Providers; callers pass them down explicitly. It never sets the OpenTelemetry globals, so two
@@ -11,8 +12,8 @@
 // nanoseconds per call and allocates nothing per stream chunk.
 //
 // It refuses to put user text, API keys, tokens or full card URLs into spans, metrics or logs:
-// the helpers here trace no request bodies, no SQL arguments, and no card fetches (card hosts
-// are recorded by internal/cardfetch itself).
+// the helpers here trace no request bodies and no card fetches (card hosts are recorded by
+// internal/cardfetch itself).
 package telemetry
 
 import (
@@ -145,7 +146,7 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 	case tracesOn:
 		exp, err := traceExporter(ctx, traces)
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("telemetry: otlp trace exporter: %w", err))
 		}
 		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
 			sdktrace.WithBatcher(redactingExporter{exp}))
@@ -166,7 +167,7 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 	if metricsOn {
 		exp, err := metricExporter(ctx, metrics)
 		if err != nil {
-			return fail(err)
+			return fail(fmt.Errorf("telemetry: otlp metric exporter: %w", err))
 		}
 		var ro []sdkmetric.PeriodicReaderOption
 		if interval > 0 {
@@ -327,72 +328,40 @@ func sdkVersion() string {
 	return "unknown"
 }
 
-func traceExporter(ctx context.Context, o otlp) (sdktrace.SpanExporter, error) {
-	if o.protocol == protocolGRPC {
-		opts := []otlptracegrpc.Option{otlptracegrpc.WithEndpointURL(o.endpoint)}
-		if len(o.headers) > 0 {
-			opts = append(opts, otlptracegrpc.WithHeaders(o.headers))
-		}
-		if o.timeout > 0 {
-			opts = append(opts, otlptracegrpc.WithTimeout(o.timeout))
-		}
-		if o.compression {
-			opts = append(opts, otlptracegrpc.WithCompressor("gzip"))
-		}
-		exp, err := otlptracegrpc.New(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: otlp trace exporter: %w", err)
-		}
-		return exp, nil
-	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(o.endpoint)}
+// exporterOptions are an OTLP exporter's options for o, built with the option constructors of the
+// exporter's package (the four exporter packages each have their own option type).
+func exporterOptions[Opt any](o otlp, endpointURL func(string) Opt, headers func(map[string]string) Opt,
+	timeout func(time.Duration) Opt, gzip Opt) []Opt {
+	opts := []Opt{endpointURL(o.endpoint)}
 	if len(o.headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(o.headers))
+		opts = append(opts, headers(o.headers))
 	}
 	if o.timeout > 0 {
-		opts = append(opts, otlptracehttp.WithTimeout(o.timeout))
+		opts = append(opts, timeout(o.timeout))
 	}
 	if o.compression {
-		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
+		opts = append(opts, gzip)
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: otlp trace exporter: %w", err)
-	}
-	return exp, nil
+	return opts
 }
 
+// traceExporter is the OTLP span exporter over o's protocol. Its error is the exporter's own;
+// the caller says which exporter failed.
+func traceExporter(ctx context.Context, o otlp) (sdktrace.SpanExporter, error) {
+	if o.protocol == protocolGRPC {
+		return otlptracegrpc.New(ctx, exporterOptions(o, otlptracegrpc.WithEndpointURL,
+			otlptracegrpc.WithHeaders, otlptracegrpc.WithTimeout, otlptracegrpc.WithCompressor("gzip"))...)
+	}
+	return otlptracehttp.New(ctx, exporterOptions(o, otlptracehttp.WithEndpointURL,
+		otlptracehttp.WithHeaders, otlptracehttp.WithTimeout, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))...)
+}
+
+// metricExporter is the OTLP metric exporter over o's protocol, like traceExporter.
 func metricExporter(ctx context.Context, o otlp) (sdkmetric.Exporter, error) {
 	if o.protocol == protocolGRPC {
-		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithEndpointURL(o.endpoint)}
-		if len(o.headers) > 0 {
-			opts = append(opts, otlpmetricgrpc.WithHeaders(o.headers))
-		}
-		if o.timeout > 0 {
-			opts = append(opts, otlpmetricgrpc.WithTimeout(o.timeout))
-		}
-		if o.compression {
-			opts = append(opts, otlpmetricgrpc.WithCompressor("gzip"))
-		}
-		exp, err := otlpmetricgrpc.New(ctx, opts...)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: otlp metric exporter: %w", err)
-		}
-		return exp, nil
+		return otlpmetricgrpc.New(ctx, exporterOptions(o, otlpmetricgrpc.WithEndpointURL,
+			otlpmetricgrpc.WithHeaders, otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithCompressor("gzip"))...)
 	}
-	opts := []otlpmetrichttp.Option{otlpmetrichttp.WithEndpointURL(o.endpoint)}
-	if len(o.headers) > 0 {
-		opts = append(opts, otlpmetrichttp.WithHeaders(o.headers))
-	}
-	if o.timeout > 0 {
-		opts = append(opts, otlpmetrichttp.WithTimeout(o.timeout))
-	}
-	if o.compression {
-		opts = append(opts, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))
-	}
-	exp, err := otlpmetrichttp.New(ctx, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: otlp metric exporter: %w", err)
-	}
-	return exp, nil
+	return otlpmetrichttp.New(ctx, exporterOptions(o, otlpmetrichttp.WithEndpointURL,
+		otlpmetrichttp.WithHeaders, otlpmetrichttp.WithTimeout, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))...)
 }

@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 func TestValidate(t *testing.T) {
@@ -98,7 +99,7 @@ func TestValidate(t *testing.T) {
 		},
 		{
 			name: "byte_order_mark_is_skipped",
-			raw:  append([]byte("\xef\xbb\xbf"), card(nil)...),
+			raw:  append([]byte("\xef\xbb\xbf"), cardchecktest.Card(nil)...),
 		},
 		{
 			name: "unknown_fields_are_kept_in_card",
@@ -533,7 +534,7 @@ func TestValidate(t *testing.T) {
 				for _, s := range r.Profile.Skills {
 					got[s.ID] = string(s.InputSchema)
 				}
-				want := map[string]string{"s1": string(mustJSON(schema)), "s2": `{"type":"object"}`}
+				want := map[string]string{"s1": string(cardchecktest.MustJSON(schema)), "s2": `{"type":"object"}`}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("input schemas (-want +got):\n%s", diff)
 				}
@@ -566,20 +567,11 @@ func TestValidate(t *testing.T) {
 			t.Parallel()
 			raw := tt.raw
 			if raw == nil {
-				raw = card(tt.mutate)
+				raw = cardchecktest.Card(tt.mutate)
 			}
-			r := New(tt.opts).Validate(raw)
+			r := New(tt.opts).Check(raw)
 			checkInvariants(t, r)
-			wantErrs := append([]pc{}, tt.wantErrors...)
-			sortPCs(wantErrs)
-			if diff := cmp.Diff(wantErrs, pcs(r.Problems, connector.SeverityError)); diff != "" {
-				t.Errorf("errors (-want +got):\n%s\nproblems: %+v", diff, r.Problems)
-			}
-			wantWarn := append([]pc{}, tt.wantWarnings...)
-			sortPCs(wantWarn)
-			if diff := cmp.Diff(wantWarn, pcs(r.Problems, connector.SeverityWarning)); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s\nproblems: %+v", diff, r.Problems)
-			}
+			cardchecktest.WantProblems(t, r.Problems, tt.wantErrors, tt.wantWarnings)
 			if tt.check != nil {
 				tt.check(t, r)
 			}
@@ -590,7 +582,7 @@ func TestValidate(t *testing.T) {
 // TestValidateMessagesNameThePath: a tenant reading only the message still finds the field.
 func TestValidateMessagesNameThePath(t *testing.T) {
 	t.Parallel()
-	r := New(Options{}).Validate([]byte(`{"skills": [{"id": 3}]}`))
+	r := New(Options{}).Check([]byte(`{"skills": [{"id": 3}]}`))
 	for _, p := range r.Problems {
 		if p.Path != "" && !strings.Contains(p.Message, p.Path) && !strings.Contains(p.Message, lastSegment(p.Path)) {
 			t.Errorf("message for %s does not name it: %q", p.Path, p.Message)

@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"fmt"

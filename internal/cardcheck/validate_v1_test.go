@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 )
 
 // baseV1Card is a valid A2A 1.0 card, in the shape a2a-go v2 serves it, that the table tests
@@ -33,7 +34,7 @@ func v1Card(mutate func(c map[string]any)) []byte {
 	if mutate != nil {
 		mutate(c)
 	}
-	return mustJSON(c)
+	return cardchecktest.MustJSON(c)
 }
 
 // iface is a supportedInterfaces entry.
@@ -627,18 +628,9 @@ func TestValidateV1(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := New(tt.opts).Validate(v1Card(tt.mutate))
+			r := New(tt.opts).Check(v1Card(tt.mutate))
 			checkInvariants(t, r)
-			wantErrs := append([]pc{}, tt.wantErrors...)
-			sortPCs(wantErrs)
-			if diff := cmp.Diff(wantErrs, pcs(r.Problems, connector.SeverityError)); diff != "" {
-				t.Errorf("errors (-want +got):\n%s\nproblems: %+v", diff, r.Problems)
-			}
-			wantWarn := append([]pc{}, tt.wantWarnings...)
-			sortPCs(wantWarn)
-			if diff := cmp.Diff(wantWarn, pcs(r.Problems, connector.SeverityWarning)); diff != "" {
-				t.Errorf("warnings (-want +got):\n%s\nproblems: %+v", diff, r.Problems)
-			}
+			cardchecktest.WantProblems(t, r.Problems, tt.wantErrors, tt.wantWarnings)
 			if tt.check != nil {
 				tt.check(t, r)
 			}

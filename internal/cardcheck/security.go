@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"fmt"
@@ -232,7 +232,7 @@ func parseSecurity(raw any, path string, schemes map[string]*scheme, c *collecto
 				alt.schemes = append(alt.schemes, s)
 			} else if strings.EqualFold(el, "apiKey") {
 				// The platform guide's short form: the platform's own header.
-				alt.schemes = append(alt.schemes, &scheme{typ: "apiKey", in: "header", key: platformKeyHeader})
+				alt.schemes = append(alt.schemes, &scheme{typ: "apiKey", in: "header", key: connector.APIKeyHeader})
 			} else {
 				alt.schemes = append(alt.schemes, &scheme{typ: el})
 			}
@@ -480,7 +480,7 @@ func checkSecurity(obj map[string]any, gen generation, skills []skillDoc, p *con
 	if len(headers) == 0 {
 		return
 	}
-	p.APIKeyHeaders = []string{platformKeyHeader}
+	p.APIKeyHeaders = []string{connector.APIKeyHeader}
 	for _, h := range headers {
 		if slices.ContainsFunc(p.APIKeyHeaders, func(x string) bool { return strings.EqualFold(x, h) }) {
 			continue
@@ -489,7 +489,7 @@ func checkSecurity(obj map[string]any, gen generation, skills []skillDoc, p *con
 	}
 	for _, n := range sortedKeys(schemes) {
 		s := schemes[n]
-		if s.headerAPIKey() && !strings.EqualFold(s.key, platformKeyHeader) && slices.Contains(p.APIKeyHeaders, s.key) {
+		if s.headerAPIKey() && !strings.EqualFold(s.key, connector.APIKeyHeader) && slices.Contains(p.APIKeyHeaders, s.key) {
 			c.warnf(s.keyPath, CodeAPIKeyHeader,
 				"The scheme %q expects the API key in the header %q; the platform sends it under both X-API-KEY and %s.", n, s.key, s.key)
 		}

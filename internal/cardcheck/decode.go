@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"encoding/json"
@@ -157,7 +157,7 @@ func decodeTree(v any, rv reflect.Value, path string, c *collector) {
 		}
 	default:
 		// A programming error in the doc types above, never the card's fault.
-		panic("cardfetch: decodeTree: unsupported kind " + rv.Kind().String())
+		panic("cardcheck: decodeTree: unsupported kind " + rv.Kind().String())
 	}
 }
 

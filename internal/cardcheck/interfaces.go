@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"fmt"
@@ -180,10 +180,10 @@ func choose(offers []offer, top *offer) choice {
 // chooseInterface fills the profile's endpoint from the card's offers and reports what keeps the
 // platform from calling the agent. top is the 0.x card's own endpoint (nil for a 1.0 card, or
 // when a 0.x card names none). It reports whether an interface was chosen.
-func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
+func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
 	ch := choose(offers, top)
 	if ch.chosen == nil {
-		f.noInterface(offers, v1, c)
+		k.noInterface(offers, v1, c)
 		return false
 	}
 	for _, o := range offers {
@@ -193,12 +193,12 @@ func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 		}
 	}
 	o := ch.chosen
-	f.checkURL(o.urlPath, o.url, c)
+	k.checkURL(o.urlPath, o.url, c)
 	p.EndpointURL = o.url
 	p.ProtocolVersion = o.version
 	p.EndpointTenant = o.tenant
 	if fb := ch.fallback; fb != nil {
-		if code, why := f.urlProblem(fb.url); code != "" {
+		if code, why := k.urlProblem(fb.url); code != "" {
 			if !c.covered(fb.urlPath) {
 				c.warnf(fb.urlPath, code, "%s %s The platform will not fall back to this A2A %s interface when the agent refuses A2A %s.", fb.urlPath, why, fb.version, o.version)
 			}
@@ -210,7 +210,7 @@ func (f *Fetcher) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 }
 
 // noInterface reports a card that offers nothing the platform can call, naming what it offers.
-func (f *Fetcher) noInterface(offers []offer, v1 bool, c *collector) {
+func (k *Checker) noInterface(offers []offer, v1 bool, c *collector) {
 	var all, jsonrpc []string
 	for _, o := range offers {
 		if o.url == "" || o.binding == "" || o.version == "" {
@@ -259,18 +259,18 @@ func v0NoEndpoint(doc *v0Doc, offers []offer, c *collector) {
 
 // checkURL enforces an absolute https URL (http only when the operator allowed it). It is about
 // where the platform will send tenant data, not about where the card came from.
-func (f *Fetcher) checkURL(path, raw string, c *collector) {
+func (k *Checker) checkURL(path, raw string, c *collector) {
 	if raw == "" || c.covered(path) {
 		return
 	}
-	if code, why := f.urlProblem(raw); code != "" {
+	if code, why := k.urlProblem(raw); code != "" {
 		c.errorf(path, code, "%s %s", path, why)
 	}
 }
 
 // urlProblem says what is wrong with an endpoint URL: a code and the rest of a sentence that
 // starts with the URL's path; "" when nothing is.
-func (f *Fetcher) urlProblem(raw string) (code, why string) {
+func (k *Checker) urlProblem(raw string) (code, why string) {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return CodeInvalidURL, "must be an absolute URL such as https://agent.example.com/a2a."
@@ -278,7 +278,7 @@ func (f *Fetcher) urlProblem(raw string) (code, why string) {
 	switch strings.ToLower(u.Scheme) {
 	case "https":
 	case "http":
-		if !f.allowInsecure {
+		if !k.allowInsecure {
 			return CodeInsecureURL, "uses plain http; the platform sends user messages and API keys only over https. Serve the agent over https and put the https URL in the card."
 		}
 	default:

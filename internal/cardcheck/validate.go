@@ -1,4 +1,4 @@
-package cardfetch
+package cardcheck
 
 import (
 	"bytes"
@@ -45,11 +45,7 @@ func BuiltinExtensions() []string {
 	return []string{IntentExtensionZH, IntentExtensionEN, ProtocolExtensionZH, ProtocolExtensionEN}
 }
 
-const (
-	textPlain = "text/plain"
-	// platformKeyHeader is the header the platform always sends the tenant's API key in.
-	platformKeyHeader = "X-API-KEY"
-)
+const textPlain = "text/plain"
 
 // newValidator builds the struct validator: JSON names in namespaces, plus the maxbytes tag.
 func newValidator() *validator.Validate {
@@ -64,28 +60,73 @@ func newValidator() *validator.Validate {
 	})
 	if err != nil {
 		// Only a bad tag name gets here; it is a constant.
-		panic("cardfetch: register maxbytes: " + err.Error())
+		panic("cardcheck: register maxbytes: " + err.Error())
 	}
 	return v
 }
 
-// Validate parses raw as an agent card and checks it against the platform subset
-// (docs/architecture.md §3). It never fails: input that is not JSON is reported as a problem at the empty path with
-// code invalid_json, and every other finding is a problem too, all of them at once.
-func (f *Fetcher) Validate(raw []byte) Report {
+// DefaultMaxBytes is the largest card the platform accepts (1 MiB): a larger one is too_long.
+const DefaultMaxBytes = 1 << 20
+
+// Options configure a Checker.
+type Options struct {
+	// AllowInsecureHTTP lets the card's endpoint URLs be http:// (A2AC_ALLOW_INSECURE_HTTP).
+	AllowInsecureHTTP bool
+	// SupportedExtensions are extension URIs supported besides the platform's built-ins
+	// (A2AC_SUPPORTED_EXTENSIONS).
+	SupportedExtensions []string
+	// MaxBytes is the largest card accepted (default DefaultMaxBytes); a larger one is too_long.
+	MaxBytes int64
+}
+
+// Checker validates agent cards against the platform subset. It is safe for concurrent use.
+type Checker struct {
+	allowInsecure bool
+	supported     map[string]bool
+	maxBytes      int64
+	validator     *validator.Validate
+}
+
+// New returns a Checker with o's settings, defaults filled in.
+func New(o Options) *Checker {
+	k := &Checker{
+		allowInsecure: o.AllowInsecureHTTP,
+		supported:     map[string]bool{},
+		maxBytes:      o.MaxBytes,
+		validator:     newValidator(),
+	}
+	if k.maxBytes <= 0 {
+		k.maxBytes = DefaultMaxBytes
+	}
+	for _, u := range BuiltinExtensions() {
+		k.supported[u] = true
+	}
+	for _, u := range o.SupportedExtensions {
+		if u = strings.TrimSpace(u); u != "" {
+			k.supported[u] = true
+		}
+	}
+	return k
+}
+
+// Check parses raw as an agent card and checks it against the platform subset
+// (docs/architecture.md §3). It never fails: input that is not JSON is reported as a problem at
+// the empty path with code invalid_json, and every other finding is a problem too, all of them at
+// once.
+func (k *Checker) Check(raw []byte) Report {
 	c := newCollector()
 	var rep Report
-	f.validate(raw, c, &rep)
+	k.validate(raw, c, &rep)
 	rep.Problems = c.problems()
 	rep.Valid = !connector.HasErrors(rep.Problems)
 	return rep
 }
 
-func (f *Fetcher) validate(raw []byte, c *collector, rep *Report) {
+func (k *Checker) validate(raw []byte, c *collector, rep *Report) {
 	// Windows tools write a byte-order mark; JSON forbids it, but nothing is lost by skipping it.
 	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
-	if int64(len(raw)) > f.maxBytes {
-		c.errorf("", CodeTooLong, "The card is %d bytes; the platform accepts cards of at most %d bytes. Remove what the platform does not need, such as long descriptions or many examples.", len(raw), f.maxBytes)
+	if int64(len(raw)) > k.maxBytes {
+		c.errorf("", CodeTooLong, "The card is %d bytes; the platform accepts cards of at most %d bytes. Remove what the platform does not need, such as long descriptions or many examples.", len(raw), k.maxBytes)
 	}
 	if !utf8.Valid(raw) {
 		c.errorf("", CodeInvalidJSON, "The card is not valid UTF-8 text; serve it as UTF-8 encoded JSON.")
@@ -110,7 +151,7 @@ func (f *Fetcher) validate(raw []byte, c *collector, rep *Report) {
 	// card, and every platform rule, is the same.
 	var doc cardDoc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
-	f.structRules(&doc, c)
+	k.structRules(&doc, c)
 	gen := cardGeneration(obj)
 
 	p := &rep.Profile
@@ -122,16 +163,16 @@ func (f *Fetcher) validate(raw []byte, c *collector, rep *Report) {
 	}
 
 	if gen == gen1 {
-		f.interfacesV1(obj, p, c)
+		k.interfacesV1(obj, p, c)
 	} else {
-		f.interfacesV0(obj, p, c)
+		k.interfacesV0(obj, p, c)
 	}
 	checkModes("defaultInputModes", "", doc.DefaultInputModes, c)
 	checkModes("defaultOutputModes", "", doc.DefaultOutputModes, c)
 	p.Skills = checkSkills(doc.Skills, gen, c)
 	checkSecurity(obj, gen, doc.Skills, p, c)
 	checkLegacyAuthentication(obj, gen, c)
-	f.checkExtensions(obj, &doc, p, c)
+	k.checkExtensions(obj, &doc, p, c)
 }
 
 // cardGeneration tells the card's shape: A2A 1.0 cards moved url and protocolVersion into
@@ -146,20 +187,20 @@ func cardGeneration(obj map[string]any) generation {
 }
 
 // interfacesV1 reads an A2A 1.0 card's supportedInterfaces and chooses among them.
-func (f *Fetcher) interfacesV1(obj map[string]any, p *connector.CardProfile, c *collector) {
+func (k *Checker) interfacesV1(obj map[string]any, p *connector.CardProfile, c *collector) {
 	var doc v1Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
-	f.structRules(&doc, c)
+	k.structRules(&doc, c)
 	blankInterfaceFields(doc.SupportedInterfaces, c)
-	f.chooseInterface(supportedOffers(doc.SupportedInterfaces), nil, true, p, c)
+	k.chooseInterface(supportedOffers(doc.SupportedInterfaces), nil, true, p, c)
 }
 
 // interfacesV0 reads an A2A 0.2/0.3 card's url, preferredTransport and additionalInterfaces (and
 // the supportedInterfaces a dual-version SDK adds) and chooses among them.
-func (f *Fetcher) interfacesV0(obj map[string]any, p *connector.CardProfile, c *collector) {
+func (k *Checker) interfacesV0(obj map[string]any, p *connector.CardProfile, c *collector) {
 	var doc v0Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
-	f.structRules(&doc, c)
+	k.structRules(&doc, c)
 	blankInterfaceFields(doc.SupportedInterfaces, c)
 	checkProtocolVersion(doc.ProtocolVersion, c)
 	offers := supportedOffers(doc.SupportedInterfaces)
@@ -167,7 +208,7 @@ func (f *Fetcher) interfacesV0(obj map[string]any, p *connector.CardProfile, c *
 	if o, ok := v0Endpoint(&doc); ok {
 		top = &o
 	}
-	if !f.chooseInterface(offers, top, false, p, c) {
+	if !k.chooseInterface(offers, top, false, p, c) {
 		v0NoEndpoint(&doc, offers, c)
 		// Shown beside the problems, as before: what the card states.
 		p.ProtocolVersion = doc.ProtocolVersion
@@ -190,8 +231,8 @@ func parseJSON(raw []byte) (any, error) {
 
 // structRules runs the validator tags on one of the typed views and turns their findings into
 // problems.
-func (f *Fetcher) structRules(doc any, c *collector) {
-	err := f.validator.Struct(doc)
+func (k *Checker) structRules(doc any, c *collector) {
+	err := k.validator.Struct(doc)
 	var fes validator.ValidationErrors
 	if !errors.As(err, &fes) {
 		if err != nil {
@@ -426,7 +467,7 @@ func hasSecurity(obj map[string]any) bool {
 
 // checkExtensions lists the supported extensions the card declares, rejects unsupported required
 // ones, and reads the intent extension's per-skill input schemas.
-func (f *Fetcher) checkExtensions(obj map[string]any, doc *cardDoc, p *connector.CardProfile, c *collector) {
+func (k *Checker) checkExtensions(obj map[string]any, doc *cardDoc, p *connector.CardProfile, c *collector) {
 	if doc.Capabilities == nil {
 		return
 	}
@@ -438,7 +479,7 @@ func (f *Fetcher) checkExtensions(obj map[string]any, doc *cardDoc, p *connector
 		if uri == "" {
 			continue
 		}
-		if !f.supported[uri] {
+		if !k.supported[uri] {
 			if ext.Required {
 				c.errorf(path, CodeRequiredExtensionUnsupported,
 					"The agent requires extension %s, which the platform does not support, so the agent would reject the platform's calls. Mark it \"required\": false or remove it.", uri)
@@ -536,7 +577,7 @@ func intentParams(params map[string]any, path string, skills []skillDoc, out map
 func mustMarshal(v any) json.RawMessage {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("cardfetch: re-encode decoded JSON: %v", err))
+		panic(fmt.Sprintf("cardcheck: re-encode decoded JSON: %v", err))
 	}
 	return b
 }
