@@ -977,6 +977,68 @@ func (e *env) agentIDByCardURL(token, cardURL string) string {
 	return ""
 }
 
+// TestScreenshotsLinked keeps docs/screenshots true to the browser tests: every screenshot a
+// test takes (snap, snapViewport, snapElement) is committed and linked from README.md, and every
+// committed one is still taken by a test, so that none is missing, orphaned or unlinked after
+// `make screenshots`. (That they show the current page is up to whoever changes it: run
+// `make screenshots` and commit.)
+func TestScreenshotsLinked(t *testing.T) {
+	t.Parallel()
+	sources, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := map[string]bool{}
+	call := regexp.MustCompile(`\.snap(?:Viewport|Element)?\("([^"]+)"`)
+	for _, f := range sources {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
+			taken[m[1]+".png"] = true
+		}
+	}
+	if len(taken) < 10 {
+		t.Fatalf("found %d screenshots taken by the tests (%v); the pattern no longer matches the calls", len(taken), taken)
+	}
+	const dir = "../../docs/screenshots"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := map[string]bool{}
+	for _, ent := range entries {
+		committed[ent.Name()] = true
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`docs/screenshots/([^)\s"]+)`).FindAllStringSubmatch(string(readme), -1) {
+		linked[m[1]] = true
+	}
+	for name := range taken {
+		if !committed[name] {
+			t.Errorf("a browser test takes %s, which is not in docs/screenshots: run `make screenshots` and commit it", name)
+		}
+	}
+	for name := range committed {
+		if !taken[name] {
+			t.Errorf("docs/screenshots/%s is taken by no test any more: delete it (or take it again)", name)
+		}
+		if !linked[name] {
+			t.Errorf("docs/screenshots/%s is not linked from README.md", name)
+		}
+	}
+	for name := range linked {
+		if !committed[name] {
+			t.Errorf("README.md links docs/screenshots/%s, which does not exist", name)
+		}
+	}
+}
+
 // TestAPIDocsInBrowser opens the API reference page in headless Chromium: the vendored Redoc
 // renders openapi.json under the page's policy, with nothing from another origin.
 func TestAPIDocsInBrowser(t *testing.T) {

@@ -802,8 +802,13 @@
         : `Revoke token ${id}? Whatever still uses it is refused from its next request. This cannot be undone.` }),
       h('div', { class: 'row' }, yes, no));
     box.hidden = false;
+    // The row asked about is marked while the question is open.
+    for (const tr of document.querySelectorAll('#tokens tr.confirming')) tr.classList.remove('confirming');
+    const row = revoke.closest('tr');
+    if (row) row.classList.add('confirming');
     no.addEventListener('click', () => {
       box.hidden = true;
+      if (row) row.classList.remove('confirming');
       if (revoke.isConnected) revoke.focus();
     });
     yes.addEventListener('click', () => busy([yes, no], async () => {
@@ -811,6 +816,7 @@
       if (res.status === 401) return; // signedOut already explained it
       if (!res.ok && res.status !== 404) {
         box.hidden = true;
+        if (row) row.classList.remove('confirming');
         $('#tokens-msg').replaceChildren(problemBox(res, 'Could not revoke the token.'));
         return;
       }
