@@ -831,6 +831,10 @@ func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
 		jsString(otherToken), jsString(token))) {
 		t.Fatal("a token is in the page")
 	}
+	// On a phone the token list is labelled lines; the page does not scroll sideways.
+	b.do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.waitUntil("no horizontal page scroll on a phone", `() => document.documentElement.scrollWidth <= window.innerWidth + 1`)
+	b.do("laptop viewport", chromedp.EmulateViewport(1280, 900))
 
 	// A card URL that leads nowhere: its own lead and why, not "the card is not valid".
 	b.typeInto("#card-url", missingURL)
