@@ -100,7 +100,7 @@ func TestCheckMyAgentInBrowser(t *testing.T) {
 	if n := evalJS[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, jsString(demoSel+" .check-fix"))); n != 0 {
 		t.Errorf("a passing agent shows %d fixes", n)
 	}
-	b.snap("check-my-agent-pass")
+	b.snapElement("check-my-agent-pass", demoSel)
 
 	// The leaky agent: the key check fails and the stream path warns, each with its fix.
 	b.click(fxSel + " .check-run")
@@ -111,7 +111,7 @@ func TestCheckMyAgentInBrowser(t *testing.T) {
 	if n := evalJS[int](b, `document.querySelectorAll("img, b").length`); n != 0 {
 		t.Fatalf("the agent's text became %d elements", n)
 	}
-	b.snap("check-my-agent-fail")
+	b.snapElement("check-my-agent-fail", fxSel)
 
 	b.mu.Lock()
 	defer b.mu.Unlock()

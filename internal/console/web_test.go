@@ -622,7 +622,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	// Registering it again is a 409.
 	b.typeInto("#card-url", demoSrv.URL)
 	b.click("#register")
-	b.waitText("#add-result .problem-box", "already registered")
+	b.waitText(`#add-result .problem-box[data-code="already_registered"]`, "already registered for your tenant, as “超级AI助理”")
 
 	// Without its key the demo agent cannot be tried: Send is disabled, and the page says why.
 	// The hostile card asks for no key, so it has no key field at all. Each agent's placeholder
@@ -782,6 +782,264 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	}
 	if strings.Contains(logs.String(), theAPIKey) || strings.Contains(logs.String(), token) {
 		t.Error("the server logs hold the API key or the token")
+	}
+}
+
+// TestRegistrationAnswersAndTokensInBrowser drives, in headless Chromium against a real console
+// (real Postgres, a real HTTPS card server), what the page makes of the API's answers besides a
+// plain success: a card URL that leads nowhere (422 card_url_unusable, its own lead and a "Why:"
+// line), a second registration of one agent (409 already_registered naming the agent, with a
+// button that goes to it), a second card URL for one endpoint (201 with a duplicate_endpoint
+// warning), a refresh that finds the same card ("unchanged") and one that does not, and the
+// tenant's tokens: listed by id, the current one marked, one revoked behind a confirmation, and
+// the page signed out when its own token is revoked.
+func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
+	t.Parallel()
+	b := newBrowser(t) // first: skips (or fails in CI) before anything else starts
+	e := newEnv(t)
+	tenantID, token, tokenID := e.newTenantWithID("registration answers")
+	r := e.do("POST", "/v1/tenants/"+tenantID+"/tokens", adminToken, nil)
+	e.expect(r, http.StatusCreated)
+	m := r.json(t)
+	otherToken, otherID := m["token"].(string), m["tokenId"].(string)
+
+	// Two card URLs, one endpoint (card() calls https://agent.example.com/a2a).
+	weatherURL := e.cards.set("/weather.json", card("Weather", "text/plain"))
+	copyURL := e.cards.set("/copy/weather.json", card("Weather (copy)", "text/plain"))
+	missingURL := e.cards.URL + "/nothing/here.json" // the card server answers 404
+
+	b.do("open the console", chromedp.Navigate(e.api.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token-input")))
+	b.typeInto("#token-input", token)
+	b.click("#token-save")
+	b.waitText("#agents", "No agents yet")
+
+	// Your tokens: both, by id, the one this tab uses marked; never a token itself.
+	currentSel := fmt.Sprintf(`#tokens tr.token[data-token-id=%q]`, tokenID)
+	otherSel := fmt.Sprintf(`#tokens tr.token[data-token-id=%q]`, otherID)
+	b.waitText("#tokens table.tokens", "2 tokens", tokenID, otherID)
+	b.waitText(currentSel+" .token-id", "current")
+	if got := b.text(otherSel + " .token-id"); strings.Contains(got, "current") {
+		t.Errorf("the other token is marked current: %q", got)
+	}
+	if got := b.text(otherSel + " .token-used"); got != "never" {
+		t.Errorf("the unused token's last use = %q, want never", got)
+	}
+	if got := b.text(currentSel + " .token-used"); got == "never" || got == "" {
+		t.Errorf("the token in use shows last use %q", got)
+	}
+	if evalJS[bool](b, fmt.Sprintf(`document.documentElement.outerHTML.includes(%s) || document.documentElement.outerHTML.includes(%s)`,
+		jsString(otherToken), jsString(token))) {
+		t.Fatal("a token is in the page")
+	}
+	// On a phone the token list is labelled lines; the page does not scroll sideways.
+	b.do("phone viewport", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.waitUntil("no horizontal page scroll on a phone", `() => document.documentElement.scrollWidth <= window.innerWidth + 1`)
+	b.do("laptop viewport", chromedp.EmulateViewport(1280, 900))
+
+	// A card URL that leads nowhere: its own lead and why, not "the card is not valid".
+	b.typeInto("#card-url", missingURL)
+	b.click("#register")
+	unusable := `#add-result .problem-box[data-code="card_url_unusable"]`
+	b.waitText(unusable+" .lead", "leads to no card", "nothing was registered")
+	b.waitText(unusable+" .reason", "Why: ", "HTTP error (4xx)", "reason: http_status")
+	b.waitText(unusable+" .detail", "404")
+	if got := b.text("#add-result"); strings.Contains(got, "not valid") {
+		t.Errorf("card_url_unusable reads as an invalid card: %q", got)
+	}
+	b.snapElement("register-card-url-unusable", "#add-section")
+	// Validating it says the same.
+	b.click("#validate")
+	b.waitText(unusable+" .lead", "leads to no card")
+
+	// Register the agent; registering it again names it and goes to it.
+	b.typeInto("#card-url", weatherURL)
+	b.click("#register")
+	b.waitText("#add-result", "Registered “Weather”")
+	if n := evalJS[int](b, `document.querySelectorAll("#add-result .endpoint-warning").length`); n != 0 {
+		t.Errorf("the first registration shows %d endpoint warnings", n)
+	}
+	weatherID := e.agentIDByCardURL(token, weatherURL)
+	weatherSel := fmt.Sprintf(`article.agent[data-agent-id=%q]`, weatherID)
+	b.waitText(weatherSel, "Weather")
+	b.typeInto("#card-url", weatherURL)
+	b.click("#register")
+	dup := `#add-result .problem-box[data-code="already_registered"]`
+	b.waitText(dup+" .lead", "already registered for your tenant, as “Weather”", "nothing was registered")
+	b.waitText(dup+" .detail", weatherID)
+	b.waitText(dup+" .show-agent", "Show “Weather”")
+	b.snapElement("register-already-registered", "#add-section")
+	b.click(dup + " .show-agent")
+	b.waitUntil("the existing agent is highlighted and focused", `(sel) => {
+		const a = document.querySelector(sel);
+		return !!a && a.classList.contains("highlight") && a.contains(document.activeElement);
+	}`, weatherSel)
+
+	// Another card URL for the same endpoint registers, with the warning, and a way to the other.
+	b.typeInto("#card-url", copyURL)
+	b.click("#register")
+	b.waitText("#add-result", "Registered “Weather (copy)”")
+	b.waitText("#add-result .endpoint-warning", "Same endpoint as another of your agents", weatherID, "https://agent.example.com/a2a")
+	b.waitText("#add-result .endpoint-warning .show-agent", "Show “Weather”")
+	b.snapElement("register-duplicate-endpoint", "#add-result")
+	copyID := e.agentIDByCardURL(token, copyURL)
+	copySel := fmt.Sprintf(`article.agent[data-agent-id=%q]`, copyID)
+	b.waitText(copySel, "Weather (copy)")
+	if got := b.text("#agents"); strings.Contains(got, "duplicate_endpoint") {
+		t.Errorf("the list shows duplicate_endpoint as a card warning: %q", got)
+	}
+
+	// A refresh that finds the same card keeps the revision and says so, with the endpoint
+	// warning; one that finds another card makes revision 2.
+	b.click(weatherSel + " .refresh")
+	b.waitText(weatherSel+" .agent-msg", "Card unchanged (revision 1)")
+	b.waitText(weatherSel+" .agent-msg .endpoint-warning", copyID)
+	b.waitText(weatherSel+" .agent-msg .endpoint-warning .show-agent", "Show “Weather (copy)”")
+	if got := b.text(weatherSel + " .agent-msg"); strings.Contains(got, "refreshed") {
+		t.Errorf("an unchanged refresh reads %q", got)
+	}
+	if got := b.text(weatherSel + " .badges"); !strings.Contains(got, "revision 1") || strings.Contains(got, "revision 2") {
+		t.Errorf("badges after an unchanged refresh = %q, want revision 1", got)
+	}
+	if got := evalJS[string](b, `document.activeElement ? document.activeElement.className : ""`); !strings.Contains(got, "refresh") {
+		t.Errorf("focus after refresh is on %q, want the Refresh button", got)
+	}
+	b.snapElement("refresh-unchanged", weatherSel)
+	e.cards.set("/weather.json", strings.Replace(card("Weather", "text/plain"), `"1.0.0"`, `"1.0.1"`, 1))
+	b.click(weatherSel + " .refresh")
+	b.waitText(weatherSel+" .agent-msg", "Card refreshed: revision 2 is live")
+	b.waitText(weatherSel+" .badges", "revision 2", "version 1.0.1")
+
+	// Revoke the other token: a confirmation first (Cancel puts focus back), then it is gone,
+	// and the API refuses it.
+	b.click(otherSel + " .token-revoke")
+	b.waitText("#tokens .tokens-confirm", "Revoke token "+otherID+"?", "refused from its next request")
+	if !evalJS[bool](b, `document.activeElement === document.querySelector("#tokens .token-revoke-cancel")`) {
+		t.Error("the confirmation does not take focus to Cancel")
+	}
+	b.click("#tokens .token-revoke-cancel")
+	b.waitUntil("the confirmation hides, focus back on Revoke", `(sel) =>
+		document.querySelector("#tokens .tokens-confirm").hidden &&
+		document.activeElement === document.querySelector(sel + " .token-revoke")`, otherSel)
+	b.click(otherSel + " .token-revoke")
+	b.waitText("#tokens .tokens-confirm", "Revoke token "+otherID+"?")
+	b.snapElement("tokens", "#tokens-section")
+	b.click("#tokens .token-revoke-confirm")
+	b.waitText("#tokens-msg", "Token "+otherID+" revoked")
+	b.waitText("#tokens table.tokens", "1 token")
+	if evalJS[bool](b, fmt.Sprintf(`document.querySelector(%s) !== null`, jsString(otherSel))) {
+		t.Fatal("the revoked token is still listed")
+	}
+	e.expect(e.do("GET", "/v1/agents", otherToken, nil), http.StatusUnauthorized)
+
+	// Revoke the token this tab uses: the page signs out and says why.
+	b.click(currentSel + " .token-revoke")
+	b.waitText("#tokens .tokens-confirm", "the token this tab uses", "signs out")
+	b.click("#tokens .token-revoke-confirm")
+	b.waitUntil("the workspace hides", `() => document.querySelector("#workspace").hidden`)
+	b.waitText("#token-msg", "You revoked the token this tab used", tokenID, "signed out")
+	if got := evalJS[string](b, `String(sessionStorage.getItem("a2ac.tenantToken"))`); got != "null" {
+		t.Fatalf("sessionStorage still holds %q after revoking it", got)
+	}
+	if n := evalJS[int](b, `document.querySelectorAll("article.agent, tr.token").length`); n != 0 {
+		t.Fatalf("%d agents or tokens still in the page after signing out", n)
+	}
+	if !evalJS[bool](b, `document.activeElement === document.querySelector("#token-input")`) {
+		t.Error("after signing out, focus is not on the token field")
+	}
+	e.expect(e.do("GET", "/v1/agents", token, nil), http.StatusUnauthorized)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.dialogs) > 0 {
+		t.Errorf("the page opened dialogs: %q", b.dialogs)
+	}
+	if len(b.exceptions) > 0 {
+		t.Errorf("the page threw: %q", b.exceptions)
+	}
+	if len(b.security) > 0 {
+		t.Errorf("Content-Security-Policy violations: %q", b.security)
+	}
+}
+
+// agentIDByCardURL is the id of the tenant's agent registered with cardURL.
+func (e *env) agentIDByCardURL(token, cardURL string) string {
+	e.t.Helper()
+	r := e.do("GET", "/v1/agents", token, nil)
+	e.expect(r, http.StatusOK)
+	var list struct {
+		Agents []struct{ ID, CardURL string }
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, a := range list.Agents {
+		if a.CardURL == cardURL {
+			return a.ID
+		}
+	}
+	e.t.Fatalf("no agent with card URL %s in %s", cardURL, r.body)
+	return ""
+}
+
+// TestScreenshotsLinked keeps docs/screenshots true to the browser tests: every screenshot a
+// test takes (snap, snapViewport, snapElement) is committed and linked from README.md, and every
+// committed one is still taken by a test, so that none is missing, orphaned or unlinked after
+// `make screenshots`. (That they show the current page is up to whoever changes it: run
+// `make screenshots` and commit.)
+func TestScreenshotsLinked(t *testing.T) {
+	t.Parallel()
+	sources, err := filepath.Glob("*_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := map[string]bool{}
+	call := regexp.MustCompile(`\.snap(?:Viewport|Element)?\("([^"]+)"`)
+	for _, f := range sources {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range call.FindAllStringSubmatch(string(src), -1) {
+			taken[m[1]+".png"] = true
+		}
+	}
+	if len(taken) < 10 {
+		t.Fatalf("found %d screenshots taken by the tests (%v); the pattern no longer matches the calls", len(taken), taken)
+	}
+	const dir = "../../docs/screenshots"
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	committed := map[string]bool{}
+	for _, ent := range entries {
+		committed[ent.Name()] = true
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	linked := map[string]bool{}
+	for _, m := range regexp.MustCompile(`docs/screenshots/([^)\s"]+)`).FindAllStringSubmatch(string(readme), -1) {
+		linked[m[1]] = true
+	}
+	for name := range taken {
+		if !committed[name] {
+			t.Errorf("a browser test takes %s, which is not in docs/screenshots: run `make screenshots` and commit it", name)
+		}
+	}
+	for name := range committed {
+		if !taken[name] {
+			t.Errorf("docs/screenshots/%s is taken by no test any more: delete it (or take it again)", name)
+		}
+		if !linked[name] {
+			t.Errorf("docs/screenshots/%s is not linked from README.md", name)
+		}
+	}
+	for name := range linked {
+		if !committed[name] {
+			t.Errorf("README.md links docs/screenshots/%s, which does not exist", name)
+		}
 	}
 }
 

@@ -114,6 +114,14 @@
     canceled: 'The fetch was canceled before it finished.',
   };
 
+  // UNUSABLE_REASONS explain a 422 card_url_unusable: the URL itself is wrong, and it is the
+  // tenant's to change (the same reason names mean a failing host under 502 card_unreachable).
+  const UNUSABLE_REASONS = {
+    dns: 'No host has that name: check the spelling of the host name in the URL.',
+    blocked_address: 'The host name leads to a private, loopback or otherwise reserved address; the platform only fetches cards from public addresses.',
+    http_status: 'The host answered with an HTTP error (4xx) instead of a card: there is no card at that URL, or it is not public.',
+  };
+
   function severityRank(p) { return p && p.severity === 'error' ? 0 : 1; }
 
   // problemsTable lists every card problem, errors first, in a horizontally scrollable box.
@@ -147,13 +155,16 @@
   // for 502, and the card problems when there are any.
   function problemBox(res, lead) {
     const p = res.problem || {};
-    const box = h('div', { class: 'msg msg-error problem-box' });
+    const box = h('div', { class: 'msg msg-error problem-box', 'data-code': str(p.code) || null });
     if (lead) box.append(h('p', { class: 'lead', text: lead }));
-    if (p.code === 'card_unreachable' || (res.status === 502 && p.reason)) {
+    const unusable = p.code === 'card_url_unusable';
+    if (unusable || p.code === 'card_unreachable' || (res.status === 502 && p.reason)) {
       const reason = str(p.reason);
+      const reasons = unusable ? UNUSABLE_REASONS : REASONS;
       box.append(h('p', { class: 'reason' },
         h('strong', { text: 'Why: ' }),
-        Object.hasOwn(REASONS, reason) ? REASONS[reason] : 'The card could not be fetched.',
+        Object.hasOwn(reasons, reason) ? reasons[reason]
+          : unusable ? 'The card URL leads nowhere a card could be.' : 'The card could not be fetched.',
         reason ? ' ' : '',
         reason ? h('code', { text: `(reason: ${reason})` }) : ''));
     }
@@ -173,6 +184,79 @@
     try { return await fn(); } finally {
       for (const b of buttons) b.disabled = false;
     }
+  }
+
+  // ---- pointing at one of the tenant's agents ---------------------------------------------
+
+  // findAgent is the listed card of the agent id, or null.
+  function findAgent(id) {
+    return [...document.querySelectorAll('#agents article.agent')].find((el) => el.dataset.agentId === id) || null;
+  }
+
+  function listedName(el) {
+    const n = el && el.querySelector('.agent-name');
+    return n ? n.textContent : '';
+  }
+
+  // showAgent scrolls to the agent's card, highlights it until focus leaves it, and moves focus
+  // to its name. The list is reloaded first when the agent is not in it (registered in another
+  // tab, say). False when the tenant has no such agent any more.
+  async function showAgent(id) {
+    let el = findAgent(id);
+    if (!el) {
+      await loadAgents();
+      el = findAgent(id);
+    }
+    if (!el) return false;
+    for (const other of document.querySelectorAll('#agents article.highlight')) other.classList.remove('highlight');
+    el.classList.add('highlight');
+    const still = window.matchMedia && window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+    el.scrollIntoView({ behavior: still ? 'auto' : 'smooth', block: 'start' });
+    const name = el.querySelector('.agent-name');
+    if (name) {
+      name.setAttribute('tabindex', '-1');
+      name.focus({ preventScroll: true });
+    }
+    return true;
+  }
+
+  // showButton is a button that shows the agent id's card, named after it when it is listed.
+  function showButton(id) {
+    const name = listedName(findAgent(id));
+    const b = h('button', { type: 'button', class: 'show-agent secondary', 'data-agent-id': id,
+      text: name ? `Show “${name}”` : 'Show that agent' });
+    b.addEventListener('click', async () => {
+      if (!(await showAgent(id))) b.replaceWith(h('span', { class: 'help', text: 'That agent is no longer in your list.' }));
+    });
+    return b;
+  }
+
+  // alreadyRegisteredBox explains a 409 already_registered: which of the tenant's agents has
+  // the card, with a button to go to it. lead(name) words it; name is '' when not listed.
+  async function alreadyRegisteredBox(res, lead) {
+    const id = str(res.problem && res.problem.agentId);
+    if (id && !findAgent(id)) await loadAgents();
+    const box = problemBox(res, lead(listedName(id ? findAgent(id) : null)));
+    if (id) box.append(h('div', { class: 'row' }, showButton(id)));
+    return box;
+  }
+
+  // DUPLICATE_ENDPOINT is the warning, said only by registration and refresh and not stored,
+  // that another of the tenant's agents calls the same endpoint.
+  const DUPLICATE_ENDPOINT = 'duplicate_endpoint';
+  const isEndpointWarning = (w) => !!w && w.code === DUPLICATE_ENDPOINT;
+  const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
+
+  // endpointWarnings shows each duplicate_endpoint warning of an answer, with a button to each
+  // agent it names (other than self).
+  function endpointWarnings(warnings, self) {
+    return (Array.isArray(warnings) ? warnings : []).filter(isEndpointWarning).map((w) => {
+      const message = str(w.message);
+      const ids = [...new Set(message.match(UUIDS) || [])].map((x) => x.toLowerCase()).filter((x) => x !== self);
+      return h('div', { class: 'msg msg-warn endpoint-warning' },
+        h('p', {}, h('strong', { text: 'Same endpoint as another of your agents: ' }), message),
+        ids.length ? h('div', { class: 'row' }, ids.map(showButton)) : null);
+    });
   }
 
   // ---- add an agent ------------------------------------------------------------------------
@@ -248,6 +332,7 @@
     const res = await api('POST', '/v1/agents/validate', { cardUrl });
     showKeyField(res.ok && res.data && res.data.apiKeyRequired === true);
     if (res.ok) out.replaceChildren(renderValidation(res.data));
+    else if (res.problem.code === 'card_url_unusable') out.replaceChildren(problemBox(res, 'This card URL leads to no card: check it.'));
     else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
     else out.replaceChildren(problemBox(res, 'Validation failed.'));
   }
@@ -265,20 +350,36 @@
       const a = res.data || {};
       showKeyField(false);
       $('#card-url').value = '';
+      // The list first, so that the warnings can name the agents they are about.
+      await loadAgents();
+      const warnings = Array.isArray(a.warnings) ? a.warnings : [];
+      const cardWarnings = warnings.filter((w) => !isEndpointWarning(w));
       const msgs = [note(`Registered “${str(a.name)}” (revision ${str(a.revision)}). It is listed under Your agents.`, 'ok')];
+      msgs.push(...endpointWarnings(warnings, str(a.id)));
+      if (cardWarnings.length) {
+        msgs.push(h('details', { class: 'register-warnings' },
+          h('summary', { text: `The card has ${plural(cardWarnings.length, 'warning', 'warnings')}` }),
+          problemsTable(cardWarnings, 'Warnings')));
+      }
       if (a.apiKeyRequired && !a.apiKeySet) {
         msgs.push(note('This agent requires an API key: set one under Your agents before it can be called.', 'warn'));
       }
       out.replaceChildren(...msgs);
-      await loadAgents();
       return;
     }
-    const leads = new Map([
-      [409, 'This card URL is already registered for your tenant: see Your agents.'],
-      [422, 'The card is not valid, so nothing was registered. Fix the errors below and try again.'],
-      [502, 'The card could not be fetched, so nothing was registered.'],
-    ]);
-    out.replaceChildren(problemBox(res, leads.get(res.status) || 'Registration failed.'));
+    const code = res.problem.code;
+    if (code === 'already_registered') {
+      out.replaceChildren(await alreadyRegisteredBox(res, (name) => name
+        ? `This agent is already registered for your tenant, as “${name}”, so nothing was registered.`
+        : 'This agent is already registered for your tenant, so nothing was registered.'));
+      return;
+    }
+    let lead = 'Registration failed.';
+    if (code === 'card_url_unusable') lead = 'This card URL leads to no card, so nothing was registered. Check the URL and try again.';
+    else if (res.status === 422) lead = 'The card is not valid, so nothing was registered. Fix the errors below and try again.';
+    else if (res.status === 502) lead = 'The card could not be fetched, so nothing was registered.';
+    else if (res.status === 400 && res.problem.field === 'cardUrl') lead = 'This card URL cannot be used, so nothing was registered.';
+    out.replaceChildren(problemBox(res, lead));
   }
 
   // ---- your agents -------------------------------------------------------------------------
@@ -516,8 +617,10 @@
     const name = str(a.name) || '(no name)';
     const headingId = 'agent-h-' + id;
     const msg = h('div', { class: 'agent-msg', role: 'status', 'aria-live': 'polite' });
-    if (message) msg.append(message);
-    const warnings = Array.isArray(a.warnings) ? a.warnings : [];
+    if (message) msg.append(...[message].flat().filter(Boolean));
+    // The card's warnings; a refresh's duplicate_endpoint is about the tenant's agents, not the
+    // card, and is shown in the refresh's message instead.
+    const warnings = (Array.isArray(a.warnings) ? a.warnings : []).filter((w) => !isEndpointWarning(w));
     const skills = Array.isArray(a.skills) ? a.skills : [];
     const needsKey = a.apiKeyRequired === true && a.apiKeySet !== true;
 
@@ -532,6 +635,10 @@
       badge(plural(warnings.length, 'warning', 'warnings'), warnings.length ? 'warn' : null));
 
     const article = h('article', { class: 'agent' + (a.enabled ? '' : ' disabled'), 'data-agent-id': id, 'aria-labelledby': headingId });
+    // showAgent's highlight lasts while focus stays in the card.
+    article.addEventListener('focusout', (ev) => {
+      if (!article.contains(ev.relatedTarget)) article.classList.remove('highlight');
+    });
 
     // Enable / disable, refresh, delete.
     const toggle = h('button', { type: 'button', class: 'toggle secondary', text: a.enabled ? 'Disable' : 'Enable' });
@@ -553,7 +660,16 @@
       msg.replaceChildren(note('Fetching the card again…', 'info'));
       const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/refresh');
       if (res.ok) {
-        replaceAgent(article, res.data, note(`Card refreshed: revision ${str(res.data.revision)} is live.`, 'ok'), '.refresh');
+        const d = res.data || {};
+        const head = d.unchanged === true
+          ? note(`Card unchanged (revision ${str(d.revision)}): the card URL serves the card that is already live, so nothing new was stored.`, 'ok')
+          : note(`Card refreshed: revision ${str(d.revision)} is live.`, 'ok');
+        replaceAgent(article, d, [head, ...endpointWarnings(d.warnings, id)], '.refresh');
+      } else if (res.problem.code === 'already_registered') {
+        msg.replaceChildren(await alreadyRegisteredBox(res, (other) =>
+          `The card URL now serves the card of another of your agents${other ? `, “${other}”` : ''}: revision ${str(a.revision)} stays live.`));
+      } else if (res.problem.code === 'card_url_unusable') {
+        msg.replaceChildren(problemBox(res, `The card URL no longer leads to a card: revision ${str(a.revision)} stays live.`));
       } else if (res.status === 422) {
         msg.replaceChildren(problemBox(res, `The new card is invalid, so it was not applied: revision ${str(a.revision)} stays live.`));
       } else if (res.status === 502) {
@@ -637,6 +753,97 @@
     return true;
   }
 
+  // ---- your tokens -------------------------------------------------------------------------
+
+  function dateTime(iso) {
+    const d = new Date(str(iso));
+    return Number.isNaN(d.getTime()) ? str(iso) : d.toLocaleString();
+  }
+
+  // renderTokens lists the tenant's tokens (ids and dates only: the API never returns a token),
+  // each with a revoke button behind an inline confirmation.
+  function renderTokens(tokens) {
+    if (!tokens.length) return [h('p', { class: 'help', text: 'No tokens.' })];
+    const confirmBox = h('div', { class: 'confirm msg msg-warn tokens-confirm', hidden: true });
+    const rows = tokens.map((tk) => {
+      const t = tk && typeof tk === 'object' ? tk : {};
+      const id = str(t.id);
+      const current = t.current === true;
+      const revoke = h('button', { type: 'button', class: 'token-revoke secondary', text: 'Revoke…',
+        'aria-label': current ? `Revoke token ${id} (the one this tab uses)` : `Revoke token ${id}` });
+      revoke.addEventListener('click', () => askRevoke(id, current, revoke, confirmBox));
+      return h('tr', { class: 'token' + (current ? ' current' : ''), 'data-token-id': id },
+        h('td', { class: 'token-id', 'data-label': 'Token' }, h('code', { text: id }), current ? [' ', badge('current: this tab', 'ok')] : null),
+        h('td', { class: 'token-created', 'data-label': 'Created', text: dateTime(t.createdAt) }),
+        h('td', { class: 'token-used', 'data-label': 'Last used', text: t.lastUsedAt ? dateTime(t.lastUsedAt) : 'never' }),
+        h('td', { class: 'token-actions' }, revoke));
+    });
+    return [
+      h('div', { class: 'table-wrap', role: 'region', tabindex: '0', 'aria-label': 'Your tokens' },
+        h('table', { class: 'tokens' },
+          h('caption', { text: plural(tokens.length, 'token', 'tokens') }),
+          h('thead', {}, h('tr', {},
+            h('th', { scope: 'col', text: 'Token id' }),
+            h('th', { scope: 'col', text: 'Created' }),
+            h('th', { scope: 'col', text: 'Last used' }),
+            h('th', { scope: 'col' }, h('span', { class: 'visually-hidden', text: 'Actions' })))),
+          h('tbody', {}, rows))),
+      confirmBox,
+    ];
+  }
+
+  // askRevoke asks before revoking token id; revoking the token this tab uses signs it out.
+  function askRevoke(id, current, revoke, box) {
+    const yes = h('button', { type: 'button', class: 'token-revoke-confirm danger', text: 'Yes, revoke' });
+    const no = h('button', { type: 'button', class: 'token-revoke-cancel secondary', text: 'Cancel' });
+    box.replaceChildren(
+      h('p', { text: current
+        ? `Revoke token ${id}? It is the token this tab uses: the page signs out at once. If it is your tenant’s last token, only your operator can issue a new one.`
+        : `Revoke token ${id}? Whatever still uses it is refused from its next request. This cannot be undone.` }),
+      h('div', { class: 'row' }, yes, no));
+    box.hidden = false;
+    // The row asked about is marked while the question is open.
+    for (const tr of document.querySelectorAll('#tokens tr.confirming')) tr.classList.remove('confirming');
+    const row = revoke.closest('tr');
+    if (row) row.classList.add('confirming');
+    no.addEventListener('click', () => {
+      box.hidden = true;
+      if (row) row.classList.remove('confirming');
+      if (revoke.isConnected) revoke.focus();
+    });
+    yes.addEventListener('click', () => busy([yes, no], async () => {
+      const res = await api('DELETE', '/v1/tokens/' + encodeURIComponent(id));
+      if (res.status === 401) return; // signedOut already explained it
+      if (!res.ok && res.status !== 404) {
+        box.hidden = true;
+        if (row) row.classList.remove('confirming');
+        $('#tokens-msg').replaceChildren(problemBox(res, 'Could not revoke the token.'));
+        return;
+      }
+      if (current) {
+        signedOut(`You revoked the token this tab used (${id}), so the page signed out. Paste another token of your tenant to continue.`);
+        $('#token-input').focus();
+        return;
+      }
+      await loadTokens();
+      $('#tokens-msg').replaceChildren(note(`Token ${id} revoked: it is refused from its next request.`, 'ok'));
+      $('#tokens-reload').focus();
+    }));
+    no.focus();
+  }
+
+  async function loadTokens() {
+    const res = await api('GET', '/v1/tokens');
+    if (!res.ok) {
+      if (res.status !== 401) $('#tokens-msg').replaceChildren(problemBox(res, 'Could not load your tokens.'));
+      return false;
+    }
+    $('#tokens-msg').replaceChildren();
+    const tokens = res.data && Array.isArray(res.data.tokens) ? res.data.tokens : [];
+    $('#tokens').replaceChildren(...renderTokens(tokens));
+    return true;
+  }
+
   // ---- signing in and out ------------------------------------------------------------------
 
   function showWorkspace(on) {
@@ -652,6 +859,8 @@
     showWorkspace(false);
     $('#agents').replaceChildren();
     $('#agents-msg').replaceChildren();
+    $('#tokens').replaceChildren();
+    $('#tokens-msg').replaceChildren();
     $('#add-result').replaceChildren();
     $('#card-url').value = '';
     showKeyField(false);
@@ -686,6 +895,7 @@
         return;
       }
       await loadAgents();
+      await loadTokens();
       $('#card-url').focus();
     });
   }
@@ -707,9 +917,10 @@
     // Another URL is another card: its key field shows again only after it is validated.
     $('#card-url').addEventListener('input', () => showKeyField(false));
     $('#reload').addEventListener('click', () => busy([$('#reload')], loadAgents));
+    $('#tokens-reload').addEventListener('click', () => busy([$('#tokens-reload')], loadTokens));
     if (getToken()) {
       showWorkspace(true);
-      loadAgents();
+      loadAgents().then((ok) => { if (ok) loadTokens(); });
     }
   }
 
