@@ -32,7 +32,7 @@ type Store interface {
 	// of a turn that started later.
 	SaveTurn(ctx context.Context, r store.TurnRecord) error
 	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *store.Secret, error)
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
 	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
 	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
 	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
@@ -324,7 +324,7 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 	if err != nil {
 		return connector.Agent{}, nil, err
 	}
-	key := sealed(s)
+	key := s
 	r.agents.put(tenantID, cachedAgent{agent: a, key: key})
 	return a, key, nil
 }
@@ -344,7 +344,7 @@ func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (relea
 		// Agent gone: nothing to cancel at.
 		return true, h.AgentID, nil
 	}
-	r.invoker.CancelTask(ctx, a, sealed(s), h.TaskID)
+	r.invoker.CancelTask(ctx, a, s, h.TaskID)
 	return true, h.AgentID, nil
 }
 
@@ -383,13 +383,6 @@ func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent
 		}
 	}
 	return out, nil
-}
-
-func sealed(s *store.Secret) *secret.Sealed {
-	if s == nil {
-		return nil
-	}
-	return &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
 }
 
 func errCode(e *invoke.Error) string {

@@ -101,7 +101,7 @@ func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
 	return nil
 }
 
-func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *store.Secret, error) {
+func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *secret.Sealed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.agents[agentID]
