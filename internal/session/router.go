@@ -41,7 +41,7 @@ type Store interface {
 
 // Invoker runs one turn against one agent (internal/invoke implements it).
 type Invoker interface {
-	Turn(ctx context.Context, req invoke.Request, emit func(invoke.Event)) invoke.Result
+	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
 	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
 }
@@ -109,7 +109,7 @@ type Final struct {
 	Outcome           connector.Outcome
 	Text              string
 	TaskID, ContextID string
-	Err               *invoke.Error
+	Err               *connector.TurnError
 	Metadata          map[string]any
 	// HoldExpiresAt is set when the session is held after the turn.
 	HoldExpiresAt time.Time
@@ -120,7 +120,7 @@ type Final struct {
 // ignored because the caller's cancellation reaches the agent call through ctx anyway.
 type Sink interface {
 	Started(agent connector.Agent, held bool, taskID string) error
-	Event(e invoke.Event) error
+	Event(e connector.TurnEvent) error
 	Final(f Final) error
 }
 
@@ -170,8 +170,8 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		Metadata:  t.Metadata,
 		TaskID:    rt.taskID,
 		ContextID: rt.contextID,
-	}, func(e invoke.Event) {
-		if e.Kind == invoke.TextEvent {
+	}, func(e connector.TurnEvent) {
+		if e.Kind == connector.TextEvent {
 			obs.text()
 		}
 		_ = sink.Event(e)
@@ -260,7 +260,7 @@ func (r *Router) record(ctx context.Context, t Turn, rt routed, startedAt time.T
 			// The agent wants the next turn but we could not remember that: say so rather
 			// than let the engine believe the session is held.
 			final.Outcome = connector.OutcomeFailed
-			final.Err = &invoke.Error{Code: "internal", Message: "the session hold could not be saved"}
+			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
 			change.Kind = Release // an unsaved hold is no hold: no expiry to report
 		}
 	}
@@ -385,7 +385,7 @@ func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent
 	return out, nil
 }
 
-func errCode(e *invoke.Error) string {
+func errCode(e *connector.TurnError) string {
 	if e == nil {
 		return ""
 	}
