@@ -8,6 +8,7 @@ package connector
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -154,3 +155,52 @@ const (
 	OutcomeCanceled      Outcome = "CANCELED"
 	OutcomeNoAgent       Outcome = "NO_AGENT"
 )
+
+// TurnEventKind tells TurnEvent kinds apart.
+type TurnEventKind int
+
+// Turn event kinds.
+const (
+	// TextEvent carries new speakable text.
+	TextEvent TurnEventKind = iota + 1
+	// StatusEvent carries a task state and its status message text.
+	StatusEvent
+)
+
+// String returns the kind's name.
+func (k TurnEventKind) String() string {
+	switch k {
+	case TextEvent:
+		return "text"
+	case StatusEvent:
+		return "status"
+	}
+	return fmt.Sprintf("TurnEventKind(%d)", int(k))
+}
+
+// TurnEvent is what a running turn streams to the dialog engine, whatever A2A version the agent
+// spoke: new speakable text, or a task state the agent reported.
+type TurnEvent struct {
+	Kind TurnEventKind
+	// Text is, for TextEvent, the new text (a delta: the events' texts concatenated are what
+	// was spoken); for StatusEvent, the status message's text ("" when none).
+	//
+	// Deltas never take text back. When an agent replaces artifact text already sent with text
+	// that does not extend it (a correction), no delta is emitted until the reply again starts
+	// with everything sent and grows past it; the turn's final text is then the agent's final
+	// version, which may differ from what was spoken.
+	Text string
+	// State is the task state of a StatusEvent, in the A2A 0.x spelling whatever version the
+	// agent spoke ("working", "input-required", …).
+	State string
+}
+
+// TurnError is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API
+// key or the user's text; it may quote a short part of what the agent sent.
+type TurnError struct {
+	Code    string
+	Message string
+}
+
+// Error implements error, so that callers can wrap and log it.
+func (e *TurnError) Error() string { return e.Code + ": " + e.Message }

@@ -103,7 +103,7 @@ func (r registrar) register(t testing.TB, cardURL, apiKey string) connector.Agen
 		if err != nil {
 			t.Fatal(err)
 		}
-		na.APIKey = &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
+		na.APIKey = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
 	}
 	a, err := r.store.CreateAgent(ctx, na)
 	if err != nil {

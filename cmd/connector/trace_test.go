@@ -203,7 +203,7 @@ func TestTraceOfAFailedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, store.AgentPatch{
-		APIKey: &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
+		APIKey: &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
 		t.Fatal(err)
 	}
 	r := s.turn(t, "s-fail", s.agent, "重复我说的话：你好")

@@ -235,12 +235,12 @@ type refreshJSON struct {
 	Unchanged bool `json:"unchanged"`
 }
 
-func (s *Server) seal(agentID, key string) (*store.Secret, error) {
+func (s *Server) seal(agentID, key string) (*secret.Sealed, error) {
 	sealed, err := s.secrets.Seal(agentID, []byte(key))
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
 	}
-	return &store.Secret{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}, nil
+	return &sealed, nil
 }
 
 func warningsOf(problems []connector.Problem) []connector.Problem {
@@ -340,10 +340,7 @@ func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 		return fmt.Errorf("delete agent: %w", err)
 	}
 	if s.invoker != nil {
-		var key *secret.Sealed
-		if sealed != nil {
-			key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
-		}
+		key := sealed
 		now := time.Now()
 		for _, h := range released {
 			if h.ExpiresAt.After(now) && h.TaskID != "" {

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/a2a-connector/a2a-connector/internal/probe"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // Defaults of CheckLimit.
@@ -143,13 +142,9 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
 			detail: fmt.Sprintf("Too many agent checks for this tenant; try again in %d seconds.", secs)}
 	}
-	sealed, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
+	key, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
 	if err != nil {
 		return fmt.Errorf("check agent: %w", err)
-	}
-	var key *secret.Sealed
-	if sealed != nil {
-		key = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
 	}
 	revs, err := s.store.Revisions(r.Context(), tenantID, a.ID)
 	if err != nil {

@@ -73,7 +73,7 @@ func newHealthEnv(t *testing.T) *healthEnv {
 type finalSink struct{ final session.Final }
 
 func (s *finalSink) Started(connector.Agent, bool, string) error { return nil }
-func (s *finalSink) Event(invoke.Event) error                    { return nil }
+func (s *finalSink) Event(connector.TurnEvent) error             { return nil }
 func (s *finalSink) Final(f session.Final) error                 { s.final = f; return nil }
 
 // turn runs one production turn (a fresh session each) and returns its outcome.

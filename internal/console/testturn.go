@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 )
 
@@ -79,8 +78,8 @@ func (s *testSink) Started(_ connector.Agent, held bool, _ string) error {
 	return nil
 }
 
-func (s *testSink) Event(e invoke.Event) error {
-	if e.Kind == invoke.StatusEvent && strings.TrimSpace(e.Text) != "" {
+func (s *testSink) Event(e connector.TurnEvent) error {
+	if e.Kind == connector.StatusEvent && strings.TrimSpace(e.Text) != "" {
 		s.statusText = e.Text
 	}
 	return nil

@@ -16,7 +16,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 )
 
@@ -149,11 +148,11 @@ func (k *sink) Started(a connector.Agent, held bool, taskID string) error {
 	}}})
 }
 
-func (k *sink) Event(e invoke.Event) error {
+func (k *sink) Event(e connector.TurnEvent) error {
 	switch e.Kind {
-	case invoke.TextEvent:
+	case connector.TextEvent:
 		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_TextDelta{TextDelta: &pb.TextDelta{Text: e.Text}}})
-	case invoke.StatusEvent:
+	case connector.StatusEvent:
 		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Status{Status: &pb.StatusUpdate{State: e.State, Text: e.Text}}})
 	}
 	return nil

@@ -52,8 +52,8 @@ func BenchmarkStreamTurnTraced(b *testing.B) {
 				// A sampled parent, as the session's span would be.
 				ctx, parent := tracer.Start(b.Context(), "session")
 				chunks := 0
-				res := h.inv.Turn(ctx, req, func(e invoke.Event) {
-					if e.Kind == invoke.TextEvent {
+				res := h.inv.Turn(ctx, req, func(e connector.TurnEvent) {
+					if e.Kind == connector.TextEvent {
 						chunks++
 					}
 				})

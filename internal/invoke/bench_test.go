@@ -41,8 +41,8 @@ func BenchmarkStreamTurn(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				chunks = 0
-				res := h.inv.Turn(b.Context(), req, func(e invoke.Event) {
-					if e.Kind == invoke.TextEvent {
+				res := h.inv.Turn(b.Context(), req, func(e connector.TurnEvent) {
+					if e.Kind == connector.TextEvent {
 						chunks++
 					}
 				})

@@ -214,43 +214,6 @@ type Request struct {
 	ContextID string
 }
 
-// EventKind tells Event kinds apart.
-type EventKind int
-
-// Event kinds.
-const (
-	// TextEvent carries new speakable text.
-	TextEvent EventKind = iota + 1
-	// StatusEvent carries a task state and its status message text.
-	StatusEvent
-)
-
-// String returns the kind's name.
-func (k EventKind) String() string {
-	switch k {
-	case TextEvent:
-		return "text"
-	case StatusEvent:
-		return "status"
-	}
-	return fmt.Sprintf("EventKind(%d)", int(k))
-}
-
-// Event is something the caller streams to the dialog engine while the turn runs.
-type Event struct {
-	Kind EventKind
-	// Text is, for TextEvent, the new text (a delta: the events' texts concatenated are what
-	// was spoken); for StatusEvent, the status message's text ("" when none).
-	//
-	// Deltas never take text back. When an agent replaces artifact text already sent with text
-	// that does not extend it (a correction), no delta is emitted until the reply again starts
-	// with everything sent and grows past it; Result.Text is then the agent's final version,
-	// which may differ from what was spoken.
-	Text string
-	// State is the A2A task state of a StatusEvent.
-	State string
-}
-
 // Result is how a turn ended.
 type Result struct {
 	Outcome connector.Outcome
@@ -266,7 +229,7 @@ type Result struct {
 	// State is the last A2A task state seen ("" for a Message result or when none came).
 	State string
 	// Err says why, when Outcome is FAILED, or CANCELED because the caller canceled.
-	Err *Error
+	Err *connector.TurnError
 	// Metadata is the metadata of the latest artifact that carried some (agents put device
 	// commands there); a Message result's metadata counts as an artifact's.
 	Metadata map[string]any
@@ -298,22 +261,12 @@ const (
 	CodeTaskFailed = "task_failed"
 )
 
-// Error is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API key
-// or the user's text; it may quote a short part of what the agent sent.
-type Error struct {
-	Code    string
-	Message string
-}
-
-// Error implements error, so that callers can wrap and log it.
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
-
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and
 // never after Turn returns. Turn never panics on agent input and returns within the turn
 // deadline plus a little slack.
-func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(Event)) Result {
+func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.TurnEvent)) Result {
 	if emit == nil {
-		emit = func(Event) {}
+		emit = func(connector.TurnEvent) {}
 	}
 	ctx, span := inv.obs.start(ctx, req)
 	turnCtx, cancel := context.WithTimeout(ctx, inv.opts.TurnTimeout)
@@ -338,7 +291,7 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(Event)) Res
 	return res
 }
 
-func errCode(e *Error) string {
+func errCode(e *connector.TurnError) string {
 	if e == nil {
 		return ""
 	}
@@ -407,21 +360,21 @@ func (inv *Invoker) Close(ctx context.Context) error {
 
 // header builds the headers of every call to the agent: the API key under each of its header
 // names and the activated extensions.
-func (inv *Invoker) header(agent connector.Agent, apiKey *secret.Sealed) (http.Header, *Error) {
+func (inv *Invoker) header(agent connector.Agent, apiKey *secret.Sealed) (http.Header, *connector.TurnError) {
 	h := make(http.Header, 2)
 	if apiKey != nil {
 		if inv.secrets == nil {
-			return nil, &Error{Code: CodeAPIKey, Message: "the agent has an API key but no secret key is configured to open it"}
+			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent has an API key but no secret key is configured to open it"}
 		}
 		key, err := inv.secrets.Open(agent.ID, *apiKey)
 		if err != nil {
 			// secret's errors never contain plaintext.
-			return nil, &Error{Code: CodeAPIKey, Message: "the agent's API key cannot be opened: " + err.Error()}
+			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent's API key cannot be opened: " + err.Error()}
 		}
 		value := string(key)
 		clear(key)
 		if !validHeaderValue(value) {
-			return nil, &Error{Code: CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
+			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
 		}
 		names := agent.APIKeyHeaders
 		if len(names) == 0 {

@@ -118,14 +118,14 @@ func agentAt(url string, streaming bool) connector.Agent {
 }
 
 // recorder collects the events of a turn.
-type recorder struct{ events []invoke.Event }
+type recorder struct{ events []connector.TurnEvent }
 
-func (r *recorder) emit(e invoke.Event) { r.events = append(r.events, e) }
+func (r *recorder) emit(e connector.TurnEvent) { r.events = append(r.events, e) }
 
 func (r *recorder) texts() []string {
 	var out []string
 	for _, e := range r.events {
-		if e.Kind == invoke.TextEvent {
+		if e.Kind == connector.TextEvent {
 			out = append(out, e.Text)
 		}
 	}
@@ -135,7 +135,7 @@ func (r *recorder) texts() []string {
 func (r *recorder) states() []string {
 	var out []string
 	for _, e := range r.events {
-		if e.Kind == invoke.StatusEvent {
+		if e.Kind == connector.StatusEvent {
 			out = append(out, e.State)
 		}
 	}
@@ -622,8 +622,8 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 	var texts int
 	start := time.Now()
 	res := h.inv.Turn(ctx, invoke.Request{Agent: agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
-		func(e invoke.Event) {
-			if e.Kind == invoke.TextEvent {
+		func(e connector.TurnEvent) {
+			if e.Kind == connector.TextEvent {
 				texts++
 				if texts == 2 {
 					cancel() // barge-in

@@ -537,8 +537,8 @@ func TestJSInterop(t *testing.T) {
 		defer cancel()
 		var texts int
 		start := time.Now()
-		res := h.inv.Turn(ctx, invoke.Request{Agent: a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e invoke.Event) {
-			if e.Kind == invoke.TextEvent {
+		res := h.inv.Turn(ctx, invoke.Request{Agent: a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e connector.TurnEvent) {
+			if e.Kind == connector.TextEvent {
 				if texts++; texts == 2 {
 					cancel() // barge-in
 				}

@@ -103,8 +103,8 @@ func TestTurnSpanOfAStreamingTurn(t *testing.T) {
 	var during int64
 	var texts int
 	res := o.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "m1",
-		Text: "behave:stream " + userWords}, func(e invoke.Event) {
-		if e.Kind == invoke.TextEvent {
+		Text: "behave:stream " + userWords}, func(e connector.TurnEvent) {
+		if e.Kind == connector.TextEvent {
 			if texts == 0 {
 				during, _ = o.int64Metric(t, invoke.MetricStreamsActive)
 			}
@@ -222,8 +222,8 @@ func TestCallerCancelIsNotAnAgentError(t *testing.T) {
 	o := newObserved(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	res := o.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "m1",
-		Text: "behave:slow-stream"}, func(e invoke.Event) {
-		if e.Kind == invoke.TextEvent {
+		Text: "behave:slow-stream"}, func(e connector.TurnEvent) {
+		if e.Kind == connector.TextEvent {
 			cancel()
 		}
 	})

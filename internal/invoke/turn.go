@@ -27,7 +27,7 @@ type turn struct {
 	parent context.Context // the caller's: tells caller cancel and caller deadline apart
 	ctx    context.Context // parent bounded by TurnTimeout
 	req    Request
-	emit   func(Event)
+	emit   func(connector.TurnEvent)
 	asm    *assembler
 	span   trace.Span // the turn's span (no-op when tracing is off)
 	// sawText: a text delta was emitted (the span got its first_text event).
@@ -64,7 +64,7 @@ func (t *turn) run() Result {
 		return t.finish(herr)
 	}
 	if t.req.Agent.EndpointURL == "" {
-		return t.finish(&Error{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"})
+		return t.finish(&connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"})
 	}
 	t.rt, t.alt = t.inv.routes(t.req.Agent)
 	msg := a2a.Message{
@@ -175,7 +175,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 		if lostErr != nil {
 			return lostErr
 		}
-		return &Error{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
+		return &connector.TurnError{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
 	}
 	t.lost = true
 	inv := t.inv
@@ -216,11 +216,11 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 	if err := t.poll(pollCtx, t.rt.endpoint(t.rt.url, hdr), 0); err != nil {
 		switch {
 		case errors.Is(err, errStillWorking) && t.ctx.Err() == nil:
-			return &Error{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, t.state, inv.opts.IdleTimeout)}
+			return &connector.TurnError{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, t.state, inv.opts.IdleTimeout)}
 		case t.ours(err):
 			return err
 		}
-		return &Error{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + callReason(err)}
+		return &connector.TurnError{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + callReason(err)}
 	}
 	return nil
 }
@@ -292,7 +292,7 @@ func (t *turn) send(hdr http.Header, msg a2a.Message) error {
 		return nil
 	}
 	if t.taskID == "" {
-		return &Error{Code: CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
+		return &connector.TurnError{Code: CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
 	}
 	return t.poll(t.ctx, t.rt.endpoint(t.rt.url, hdr), inv.opts.PollInterval)
 }
@@ -376,7 +376,7 @@ func (t *turn) text(delta string) {
 		t.sawText = true
 		t.span.AddEvent(eventFirstText)
 	}
-	t.emit(Event{Kind: TextEvent, Text: delta})
+	t.emit(connector.TurnEvent{Kind: connector.TextEvent, Text: delta})
 }
 
 // status records a task status, emits it unless it repeats the last one, and reports whether it
@@ -386,7 +386,7 @@ func (t *turn) status(st a2a.TaskStatus) bool {
 	text := statusText(st)
 	if !t.emittedAnyStatus || string(st.State) != t.emittedState || text != t.emittedStatusText {
 		t.emittedAnyStatus, t.emittedState, t.emittedStatusText = true, string(st.State), text
-		t.emit(Event{Kind: StatusEvent, State: string(st.State), Text: text})
+		t.emit(connector.TurnEvent{Kind: connector.StatusEvent, State: string(st.State), Text: text})
 	}
 	switch st.State {
 	case a2a.TaskStateSubmitted, a2a.TaskStateWorking:
@@ -430,7 +430,7 @@ func (t *turn) finish(err error) Result {
 
 // ending is how the turn ended before any override: the call's error, a Message, or the status
 // that ended it.
-func (t *turn) ending(err error) (connector.Outcome, *Error, bool) {
+func (t *turn) ending(err error) (connector.Outcome, *connector.TurnError, bool) {
 	switch {
 	case err != nil:
 		return t.classify(err)
@@ -442,14 +442,14 @@ func (t *turn) ending(err error) (connector.Outcome, *Error, bool) {
 	default:
 		// Only a too-large reply (see finish) stops a turn without an error or an ending state;
 		// anything else would be a bug here, and must still not leave the outcome empty.
-		return connector.OutcomeFailed, &Error{Code: CodeProtocolError, Message: "the turn ended without a final state"}, false
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeProtocolError, Message: "the turn ended without a final state"}, false
 	}
 }
 
 // tooLarge is the error of a reply that outgrew MaxTextBytes. It overrides whatever ended the
 // turn: the text was cut, so no other outcome would be true.
-func (t *turn) tooLarge() *Error {
-	return &Error{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
+func (t *turn) tooLarge() *connector.TurnError {
+	return &connector.TurnError{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
 }
 
 // turnEnd is what the cancel policy needs to know of the turn and its result.
@@ -468,7 +468,7 @@ func (t *turn) turnEnd(res Result) turnEnd {
 
 // outcome maps the status that ended the turn. The status message is the reply of a completed
 // or input-required task that sent no other text.
-func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *Error) {
+func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *connector.TurnError) {
 	text := statusText(st)
 	switch st.State {
 	case a2a.TaskStateCompleted:
@@ -485,17 +485,17 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *Error) {
 		if text == "" {
 			text = "the agent reported the task failed"
 		}
-		return connector.OutcomeFailed, &Error{Code: CodeTaskFailed, Message: text}
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeTaskFailed, Message: text}
 	case a2a.TaskStateAuthRequired:
 		msg := "the agent requires authentication the platform cannot provide"
 		if text != "" {
 			msg += ": " + text
 		}
-		return connector.OutcomeFailed, &Error{Code: CodeAuthRequired, Message: msg}
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeAuthRequired, Message: msg}
 	case a2a.TaskStateUnknown:
-		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &Error{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(string(st.State), 64, "…"))}
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(string(st.State), 64, "…"))}
 	}
 }
 
@@ -508,8 +508,8 @@ func (t *turn) ours(err error) bool {
 // classify maps a call's error to an outcome, an Error, and whether our side ended the turn. An
 // Error of our own is returned as it is. Our own endings are checked next: after a cancel or a
 // deadline every layer reports some error, and only the context says which.
-func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
-	if own, ok := errors.AsType[*Error](err); ok {
+func (t *turn) classify(err error) (connector.Outcome, *connector.TurnError, bool) {
+	if own, ok := errors.AsType[*connector.TurnError](err); ok {
 		return connector.OutcomeFailed, own, false
 	}
 	if outcome, e, ok := t.interruption(err); ok {
@@ -520,13 +520,13 @@ func (t *turn) classify(err error) (connector.Outcome, *Error, bool) {
 
 // interruption says how our side ended the call, if it did: the caller canceled (a barge-in) or
 // its deadline passed, the turn timeout, or the first-event or idle limit.
-func (t *turn) interruption(err error) (connector.Outcome, *Error, bool) {
-	timeout := func(format string, args ...any) (connector.Outcome, *Error, bool) {
-		return connector.OutcomeFailed, &Error{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}, true
+func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError, bool) {
+	timeout := func(format string, args ...any) (connector.Outcome, *connector.TurnError, bool) {
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}, true
 	}
 	if perr := t.parent.Err(); perr != nil {
 		if errors.Is(perr, context.Canceled) {
-			return connector.OutcomeCanceled, &Error{Code: CodeCanceled, Message: "the caller canceled the turn"}, true
+			return connector.OutcomeCanceled, &connector.TurnError{Code: CodeCanceled, Message: "the caller canceled the turn"}, true
 		}
 		return timeout("the caller's deadline passed before the agent finished")
 	}
@@ -543,10 +543,10 @@ func (t *turn) interruption(err error) (connector.Outcome, *Error, bool) {
 
 // agentFailure maps what went wrong on the agent's side, or on the way to it, to an Error: a
 // blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
-func (t *turn) agentFailure(err error) *Error {
+func (t *turn) agentFailure(err error) *connector.TurnError {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
-		return &Error{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
+		return &connector.TurnError{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
 		return httpStatusFailure(hse)
@@ -556,36 +556,36 @@ func (t *turn) agentFailure(err error) *Error {
 	}
 	if pe, ok := errors.AsType[*a2a.ProtocolError](err); ok {
 		if pe.Kind == a2a.ProtocolEventTooLarge || pe.Kind == a2a.ProtocolBodyTooLarge {
-			return &Error{Code: CodeTooLarge, Message: pe.Error()}
+			return &connector.TurnError{Code: CodeTooLarge, Message: pe.Error()}
 		}
-		return &Error{Code: CodeProtocolError, Message: pe.Error()}
+		return &connector.TurnError{Code: CodeProtocolError, Message: pe.Error()}
 	}
 	// The transport's own words stay in the operator's log.
 	t.inv.log.InfoContext(t.ctx, "agent unreachable", "agent_id", t.req.Agent.ID, "error", err.Error())
-	return &Error{Code: CodeAgentUnreachable, Message: "the agent could not be reached: " + transportReason(err)}
+	return &connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent could not be reached: " + transportReason(err)}
 }
 
 // httpStatusFailure is the Error of an agent that answered with an HTTP status instead of A2A.
-func httpStatusFailure(hse *a2a.HTTPStatusError) *Error {
+func httpStatusFailure(hse *a2a.HTTPStatusError) *connector.TurnError {
 	switch {
 	case hse.StatusCode >= 300 && hse.StatusCode < 400:
-		return &Error{Code: CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
+		return &connector.TurnError{Code: CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
 	case hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden:
-		return &Error{Code: CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
+		return &connector.TurnError{Code: CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
 	}
-	return &Error{Code: CodeAgentHTTPStatus, Message: hse.Error()}
+	return &connector.TurnError{Code: CodeAgentHTTPStatus, Message: hse.Error()}
 }
 
 // rpcFailure is the Error of an agent that answered with a JSON-RPC error.
-func (t *turn) rpcFailure(rpc *a2a.RPCError) *Error {
+func (t *turn) rpcFailure(rpc *a2a.RPCError) *connector.TurnError {
 	switch rpc.Code {
 	case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
-		return &Error{Code: CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
+		return &connector.TurnError{Code: CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
 	case a2a.CodeVersionNotSupported:
-		return &Error{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
+		return &connector.TurnError{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
 			rpc.Code, rpc.Message, t.rt.version, t.rt.url)}
 	}
-	return &Error{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message)}
+	return &connector.TurnError{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message)}
 }
 
 // notFoundOrNotAllowed reports whether `{url}/stream` is simply not the agent's endpoint: a 404

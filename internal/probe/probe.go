@@ -213,7 +213,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed
 	)
 	start := p.now()
 	// emit runs on this goroutine, in order, and never after Turn returns.
-	res := inv.Turn(ctx, invoke.Request{Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(invoke.Event) {
+	res := inv.Turn(ctx, invoke.Request{Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
 		if got {
 			return
 		}

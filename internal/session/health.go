@@ -7,7 +7,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // HealthRecorder receives every turn that reached one of the tenant's agents, for the tenant's
@@ -47,7 +46,7 @@ func (r *Router) recordHealth(o *turnObs, err error) {
 
 // errMessage is the message of a turn's error: the connector's own sentence, which never holds
 // the user's text (see invoke.Error).
-func errMessage(e *invoke.Error) string {
+func errMessage(e *connector.TurnError) string {
 	if e == nil {
 		return ""
 	}

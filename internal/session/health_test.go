@@ -31,7 +31,7 @@ func (l *healthLog) Record(t health.Turn) {
 // that reached no agent of the tenant report nothing; durations are the clock's, not compared.
 func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 	failed := reply{result: invoke.Result{Outcome: connector.OutcomeFailed,
-		Err: &invoke.Error{Code: invoke.CodeTimeout, Message: "the agent sent no event within 10s"}}}
+		Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent sent no event within 10s"}}}
 	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed)
 	var got healthLog
 	h.router.health = &got

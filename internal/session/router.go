@@ -32,7 +32,7 @@ type Store interface {
 	// of a turn that started later.
 	SaveTurn(ctx context.Context, r store.TurnRecord) error
 	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *store.Secret, error)
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
 	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
 	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
 	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
@@ -41,7 +41,7 @@ type Store interface {
 
 // Invoker runs one turn against one agent (internal/invoke implements it).
 type Invoker interface {
-	Turn(ctx context.Context, req invoke.Request, emit func(invoke.Event)) invoke.Result
+	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
 	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
 }
@@ -109,7 +109,7 @@ type Final struct {
 	Outcome           connector.Outcome
 	Text              string
 	TaskID, ContextID string
-	Err               *invoke.Error
+	Err               *connector.TurnError
 	Metadata          map[string]any
 	// HoldExpiresAt is set when the session is held after the turn.
 	HoldExpiresAt time.Time
@@ -120,7 +120,7 @@ type Final struct {
 // ignored because the caller's cancellation reaches the agent call through ctx anyway.
 type Sink interface {
 	Started(agent connector.Agent, held bool, taskID string) error
-	Event(e invoke.Event) error
+	Event(e connector.TurnEvent) error
 	Final(f Final) error
 }
 
@@ -170,8 +170,8 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		Metadata:  t.Metadata,
 		TaskID:    rt.taskID,
 		ContextID: rt.contextID,
-	}, func(e invoke.Event) {
-		if e.Kind == invoke.TextEvent {
+	}, func(e connector.TurnEvent) {
+		if e.Kind == connector.TextEvent {
 			obs.text()
 		}
 		_ = sink.Event(e)
@@ -260,7 +260,7 @@ func (r *Router) record(ctx context.Context, t Turn, rt routed, startedAt time.T
 			// The agent wants the next turn but we could not remember that: say so rather
 			// than let the engine believe the session is held.
 			final.Outcome = connector.OutcomeFailed
-			final.Err = &invoke.Error{Code: "internal", Message: "the session hold could not be saved"}
+			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
 			change.Kind = Release // an unsaved hold is no hold: no expiry to report
 		}
 	}
@@ -324,7 +324,7 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 	if err != nil {
 		return connector.Agent{}, nil, err
 	}
-	key := sealed(s)
+	key := s
 	r.agents.put(tenantID, cachedAgent{agent: a, key: key})
 	return a, key, nil
 }
@@ -344,7 +344,7 @@ func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (relea
 		// Agent gone: nothing to cancel at.
 		return true, h.AgentID, nil
 	}
-	r.invoker.CancelTask(ctx, a, sealed(s), h.TaskID)
+	r.invoker.CancelTask(ctx, a, s, h.TaskID)
 	return true, h.AgentID, nil
 }
 
@@ -385,14 +385,7 @@ func (r *Router) Agents(ctx context.Context, tenantID string) ([]connector.Agent
 	return out, nil
 }
 
-func sealed(s *store.Secret) *secret.Sealed {
-	if s == nil {
-		return nil
-	}
-	return &secret.Sealed{Ciphertext: s.Ciphertext, KeyID: s.KeyID}
-}
-
-func errCode(e *invoke.Error) string {
+func errCode(e *connector.TurnError) string {
 	if e == nil {
 		return ""
 	}

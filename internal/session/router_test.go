@@ -101,7 +101,7 @@ func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
 	return nil
 }
 
-func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *store.Secret, error) {
+func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *secret.Sealed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.agents[agentID]
@@ -160,14 +160,14 @@ type reply struct {
 
 var _ Invoker = (*scriptedInvoker)(nil)
 
-func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(invoke.Event)) invoke.Result {
+func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result {
 	v.mu.Lock()
 	v.requests = append(v.requests, req)
 	r := v.replies[0]
 	v.replies = v.replies[1:]
 	v.mu.Unlock()
 	for _, t := range r.texts {
-		emit(invoke.Event{Kind: invoke.TextEvent, Text: t})
+		emit(connector.TurnEvent{Kind: connector.TextEvent, Text: t})
 	}
 	return r.result
 }
@@ -189,7 +189,7 @@ func (k *logSink) Started(a connector.Agent, held bool, taskID string) error {
 	return nil
 }
 
-func (k *logSink) Event(e invoke.Event) error {
+func (k *logSink) Event(e connector.TurnEvent) error {
 	*k.log = append(*k.log, "text "+e.Text)
 	return nil
 }
@@ -307,7 +307,7 @@ func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
 func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {
 	h := newHarness(t, asks("几点？", "task-1", "ctx-1"),
 		reply{result: invoke.Result{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
-			Err: &invoke.Error{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
+			Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
 		completed("好的", "task-1", "ctx-1"))
 	first, _ := h.turn(t, "s", "t1", agentA)
 	h.now = h.now.Add(time.Minute)

@@ -14,16 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
-// Secret is an agent's API key as stored: AES-256-GCM ciphertext (sealed with the agent id as
-// associated data) and the id of the key that sealed it. The store never sees the plaintext.
-type Secret struct {
-	Ciphertext []byte
-	KeyID      string
-}
-
-func (s *Secret) valid() bool {
+// An agent's API key is stored as internal/secret seals it: AES-256-GCM ciphertext (sealed
+// with the agent id as associated data) and the id of the key that sealed it. The store never
+// sees the plaintext.
+func validSealed(s *secret.Sealed) bool {
 	return s != nil && len(s.Ciphertext) > 0 && s.KeyID != ""
 }
 
@@ -41,7 +38,7 @@ type NewAgent struct {
 	Card     json.RawMessage
 	Profile  connector.CardProfile
 	Warnings []connector.Problem
-	APIKey   *Secret
+	APIKey   *secret.Sealed
 	Enabled  bool
 }
 
@@ -68,7 +65,7 @@ type RevisionInfo struct {
 // AgentPatch changes an agent's settings; nil fields stay as they are.
 type AgentPatch struct {
 	// APIKey replaces the agent's key.
-	APIKey *Secret
+	APIKey *secret.Sealed
 	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
 	ClearAPIKey bool
 	Enabled     *bool
@@ -188,7 +185,7 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 	var ciphertext []byte
 	var keyID *string
 	if a.APIKey != nil {
-		if !a.APIKey.valid() {
+		if !validSealed(a.APIKey) {
 			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
 		}
 		ciphertext, keyID = a.APIKey.Ciphertext, &a.APIKey.KeyID
@@ -297,7 +294,7 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p Age
 	case p.APIKey != nil && p.ClearAPIKey:
 		return connector.Agent{}, fmt.Errorf("%s %s: both a new API key and clearing it: %w", op, id, connector.ErrInvalid)
 	case p.APIKey != nil:
-		if !p.APIKey.valid() {
+		if !validSealed(p.APIKey) {
 			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
 		}
 		set = append(set, "api_key_ciphertext = "+arg(p.APIKey.Ciphertext), "api_key_key_id = "+arg(p.APIKey.KeyID))
@@ -477,7 +474,7 @@ func (s *Store) Revisions(ctx context.Context, tenantID, agentID string) ([]Revi
 }
 
 // AgentSecret returns the agent's stored API key, or nil and no error when none is set.
-func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*Secret, error) {
+func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*secret.Sealed, error) {
 	const op = "read API key of agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -500,7 +497,7 @@ func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*Sec
 	if ciphertext == nil || keyID == nil {
 		return nil, nil
 	}
-	return &Secret{Ciphertext: ciphertext, KeyID: *keyID}, nil
+	return &secret.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
 // DeleteAgent removes the agent with its revisions and session contexts, and frees the sessions

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // TurnLookup is everything a turn needs from Postgres before it calls the agent, read in one
@@ -190,7 +191,7 @@ func (s *Store) GetHold(ctx context.Context, tenantID, sessionID string, now tim
 }
 
 // AgentForTurn reads the agent and its sealed API key (nil when none) in one query.
-func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *Secret, error) {
+func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error) {
 	const op = "read agent for turn"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -213,7 +214,7 @@ func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (con
 	if ciphertext == nil || keyID == nil {
 		return a, nil, nil
 	}
-	return a, &Secret{Ciphertext: ciphertext, KeyID: *keyID}, nil
+	return a, &secret.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
 // SweepSessions deletes sessions untouched since before, with their contexts; it returns how

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"net"
 	"strconv"
 	"sync"
@@ -64,7 +65,7 @@ func newAgent(tenantID, cardURL string) store.NewAgent {
 		Card:            json.RawMessage(`{"name": "Weather", "url": "https://agent.example.com/a2a", "skills": []}`),
 		Profile:         sampleProfile("Weather"),
 		Warnings:        sampleWarnings,
-		APIKey:          &store.Secret{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
+		APIKey:          &secret.Sealed{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
 		Enabled:         true,
 	}
 }
@@ -343,12 +344,12 @@ func TestListAgents_oldest_first_and_only_own(t *testing.T) {
 func TestUpdateAgent(t *testing.T) {
 	t.Parallel()
 	no := false
-	newKey := &store.Secret{Ciphertext: []byte("sealed-key-2"), KeyID: "k2"}
+	newKey := &secret.Sealed{Ciphertext: []byte("sealed-key-2"), KeyID: "k2"}
 	tests := []struct {
 		name        string
 		patch       store.AgentPatch
 		wantEnabled bool
-		wantSecret  *store.Secret
+		wantSecret  *secret.Sealed
 		wantErr     error
 		wantTouched bool
 	}{
@@ -358,7 +359,7 @@ func TestUpdateAgent(t *testing.T) {
 		{name: "rotate_key_and_disable", patch: store.AgentPatch{APIKey: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
 		{name: "empty_patch_changes_nothing", patch: store.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").APIKey},
 		{name: "set_and_clear_key_is_invalid", patch: store.AgentPatch{APIKey: newKey, ClearAPIKey: true}, wantErr: connector.ErrInvalid},
-		{name: "key_without_key_id_is_invalid", patch: store.AgentPatch{APIKey: &store.Secret{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
+		{name: "key_without_key_id_is_invalid", patch: store.AgentPatch{APIKey: &secret.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
