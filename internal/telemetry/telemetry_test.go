@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -473,5 +474,40 @@ func TestHTTPHandlerSpans(t *testing.T) {
 	}
 	if len(s.Links) != 1 || s.Links[0].SpanContext.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" {
 		t.Errorf("links = %v, want the caller's span", s.Links)
+	}
+}
+
+// With tracing and metrics off, the agent transport still forwards the trace context the turn
+// carries (the dialog engine's, passed through the gRPC server) — exactly that traceparent, no
+// baggage — and adds nothing to a call that carries none.
+func TestAgentTransportWithTelemetryOffForwardsTheCallersTrace(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got <- r.Header.Clone() }))
+	t.Cleanup(srv.Close)
+	p := setup(t, telemetry.Options{})
+	hc := &http.Client{Transport: p.AgentTransport(http.DefaultTransport)}
+	engine := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{0x4b, 0xf9}, SpanID: trace.SpanID{0x00, 0xf0, 0x67},
+		TraceFlags: trace.FlagsSampled, Remote: true})
+	member, _ := baggage.NewMember("platform.user", "u-1")
+	bag, _ := baggage.New(member)
+	ctx := trace.ContextWithRemoteSpanContext(baggage.ContextWithBaggage(t.Context(), bag), engine)
+	for _, ctx := range []context.Context{ctx, t.Context()} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("{}"))
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if req.Header.Get("Traceparent") != "" {
+			t.Error("the transport changed the caller's request")
+		}
+	}
+	want := fmt.Sprintf("00-%s-%s-01", engine.TraceID(), engine.SpanID())
+	if h := <-got; h.Get("Traceparent") != want || h.Get("Baggage") != "" {
+		t.Errorf("traceparent %q (want %q), baggage %q (want none)", h.Get("Traceparent"), want, h.Get("Baggage"))
+	}
+	if h := <-got; h.Get("Traceparent") != "" {
+		t.Errorf("a call without trace context got traceparent %q", h.Get("Traceparent"))
 	}
 }
