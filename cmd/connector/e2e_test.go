@@ -29,6 +29,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
@@ -81,33 +82,18 @@ type registrar struct {
 
 func (r registrar) register(t testing.TB, cardURL, apiKey string) connector.Agent {
 	t.Helper()
-	ctx := t.Context()
-	fetcher := cardfetch.New(cardfetch.Options{
+	box, err := secret.New(r.secretKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := agents.New(agents.Config{Store: r.store, Secrets: box, Cards: cardfetch.New(cardfetch.Options{
 		Client: netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
 			AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, netguard.ClientOptions{MaxRedirects: 3}),
 		AllowInsecureHTTP: true,
-	})
-	fetched, report, err := fetcher.FetchAndValidate(ctx, cardURL)
-	if err != nil || !report.Valid {
-		t.Fatalf("card %s: %v %+v", cardURL, err, report.Problems)
-	}
-	na := store.NewAgent{ID: uuid.NewString(), TenantID: r.tenant,
-		CardURL: fetched.ResolvedURL, ResolvedCardURL: fetched.ResolvedURL, Card: report.Card,
-		Profile: report.Profile, Enabled: true}
-	if apiKey != "" {
-		box, err := secret.New(r.secretKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sealed, err := box.Seal(na.ID, []byte(apiKey))
-		if err != nil {
-			t.Fatal(err)
-		}
-		na.APIKey = &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}
-	}
-	a, err := r.store.CreateAgent(ctx, na)
+	})})
+	a, _, err := svc.Register(t.Context(), r.tenant, cardURL, apiKey)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("register %s: %v", cardURL, err)
 	}
 	return a
 }

@@ -4,13 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -159,73 +156,22 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	var apiKey string
 	if in.APIKey != nil {
 		if err := ruleAPIKey.check("apiKey", *in.APIKey); err != nil {
 			return err
 		}
+		apiKey = *in.APIKey
 	}
-	fetched, report, err := s.cards.FetchAndValidate(r.Context(), cardURL)
+	a, warnings, err := s.agents.Register(r.Context(), tenantFrom(r.Context()).ID, cardURL, apiKey)
 	if err != nil {
 		return err
-	}
-	if !report.Valid {
-		return cardInvalid(report.Problems)
-	}
-	t := tenantFrom(r.Context())
-	id := uuid.NewString()
-	na := store.NewAgent{
-		ID: id, TenantID: t.ID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
-		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
-	}
-	if in.APIKey != nil && *in.APIKey != "" {
-		sealed, err := s.seal(id, *in.APIKey)
-		if err != nil {
-			return err
-		}
-		na.APIKey = sealed
-	}
-	a, err := s.store.CreateAgent(r.Context(), na)
-	if err != nil {
-		return fmt.Errorf("create agent: %w", err)
 	}
 	out := toAgentJSON(a)
-	if out.Warnings, err = s.endpointWarnings(r, a, out.Warnings); err != nil {
-		return err
-	}
+	out.Warnings = warnings
 	w.Header().Set("Location", "/v1/agents/"+a.ID)
 	return writeJSON(w, http.StatusCreated, out)
 }
-
-// endpointWarnings adds a duplicate_endpoint warning to warnings when other agents of the tenant
-// call a's endpoint: one agent registered twice under two card URLs (which registration
-// refuses only when the cards came from the same place). It is said when registering and
-// refreshing, not stored: it holds only as long as the other agent does.
-func (s *Server) endpointWarnings(r *http.Request, a connector.Agent, warnings []connector.Problem) ([]connector.Problem, error) {
-	if a.EndpointURL == "" {
-		return warnings, nil
-	}
-	ids, err := s.store.AgentsWithEndpoint(r.Context(), a.TenantID, a.EndpointURL)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
-	}
-	var others []string
-	for _, id := range ids {
-		if id != a.ID {
-			others = append(others, id)
-		}
-	}
-	if len(others) == 0 {
-		return warnings, nil
-	}
-	return append(warnings, connector.Problem{
-		Code: codeDuplicateEndpoint, Severity: connector.SeverityWarning,
-		Message: fmt.Sprintf("Your agent %s already calls the endpoint %s, from another card URL. "+
-			"If both are the same agent, delete one: the dialog engine would see it twice.", strings.Join(others, ", "), a.EndpointURL),
-	}), nil
-}
-
-// codeDuplicateEndpoint is the warning that another agent of the tenant calls the same endpoint.
-const codeDuplicateEndpoint = "duplicate_endpoint"
 
 // refreshJSON is the answer to a refresh: the agent, and whether the card was the same.
 type refreshJSON struct {
@@ -233,24 +179,6 @@ type refreshJSON struct {
 	// Unchanged: the card, where it came from, and what the platform makes of it are what the
 	// live revision has; nothing was stored and the revision number stays.
 	Unchanged bool `json:"unchanged"`
-}
-
-func (s *Server) seal(agentID, key string) (*secret.Sealed, error) {
-	sealed, err := s.secrets.Seal(agentID, []byte(key))
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
-	}
-	return &sealed, nil
-}
-
-func warningsOf(problems []connector.Problem) []connector.Problem {
-	out := []connector.Problem{}
-	for _, p := range problems {
-		if p.Severity == connector.SeverityWarning {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
@@ -298,27 +226,9 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	tenantID := tenantFrom(r.Context()).ID
-	patch := store.AgentPatch{Enabled: in.Enabled}
-	if in.APIKey != nil {
-		switch {
-		case *in.APIKey == "":
-			patch.ClearAPIKey = true
-		default:
-			// Check the agent is this tenant's before sealing anything for its id.
-			if _, err := s.store.GetAgent(r.Context(), tenantID, id); err != nil {
-				return fmt.Errorf("patch agent: %w", err)
-			}
-			sealed, err := s.seal(id, *in.APIKey)
-			if err != nil {
-				return err
-			}
-			patch.APIKey = sealed
-		}
-	}
-	a, err := s.store.UpdateAgent(r.Context(), tenantID, id, patch)
+	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Enabled: in.Enabled})
 	if err != nil {
-		return fmt.Errorf("patch agent: %w", err)
+		return err
 	}
 	return writeJSON(w, http.StatusOK, toAgentJSON(a))
 }
@@ -328,26 +238,8 @@ func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tenantID := tenantFrom(r.Context()).ID
-	// Read the agent first: once deleted, its endpoint and key are gone, and the tasks it held
-	// are to be canceled with them.
-	a, sealed, err := s.store.AgentForTurn(r.Context(), tenantID, id)
-	if err != nil {
-		return fmt.Errorf("delete agent: %w", err)
-	}
-	released, err := s.store.DeleteAgent(r.Context(), tenantID, id)
-	if err != nil {
-		return fmt.Errorf("delete agent: %w", err)
-	}
-	if s.invoker != nil {
-		key := sealed
-		now := time.Now()
-		for _, h := range released {
-			if h.ExpiresAt.After(now) && h.TaskID != "" {
-				// Best effort, in the background, bounded by the invoker's cancel timeout.
-				s.invoker.CancelTask(r.Context(), a, key, h.TaskID)
-			}
-		}
+	if err := s.agents.Delete(r.Context(), tenantFrom(r.Context()).ID, id); err != nil {
+		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -358,29 +250,11 @@ func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, id)
-	if err != nil {
-		return fmt.Errorf("refresh agent: %w", err)
-	}
-	fetched, report, err := s.cards.FetchAndValidate(r.Context(), a.CardURL)
+	a, unchanged, warnings, err := s.agents.Refresh(r.Context(), tenantFrom(r.Context()).ID, id)
 	if err != nil {
 		return err
 	}
-	if !report.Valid {
-		// The live revision stays as it is: a broken card never replaces a working one.
-		return cardInvalid(report.Problems)
-	}
-	a, added, err := s.store.AddRevision(r.Context(), tenantID, a.ID, store.Revision{
-		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
-		Warnings: warningsOf(report.Problems),
-	})
-	if err != nil {
-		return fmt.Errorf("refresh agent: %w", err)
-	}
-	out := refreshJSON{agentJSON: toAgentJSON(a), Unchanged: !added}
-	if out.Warnings, err = s.endpointWarnings(r, a, out.Warnings); err != nil {
-		return err
-	}
+	out := refreshJSON{agentJSON: toAgentJSON(a), Unchanged: unchanged}
+	out.Warnings = warnings
 	return writeJSON(w, http.StatusOK, out)
 }

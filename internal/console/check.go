@@ -129,7 +129,7 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	a, err := s.store.GetAgent(r.Context(), tenantID, id)
+	a, key, err := s.agents.WithKey(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("check agent: %w", err)
 	}
@@ -141,10 +141,6 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
 		return &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
 			detail: fmt.Sprintf("Too many agent checks for this tenant; try again in %d seconds.", secs)}
-	}
-	key, err := s.store.AgentSecret(r.Context(), tenantID, a.ID)
-	if err != nil {
-		return fmt.Errorf("check agent: %w", err)
 	}
 	revs, err := s.store.Revisions(r.Context(), tenantID, a.ID)
 	if err != nil {

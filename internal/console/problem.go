@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -55,7 +56,7 @@ func badRequest(format string, args ...any) error {
 	return &apiError{status: http.StatusBadRequest, code: "bad_request", detail: fmt.Sprintf(format, args...)}
 }
 
-func cardInvalid(problems []connector.Problem) error {
+func cardInvalid(problems []connector.Problem) *apiError {
 	return &apiError{status: http.StatusUnprocessableEntity, code: "card_invalid",
 		detail: "The agent card does not meet the platform's requirements; see problems.", problems: problems}
 }
@@ -121,9 +122,12 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		fe  *cardfetch.FetchError
 		mbe *http.MaxBytesError
 		dup *store.DuplicateError
+		ce  *agents.CardError
 	)
 	switch {
 	case errors.As(err, &api):
+	case errors.As(err, &ce):
+		api = cardInvalid(ce.Problems)
 	case errors.As(err, &dup):
 		api = &apiError{status: http.StatusConflict, code: "already_registered", agentID: dup.AgentID,
 			detail: alreadyRegistered(dup.AgentID)}

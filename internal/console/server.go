@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -57,10 +58,9 @@ type Config struct {
 type Server struct {
 	store     *store.Store
 	cards     *cardfetch.Fetcher
-	secrets   *secret.Box
+	agents    *agents.Service
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
-	invoker   *invoke.Invoker
 	router    TurnRouter
 	prober    *probe.Prober
 	checks    *checkLimiter
@@ -85,15 +85,24 @@ type route struct {
 	handle       func(w http.ResponseWriter, r *http.Request) error
 }
 
+// newAgents is the lifecycle service of c's agents: every change to an agent goes through it.
+func newAgents(c Config) *agents.Service {
+	ac := agents.Config{Store: c.Store, Cards: c.Cards, Secrets: c.Secrets}
+	if c.Invoker != nil {
+		// Not a nil *Invoker in a non-nil interface: no invoker sends no cancel.
+		ac.Canceler = c.Invoker
+	}
+	return agents.New(ac)
+}
+
 // New builds the server and registers its routes.
 func New(c Config) *Server {
 	s := &Server{
 		store:     c.Store,
 		cards:     c.Cards,
-		secrets:   c.Secrets,
+		agents:    newAgents(c),
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
-		invoker:   c.Invoker,
 		router:    c.Router,
 		prober:    c.Prober,
 		checks:    newCheckLimiter(c.CheckLimit),

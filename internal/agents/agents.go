@@ -1,0 +1,286 @@
+// Package agents is the lifecycle of a tenant's agent: register it from its card URL, refresh
+// its card, change its key or switch it on and off, delete it, and read it with its sealed key.
+// It is the one home of these jobs: the console API calls it for every change to an agent, and
+// the connector's end-to-end tests register their agents through it.
+//
+// It fetches and judges cards through the card fetcher, seals keys with the secret box (the
+// plaintext goes no further than Seal), and leaves storage to the store. It knows no HTTP: its
+// errors are the store's (connector.ErrNotFound, *store.DuplicateError), the fetcher's
+// (*cardfetch.FetchError) and its own *CardError, and the console maps them to answers in its
+// one table. It is not on the turn path: the session router reads agents through its own query.
+package agents
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
+)
+
+// Store is the storage of agents the service uses (*store.Store).
+type Store interface {
+	CreateAgent(ctx context.Context, a store.NewAgent) (connector.Agent, error)
+	GetAgent(ctx context.Context, tenantID, agentID string) (connector.Agent, error)
+	UpdateAgent(ctx context.Context, tenantID, agentID string, p store.AgentPatch) (connector.Agent, error)
+	AddRevision(ctx context.Context, tenantID, agentID string, r store.Revision) (connector.Agent, bool, error)
+	AgentsWithEndpoint(ctx context.Context, tenantID, endpointURL string) ([]string, error)
+	// AgentForTurn reads an agent and its sealed key (nil when none) in one query.
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
+	DeleteAgent(ctx context.Context, tenantID, agentID string) ([]connector.Hold, error)
+}
+
+// Cards fetches a card and judges it (*cardfetch.Fetcher). A fetch failure is a
+// *cardfetch.FetchError; a card that was fetched comes with its report, valid or not.
+type Cards interface {
+	FetchAndValidate(ctx context.Context, cardURL string) (cardfetch.Fetched, cardcheck.Report, error)
+}
+
+// Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
+type Canceler interface {
+	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+}
+
+var (
+	_ Store = (*store.Store)(nil)
+	_ Cards = (*cardfetch.Fetcher)(nil)
+)
+
+// Config wires a Service.
+type Config struct {
+	Store   Store
+	Cards   Cards
+	Secrets *secret.Box
+	// Canceler cancels the tasks a deleted agent held; nil: no cancel is sent.
+	Canceler Canceler
+	// Now is the clock that tells live holds from expired ones; nil means time.Now.
+	Now func() time.Time
+}
+
+// Service runs the lifecycle of agents. It is safe for concurrent use.
+type Service struct {
+	store    Store
+	cards    Cards
+	secrets  *secret.Box
+	canceler Canceler
+	now      func() time.Time
+}
+
+// New returns the service c describes.
+func New(c Config) *Service {
+	s := &Service{store: c.Store, cards: c.Cards, secrets: c.Secrets, canceler: c.Canceler, now: c.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// CardError is a card that was fetched but does not meet the platform's requirements. Problems
+// holds every finding, errors first, then warnings. Nothing is stored: a broken card never
+// registers an agent, nor replaces the live revision of one.
+type CardError struct {
+	Problems []connector.Problem
+}
+
+func (e *CardError) Error() string {
+	var codes []string
+	for _, p := range e.Problems {
+		if p.Severity == connector.SeverityError {
+			codes = append(codes, p.Code)
+		}
+	}
+	return "card invalid: " + strings.Join(codes, ", ")
+}
+
+// CodeDuplicateEndpoint is the warning that another agent of the tenant calls the same
+// endpoint.
+const CodeDuplicateEndpoint = "duplicate_endpoint"
+
+// Register fetches and judges the card at cardURL and, when it is valid, stores the tenant's
+// new agent, enabled, with apiKey sealed for it ("" stores no key). The card URL is stored as
+// store.CanonicalCardURL spells it, so two spellings of one URL are one registration.
+//
+// warnings are the agent's stored warnings and, said now but not stored, a duplicate_endpoint
+// warning when other agents of the tenant call the same endpoint. Errors: *cardfetch.FetchError
+// (no card), *CardError (card invalid), *store.DuplicateError (the tenant has the card already).
+func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string) (a connector.Agent, warnings []connector.Problem, err error) {
+	cardURL = store.CanonicalCardURL(cardURL)
+	fetched, report, err := s.cards.FetchAndValidate(ctx, cardURL)
+	if err != nil {
+		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
+	}
+	if !report.Valid {
+		return connector.Agent{}, nil, &CardError{Problems: report.Problems}
+	}
+	na := store.NewAgent{
+		ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
+		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
+	}
+	if apiKey != "" {
+		if na.APIKey, err = s.seal(na.ID, apiKey); err != nil {
+			return connector.Agent{}, nil, err
+		}
+	}
+	a, err = s.store.CreateAgent(ctx, na)
+	if err != nil {
+		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
+	}
+	warnings, err = s.endpointWarnings(ctx, a)
+	if err != nil {
+		return connector.Agent{}, nil, err
+	}
+	return a, warnings, nil
+}
+
+// Refresh fetches the agent's card again and, when it is valid and differs from the live
+// revision, stores it as the next revision. unchanged: the card, where it came from and what the
+// platform makes of it are what the live revision has, and nothing was stored. warnings are as
+// for Register. Errors are Register's, and connector.ErrNotFound for no such agent of the
+// tenant.
+func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a connector.Agent, unchanged bool, warnings []connector.Problem, err error) {
+	a, err = s.store.GetAgent(ctx, tenantID, agentID)
+	if err != nil {
+		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent: %w", err)
+	}
+	fetched, report, err := s.cards.FetchAndValidate(ctx, a.CardURL)
+	if err != nil {
+		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent %s: %w", a.ID, err)
+	}
+	if !report.Valid {
+		return connector.Agent{}, false, nil, &CardError{Problems: report.Problems}
+	}
+	a, added, err := s.store.AddRevision(ctx, tenantID, a.ID, store.Revision{
+		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
+		Warnings: warningsOf(report.Problems),
+	})
+	if err != nil {
+		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent: %w", err)
+	}
+	warnings, err = s.endpointWarnings(ctx, a)
+	if err != nil {
+		return connector.Agent{}, false, nil, err
+	}
+	return a, !added, warnings, nil
+}
+
+// Patch changes an agent's settings; nil fields stay as they are.
+type Patch struct {
+	// APIKey: "" removes the key, any other string replaces it (sealed for the agent).
+	APIKey  *string
+	Enabled *bool
+}
+
+// Update applies p and returns the agent as it now is. An agent that is not the tenant's is
+// connector.ErrNotFound, and nothing is sealed for its id.
+func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
+	patch := store.AgentPatch{Enabled: p.Enabled}
+	switch {
+	case p.APIKey == nil:
+	case *p.APIKey == "":
+		patch.ClearAPIKey = true
+	default:
+		// Check the agent is this tenant's before sealing anything for its id.
+		if _, err := s.store.GetAgent(ctx, tenantID, agentID); err != nil {
+			return connector.Agent{}, fmt.Errorf("update agent: %w", err)
+		}
+		sealed, err := s.seal(agentID, *p.APIKey)
+		if err != nil {
+			return connector.Agent{}, err
+		}
+		patch.APIKey = sealed
+	}
+	a, err := s.store.UpdateAgent(ctx, tenantID, agentID, patch)
+	if err != nil {
+		return connector.Agent{}, fmt.Errorf("update agent: %w", err)
+	}
+	return a, nil
+}
+
+// Delete removes the agent, with its revisions, and frees the sessions it held. The tasks of
+// holds that were still live are canceled at the agent, best effort, in the background: the
+// agent and its key are read before they are gone.
+func (s *Service) Delete(ctx context.Context, tenantID, agentID string) error {
+	a, key, err := s.store.AgentForTurn(ctx, tenantID, agentID)
+	if err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	released, err := s.store.DeleteAgent(ctx, tenantID, agentID)
+	if err != nil {
+		return fmt.Errorf("delete agent: %w", err)
+	}
+	if s.canceler == nil {
+		return nil
+	}
+	now := s.now()
+	for _, h := range released {
+		if h.ExpiresAt.After(now) && h.TaskID != "" {
+			s.canceler.CancelTask(ctx, a, key, h.TaskID)
+		}
+	}
+	return nil
+}
+
+// WithKey returns the tenant's agent at its live revision and its sealed API key (nil when none),
+// read together. An agent that is not the tenant's is connector.ErrNotFound.
+func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error) {
+	a, key, err := s.store.AgentForTurn(ctx, tenantID, agentID)
+	if err != nil {
+		return connector.Agent{}, nil, fmt.Errorf("agent with key: %w", err)
+	}
+	return a, key, nil
+}
+
+func (s *Service) seal(agentID, key string) (*secret.Sealed, error) {
+	sealed, err := s.secrets.Seal(agentID, []byte(key))
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
+	}
+	return &sealed, nil
+}
+
+// endpointWarnings is a's stored warnings, plus a duplicate_endpoint warning when other agents
+// of the tenant call a's endpoint: one agent registered twice under two card URLs (which the
+// store refuses only when the cards came from the same place). It is said when registering and
+// refreshing, not stored: it holds only as long as the other agent does. Never nil.
+func (s *Service) endpointWarnings(ctx context.Context, a connector.Agent) ([]connector.Problem, error) {
+	warnings := append([]connector.Problem{}, a.Warnings...)
+	if a.EndpointURL == "" {
+		return warnings, nil
+	}
+	ids, err := s.store.AgentsWithEndpoint(ctx, a.TenantID, a.EndpointURL)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	var others []string
+	for _, id := range ids {
+		if id != a.ID {
+			others = append(others, id)
+		}
+	}
+	if len(others) == 0 {
+		return warnings, nil
+	}
+	return append(warnings, connector.Problem{
+		Code: CodeDuplicateEndpoint, Severity: connector.SeverityWarning,
+		Message: fmt.Sprintf("Your agent %s already calls the endpoint %s, from another card URL. "+
+			"If both are the same agent, delete one: the dialog engine would see it twice.", strings.Join(others, ", "), a.EndpointURL),
+	}), nil
+}
+
+// warningsOf is the problems of warning severity: what is stored with a valid card.
+func warningsOf(problems []connector.Problem) []connector.Problem {
+	out := []connector.Problem{}
+	for _, p := range problems {
+		if p.Severity == connector.SeverityWarning {
+			out = append(out, p)
+		}
+	}
+	return out
+}
