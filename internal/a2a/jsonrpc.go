@@ -69,9 +69,15 @@ func decodeResponse(method string, data []byte, wantID string) (Event, error) {
 	return call{d: v0Dialect{}, method: method, id: wantID}.decode(data)
 }
 
-// decodeEnvelope checks the JSON-RPC envelope and returns the raw result.
-func decodeEnvelope(method string, data []byte, wantID string) (json.RawMessage, error) {
-	var resp Response
+// decodeEnvelope checks the JSON-RPC envelope and returns the raw result, a slice of data (not a
+// copy): callers decode it before data is reused.
+func decodeEnvelope(method string, data []byte, wantID string) ([]byte, error) {
+	var resp struct {
+		JSONRPC string    `json:"jsonrpc"`
+		ID      rawRef    `json:"id"`
+		Result  rawRef    `json:"result"`
+		Error   *RPCError `json:"error"`
+	}
 	if err := jsonv1.Unmarshal(data, &resp); err != nil {
 		return nil, &ProtocolError{Method: method, Kind: ProtocolBadJSON, Detail: "response: " + err.Error(), Err: err}
 	}
@@ -79,19 +85,29 @@ func decodeEnvelope(method string, data []byte, wantID string) (json.RawMessage,
 		return nil, &ProtocolError{Method: method, Kind: ProtocolBadVersion, Detail: fmt.Sprintf("jsonrpc is %s, want \"2.0\"", quoteShort(resp.JSONRPC))}
 	}
 	if resp.Error != nil {
-		if present(resp.ID) && !idMatches(resp.ID, wantID) {
-			return nil, wrongID(method, resp.ID, wantID)
+		if present(json.RawMessage(resp.ID)) && !idMatches(json.RawMessage(resp.ID), wantID) {
+			return nil, wrongID(method, json.RawMessage(resp.ID), wantID)
 		}
 		resp.Error.Method = method
 		return nil, resp.Error
 	}
-	if !idMatches(resp.ID, wantID) {
-		return nil, wrongID(method, resp.ID, wantID)
+	if !idMatches(json.RawMessage(resp.ID), wantID) {
+		return nil, wrongID(method, json.RawMessage(resp.ID), wantID)
 	}
-	if !present(resp.Result) {
+	if !present(json.RawMessage(resp.Result)) {
 		return nil, &ProtocolError{Method: method, Kind: ProtocolInvalidResponse, Detail: "response has neither result nor error"}
 	}
 	return resp.Result, nil
+}
+
+// rawRef is a JSON value kept as the slice of the input it was read from: unlike
+// json.RawMessage it copies nothing, so it is valid only as long as the input is.
+type rawRef []byte
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (r *rawRef) UnmarshalJSON(data []byte) error {
+	*r = data
+	return nil
 }
 
 func idMatches(raw json.RawMessage, want string) bool {
