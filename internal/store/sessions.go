@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -37,9 +38,10 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 	if id, ok := parseID(agentID); ok {
 		aid = &id
 	}
+	// pgtype values, not pointers: NULL-able columns without an allocation per column.
 	var (
-		holdAgent, holdTask, holdContext, holdTurn, contextID *string
-		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  *time.Time
+		holdAgent, holdTask, holdContext, holdTurn, contextID pgtype.Text
+		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  pgtype.Timestamptz
 	)
 	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + sessionID, sql: `
 		select s.hold_agent_id::text, s.hold_task_id, s.hold_context_id, s.hold_turn_id,
@@ -62,18 +64,18 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 		return TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
 	}
 	var l TurnLookup
-	if holdAgent != nil {
-		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: *holdAgent,
-			TaskID: deref(holdTask), ContextID: deref(holdContext), TurnID: deref(holdTurn),
-			ExpiresAt: *holdExpires, UpdatedAt: *holdUpdated}
+	if holdAgent.Valid {
+		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: holdAgent.String,
+			TaskID: holdTask.String, ContextID: holdContext.String, TurnID: holdTurn.String,
+			ExpiresAt: holdExpires.Time, UpdatedAt: holdUpdated.Time}
 	}
-	if holdAgentUpdated != nil {
-		l.HoldAgentUpdatedAt = *holdAgentUpdated
+	if holdAgentUpdated.Valid {
+		l.HoldAgentUpdatedAt = holdAgentUpdated.Time
 	}
-	if agentUpd != nil {
-		l.AgentUpdatedAt = *agentUpd
+	if agentUpd.Valid {
+		l.AgentUpdatedAt = agentUpd.Time
 	}
-	l.ContextID = deref(contextID)
+	l.ContextID = contextID.String
 	return l, nil
 }
 
