@@ -244,38 +244,11 @@ func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]by
 // do sends one JSON-RPC request with retries and returns a 2xx response (whose body the caller
 // closes), or an error. Non-2xx answers become *HTTPStatusError.
 func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Response, error) {
-	method, id := cl.method, cl.id
-	rawParams, err := cl.d.encodeParams(cl.op, params, ep.Tenant)
+	method := cl.method
+	req, err := newRequest(ctx, ep, cl, params, accept)
 	if err != nil {
-		return nil, fmt.Errorf("a2a %s: encode params: %w", method, err)
+		return nil, err
 	}
-	rawID, err := json.Marshal(id)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: encode id: %w", method, err)
-	}
-	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, ID: rawID, Method: method, Params: rawParams})
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: encode request: %w", method, err)
-	}
-
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, ep.URL, body)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: build request: %w", method, err)
-	}
-	for k, vs := range ep.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	cl.d.header(req.Header)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", accept)
-	// Our requests are idempotent (a retried turn carries the same messageId). Saying so lets
-	// net/http resend a POST whose reused keep-alive connection the agent had just closed
-	// (Node and Python servers drop idle connections after 5 s) instead of failing the turn.
-	// A nil value marks the request without sending the header.
-	req.Header["Idempotency-Key"] = nil
-
 	pol := &retryPolicy{opts: &c.opts}
 	rc := &retryablehttp.Client{
 		HTTPClient:   c.hc,
@@ -307,6 +280,42 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	}
 	defer resp.Body.Close()
 	return nil, c.statusError(method, resp)
+}
+
+// newRequest builds the JSON-RPC POST of one call: the body in the call's dialect, the
+// endpoint's headers, and the dialect's version header.
+func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+	method, id := cl.method, cl.id
+	rawParams, err := cl.d.encodeParams(cl.op, params, ep.Tenant)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode params: %w", method, err)
+	}
+	rawID, err := json.Marshal(id)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode id: %w", method, err)
+	}
+	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, ID: rawID, Method: method, Params: rawParams})
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode request: %w", method, err)
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, ep.URL, body)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: build request: %w", method, err)
+	}
+	for k, vs := range ep.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	cl.d.header(req.Header)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	// Our requests are idempotent (a retried turn carries the same messageId). Saying so lets
+	// net/http resend a POST whose reused keep-alive connection the agent had just closed
+	// (Node and Python servers drop idle connections after 5 s) instead of failing the turn.
+	// A nil value marks the request without sending the header.
+	req.Header["Idempotency-Key"] = nil
+	return req, nil
 }
 
 // statusError turns a non-2xx answer into *HTTPStatusError, reading a bounded part of the body.
