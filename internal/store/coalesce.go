@@ -19,7 +19,10 @@ import (
 // A caller that finds fewer than maxInFlight batches in flight sends at once, together with
 // whatever is queued — it never waits for company, so a lone turn pays nothing but a mutex.
 // Otherwise its statement is queued; when a batch ends, its runner hands the queue to the
-// oldest waiter, which runs it. Under load one round trip (and one wake-up of a Postgres
+// oldest waiter, which runs it. Queued writes go before queued reads: a save finishes a turn
+// already answered, a lookup starts a new one, and under overload (a burst of thousands of new
+// streams) the new turns must wait, not the saves of the turns before them, which would give up
+// at their bound and lose the session's context. Under load one round trip (and one wake-up of a Postgres
 // backend) serves many turns: that is what it buys (docs/performance.md).
 //
 // A batch is one implicit transaction on the server (one Sync at its end). So a statement that
@@ -35,7 +38,8 @@ type coalescer struct {
 	timeout time.Duration
 
 	mu       sync.Mutex
-	queue    []*statement
+	writes   []*statement // queued, taken first
+	reads    []*statement
 	inFlight int
 }
 
@@ -47,6 +51,8 @@ type statement struct {
 	scan func(pgx.Row) error
 	// lockKey orders the statements of a batch (see coalescer).
 	lockKey string
+	// write: the statement changes rows (queued ahead of reads).
+	write bool
 
 	done chan error // buffered: the runner never waits for a caller that has gone
 	// lead receives the batch this waiter must run; buffered.
@@ -72,7 +78,11 @@ func (c *coalescer) do(ctx context.Context, s *statement) error {
 		return <-s.done
 	}
 	s.lead = make(chan []*statement, 1)
-	c.queue = append(c.queue, s)
+	if s.write {
+		c.writes = append(c.writes, s)
+	} else {
+		c.reads = append(c.reads, s)
+	}
 	c.mu.Unlock()
 
 	select {
@@ -84,10 +94,12 @@ func (c *coalescer) do(ctx context.Context, s *statement) error {
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
-	if i := slices.Index(c.queue, s); i >= 0 {
-		c.queue = slices.Delete(c.queue, i, i+1)
-		c.mu.Unlock()
-		return ctx.Err()
+	for _, q := range []*[]*statement{&c.writes, &c.reads} {
+		if i := slices.Index(*q, s); i >= 0 {
+			*q = slices.Delete(*q, i, i+1)
+			c.mu.Unlock()
+			return ctx.Err()
+		}
 	}
 	c.mu.Unlock()
 	// Already in a batch: either someone runs it (its result no longer matters to a caller
@@ -101,14 +113,17 @@ func (c *coalescer) do(ctx context.Context, s *statement) error {
 	}
 }
 
-// takeLocked removes up to n statements from the front of the queue.
+// takeLocked removes up to n queued statements, writes first, each queue oldest first.
 func (c *coalescer) takeLocked(n int) []*statement {
-	n = min(n, len(c.queue))
-	if n == 0 {
-		return nil
+	var batch []*statement
+	for _, q := range []*[]*statement{&c.writes, &c.reads} {
+		k := min(n-len(batch), len(*q))
+		if k == 0 {
+			continue
+		}
+		batch = append(batch, (*q)[:k]...)
+		*q = slices.Delete(*q, 0, k)
 	}
-	batch := slices.Clone(c.queue[:n])
-	c.queue = slices.Delete(c.queue, 0, n)
 	return batch
 }
 

@@ -104,3 +104,48 @@ func TestTurnStatements_a_queued_caller_that_gives_up_is_not_run(t *testing.T) {
 		t.Fatalf("the abandoned save ran: %+v, %v", l.Hold, err)
 	}
 }
+
+// Queued saves go before queued lookups: under a burst of new turns, the saves of the turns
+// already answered must not wait behind them (they would give up at their bound). Batches of
+// one statement, one at a time here, so the order is the order of the batches: a save queued
+// last still runs first, and every lookup queued before it sees the hold it wrote.
+func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := store.New(testDB.Pool)
+	s.SetTurnLimits(1, 1)
+	tenant := testDB.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://batch-order.example.com"))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	queued, resume := s.PauseTurns()
+	const reads = 3
+	var (
+		wg    sync.WaitGroup
+		looks [reads]store.TurnLookup
+		errs  [reads]error
+	)
+	for i := range reads {
+		wg.Go(func() { looks[i], errs[i] = s.LookupTurn(ctx, tenant, "order", a.ID, now.Add(time.Second)) })
+	}
+	for queued() < reads {
+		time.Sleep(time.Millisecond)
+	}
+	var saveErr error
+	wg.Go(func() {
+		saveErr = s.SaveTurn(ctx, holdRecord(tenant, "order", a.ID, "t1", now, "task-1", time.Hour))
+	})
+	for queued() < reads+1 {
+		time.Sleep(time.Millisecond)
+	}
+	resume()
+	wg.Wait()
+	if saveErr != nil {
+		t.Fatal(saveErr)
+	}
+	for i := range reads {
+		if errs[i] != nil || looks[i].Hold == nil || looks[i].Hold.TaskID != "task-1" {
+			t.Errorf("lookup %d, queued before the save, ran before it: hold %+v, err %v", i, looks[i].Hold, errs[i])
+		}
+	}
+}

@@ -13,7 +13,7 @@ func (s *Store) PauseTurns() (queued func() int, resume func()) {
 	queued = func() int {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return len(c.queue)
+		return len(c.writes) + len(c.reads)
 	}
 	resume = func() {
 		for range taken {
@@ -21,4 +21,12 @@ func (s *Store) PauseTurns() (queued func() int, resume func()) {
 		}
 	}
 	return queued, resume
+}
+
+// SetTurnLimits sets how many statements one batch of the turn statements' coalescer takes and
+// how many batches may be in flight; call it before any turn statement.
+func (s *Store) SetTurnLimits(batch, inFlight int) {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	s.turns.maxBatch, s.turns.maxInFlight = batch, inFlight
 }

@@ -109,7 +109,7 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 		holdAgent, holdTask, holdContext, holdTurn, holdExpires = &aid, &h.TaskID, &h.ContextID, &h.TurnID, &h.ExpiresAt
 	}
 	changeHold := r.SetHold != nil || r.ReleaseHold
-	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + r.SessionID, sql: `
+	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + r.SessionID, write: true, sql: `
 		with ctx as (
 			insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
 			select $1, $2, $3, $4, now()
