@@ -239,7 +239,7 @@ cat <<MSG || finish 0 "$(goodbye " (our output was closed)")"
     curl -s -X POST $API/v1/agents -H "Authorization: Bearer \$TOKEN2" -d '{"cardUrl":"$CARD_URL"}'
 
   The SSRF guard is on: only the demo agent's address ($DEMO_HOST) and plain HTTP are allowed
-  here. A hostile URL gets a clear 502 (reason blocked_address), e.g.:
+  here. A hostile URL gets a clear 422 (card_url_unusable, reason blocked_address), e.g.:
 
     curl -s -X POST $API/v1/agents/validate -H "Authorization: Bearer \$TOKEN" -d '{"cardUrl":"http://127.0.0.1:$CONSOLE_PORT/openapi.json"}'
 
