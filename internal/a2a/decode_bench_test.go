@@ -1,6 +1,9 @@
 package a2a
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+)
 
 // BenchmarkDecodeStreamEvent is the per-chunk decoding cost of a stream: one SSE event's data,
 // JSON-RPC envelope and A2A result, as the connector sees the events of a typical turn.
@@ -24,5 +27,21 @@ func BenchmarkDecodeStreamEvent(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkSSEReader is the framing cost of a stream: the platform guide's sample stream split
+// into events (no JSON decoding).
+func BenchmarkSSEReader(b *testing.B) {
+	data := []byte(guideSSE)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := newSSEReader(bytes.NewReader(data), 1<<20)
+		for {
+			if _, err := r.next(); err != nil {
+				break
+			}
+		}
 	}
 }

@@ -139,6 +139,35 @@ func (r *sseReader) dispatch() sseEvent {
 	return ev
 }
 
+// lineRun takes the buffered bytes up to the next CR or LF into the line (or drops them, in a
+// comment), calling progress at every progressEvery bytes of the line as the byte loop would.
+// It returns the line's length after the run, or 0 when nothing was taken; a result over
+// lineLimit means the line is too long (the run is not kept).
+func (r *sseReader) lineRun(comment bool) int {
+	buf, _ := r.br.Peek(r.br.Buffered())
+	if i := bytes.IndexAny(buf, "\r\n"); i >= 0 {
+		buf = buf[:i]
+	}
+	if len(buf) == 0 {
+		return 0
+	}
+	n := len(buf)
+	if !comment {
+		if len(r.line)+n > r.lineLimit {
+			return len(r.line) + n
+		}
+		before := len(r.line)
+		r.line = append(r.line, buf...)
+		if r.progress != nil {
+			for k := before/progressEvery + 1; k*progressEvery <= len(r.line); k++ {
+				r.progress()
+			}
+		}
+	}
+	_, _ = r.br.Discard(n) // n bytes are buffered: Discard cannot fail
+	return max(len(r.line), 1)
+}
+
 // readLine returns the next line without its terminator (LF, CRLF or CR). A comment line comes
 // back as ":" alone, its content discarded unread into memory, so keep-alive padding costs
 // nothing. A last line without a terminator is returned before io.EOF. A line over lineLimit is an
@@ -148,6 +177,17 @@ func (r *sseReader) readLine() ([]byte, error) {
 	consumed := false
 	comment := false
 	for {
+		// Once a line has begun, the ordinary bytes already buffered are taken as one run; the
+		// byte loop below handles a line's first byte (comment, BOM, the LF of a CRLF) and its
+		// terminator.
+		if consumed {
+			if n := r.lineRun(comment); n > 0 {
+				if n > r.lineLimit {
+					return nil, r.tooLarge()
+				}
+				continue
+			}
+		}
 		b, err := r.br.ReadByte()
 		if err != nil {
 			if errors.Is(err, io.EOF) && consumed {
