@@ -5,13 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,37 +53,6 @@ func newService(t *testing.T, c agents.Config) *agents.Service {
 		c.Secrets = newBox(t)
 	}
 	return agents.New(c)
-}
-
-// cardServer serves cards the test sets and changes, over plain HTTP on loopback.
-type cardServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	cards map[string]string
-}
-
-func newCardServer(t *testing.T) *cardServer {
-	cs := &cardServer{cards: map[string]string{}}
-	cs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cs.mu.Lock()
-		body, ok := cs.cards[r.URL.Path]
-		cs.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(cs.Close)
-	return cs
-}
-
-func (cs *cardServer) set(path, card string) string {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.cards[path] = card
-	return cs.URL + path
 }
 
 // card is a valid A2A 0.2.5 card naming endpoint.
@@ -151,7 +118,7 @@ func TestRegisterTheDemoAgentWithItsKey(t *testing.T) {
 
 func TestRegisterRefusesWhatIsNoUsableCard(t *testing.T) {
 	t.Parallel()
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, false)
 	svc := newService(t, agents.Config{})
 	tenant := testDB.NewTenant(t)
 	st := store.New(testDB.Pool)
@@ -165,7 +132,7 @@ func TestRegisterRefusesWhatIsNoUsableCard(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Kind != cardfetch.KindHTTPStatus || fe.StatusCode != http.StatusNotFound {
 		t.Errorf("no card there: %v; want a FetchError with status 404", err)
 	}
-	_, _, err = svc.Register(t.Context(), tenant, cards.set("/nameless.json", `{"protocolVersion": "0.2.5"}`), "key")
+	_, _, err = svc.Register(t.Context(), tenant, cards.Set("/nameless.json", `{"protocolVersion": "0.2.5"}`), "key")
 	var ce *agents.CardError
 	if !errors.As(err, &ce) || len(ce.Problems) == 0 || ce.Problems[0].Severity != connector.SeverityError {
 		t.Errorf("invalid card: %v; want a CardError with its problems, errors first", err)
@@ -177,16 +144,16 @@ func TestRegisterRefusesWhatIsNoUsableCard(t *testing.T) {
 
 func TestSecondCardForOneEndpointIsAWarning(t *testing.T) {
 	t.Parallel()
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, false)
 	svc := newService(t, agents.Config{})
 	tenant := testDB.NewTenant(t)
 	endpoint := "https://agent.example.com/a2a"
 
-	first, warnings, err := svc.Register(t.Context(), tenant, cards.set("/one.json", card("One", endpoint)), "")
+	first, warnings, err := svc.Register(t.Context(), tenant, cards.Set("/one.json", card("One", endpoint)), "")
 	if err != nil || len(warnings) != 0 {
 		t.Fatalf("first: %v, warnings %v; want none", err, warnings)
 	}
-	second, warnings, err := svc.Register(t.Context(), tenant, cards.set("/two.json", card("Two", endpoint)), "")
+	second, warnings, err := svc.Register(t.Context(), tenant, cards.Set("/two.json", card("Two", endpoint)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,10 +172,10 @@ func TestSecondCardForOneEndpointIsAWarning(t *testing.T) {
 
 func TestRefreshStoresOnlyANewValidCard(t *testing.T) {
 	t.Parallel()
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, false)
 	svc := newService(t, agents.Config{})
 	tenant := testDB.NewTenant(t)
-	url := cards.set("/agent.json", card("Weather", "https://agent.example.com/a2a"))
+	url := cards.Set("/agent.json", card("Weather", "https://agent.example.com/a2a"))
 	a, _, err := svc.Register(t.Context(), tenant, url, "")
 	if err != nil {
 		t.Fatal(err)
@@ -218,12 +185,12 @@ func TestRefreshStoresOnlyANewValidCard(t *testing.T) {
 	if err != nil || !unchanged || got.Revision != 1 {
 		t.Errorf("refresh of the same card: revision %d, unchanged %v, %v; want revision 1, unchanged", got.Revision, unchanged, err)
 	}
-	cards.set("/agent.json", card("Weather 2", "https://agent.example.com/a2a"))
+	cards.Set("/agent.json", card("Weather 2", "https://agent.example.com/a2a"))
 	got, unchanged, _, err = svc.Refresh(t.Context(), tenant, a.ID)
 	if err != nil || unchanged || got.Revision != 2 || got.Name != "Weather 2" {
 		t.Errorf("refresh of a new card: %q revision %d, unchanged %v, %v; want Weather 2 at revision 2", got.Name, got.Revision, unchanged, err)
 	}
-	cards.set("/agent.json", `{"name": "broken"}`)
+	cards.Set("/agent.json", `{"name": "broken"}`)
 	var ce *agents.CardError
 	if _, _, _, err := svc.Refresh(t.Context(), tenant, a.ID); !errors.As(err, &ce) {
 		t.Errorf("refresh of a broken card: %v; want a CardError", err)
@@ -238,11 +205,11 @@ func TestRefreshStoresOnlyANewValidCard(t *testing.T) {
 
 func TestUpdateSealsReplacesAndClearsTheKey(t *testing.T) {
 	t.Parallel()
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, false)
 	box := newBox(t)
 	svc := newService(t, agents.Config{Secrets: box})
 	tenant := testDB.NewTenant(t)
-	a, _, err := svc.Register(t.Context(), tenant, cards.set("/agent.json", card("Keyed", "https://agent.example.com/a2a")), "")
+	a, _, err := svc.Register(t.Context(), tenant, cards.Set("/agent.json", card("Keyed", "https://agent.example.com/a2a")), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,13 +241,13 @@ func TestUpdateSealsReplacesAndClearsTheKey(t *testing.T) {
 func TestDeleteCancelsLiveHeldTasks(t *testing.T) {
 	t.Parallel()
 	fx := fixtureagent.New(t)
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, false)
 	box := newBox(t)
 	inv := invoke.New(invoke.Options{Client: netguard.NewClient(loopback, netguard.ClientOptions{}), Secrets: box})
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	svc := newService(t, agents.Config{Secrets: box, Canceler: inv, Now: func() time.Time { return now }})
 	tenant := testDB.NewTenant(t)
-	a, _, err := svc.Register(t.Context(), tenant, cards.set("/agent.json", card("Held", fx.URL)), "the-key")
+	a, _, err := svc.Register(t.Context(), tenant, cards.Set("/agent.json", card("Held", fx.URL)), "the-key")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,7 +214,7 @@ func TestCheckWithoutProber(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("no prober")
-	cardURL := e.cards.set("/check.json", card("Checked", "text/plain"))
+	cardURL := e.cards.Set("/check.json", card("Checked", "text/plain"))
 	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": cardURL})
 	e.expect(r, http.StatusCreated)
 	e.expect(e.do("POST", "/v1/agents/"+r.json(t)["id"].(string)+"/check", token, nil), http.StatusNotImplemented)

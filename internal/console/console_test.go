@@ -14,12 +14,12 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -53,40 +53,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// cardServer is a real HTTPS server on loopback whose cards a test can change.
-type cardServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	cards map[string]string
-	// hits counts requests, answered or not.
-	hits atomic.Int32
-}
-
-func newCardServer(t *testing.T) *cardServer {
-	cs := &cardServer{cards: map[string]string{}}
-	cs.Server = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cs.hits.Add(1)
-		cs.mu.Lock()
-		body, ok := cs.cards[r.URL.Path]
-		cs.mu.Unlock()
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(cs.Close)
-	return cs
-}
-
-func (cs *cardServer) set(path, card string) string {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	cs.cards[path] = card
-	return cs.URL + path
-}
-
 func card(name, outputMode string) string {
 	return fmt.Sprintf(`{
   "name": %q, "description": "Answers questions.", "protocolVersion": "0.2.5",
@@ -101,13 +67,13 @@ func card(name, outputMode string) string {
 type env struct {
 	t     *testing.T
 	api   *httptest.Server
-	cards *cardServer
+	cards *fixtureagent.CardHost
 	logs  *syncBuffer
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, true)
 	roots := x509.NewCertPool()
 	roots.AddCert(cards.Certificate())
 	client := netguard.NewClient(netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
@@ -234,8 +200,8 @@ func TestAgentLifecycle(t *testing.T) {
 	e.expect(e.do("GET", "/v1/agents", tokenA2, nil), http.StatusOK)
 	e.expect(e.do("POST", "/v1/tenants/00000000-0000-0000-0000-000000000000/tokens", adminToken, nil), http.StatusNotFound)
 
-	goodURL := e.cards.set("/good.json", card("Helper", "text/plain"))
-	badURL := e.cards.set("/bad.json", card("Painter", "image/png"))
+	goodURL := e.cards.Set("/good.json", card("Helper", "text/plain"))
+	badURL := e.cards.Set("/bad.json", card("Painter", "image/png"))
 
 	// Validate is a dry run that reports every problem.
 	r = e.do("POST", "/v1/agents/validate", tokenA, map[string]string{"cardUrl": badURL})
@@ -324,14 +290,14 @@ func TestAgentLifecycle(t *testing.T) {
 	e.expect(e.do("PATCH", "/v1/agents/"+id, tokenA, map[string]any{"apiKey": 42}), http.StatusBadRequest)
 
 	// Refresh: an invalid card leaves the live revision alone; a valid one becomes revision 2.
-	e.cards.set("/good.json", card("Helper", "image/png"))
+	e.cards.Set("/good.json", card("Helper", "image/png"))
 	r = e.do("POST", "/v1/agents/"+id+"/refresh", tokenA, nil)
 	e.expect(r, http.StatusUnprocessableEntity)
 	r = e.do("GET", "/v1/agents/"+id, tokenA, nil)
 	if m := r.json(t); m["revision"] != float64(1) || m["name"] != "Helper" {
 		t.Fatalf("after failed refresh: %s", r.body)
 	}
-	e.cards.set("/good.json", card("Helper v2", "text/plain"))
+	e.cards.Set("/good.json", card("Helper v2", "text/plain"))
 	r = e.do("POST", "/v1/agents/"+id+"/refresh", tokenA, nil)
 	e.expect(r, http.StatusOK)
 	if m := r.json(t); m["revision"] != float64(2) || m["name"] != "Helper v2" || m["apiKeySet"] != true {
@@ -432,7 +398,7 @@ func TestAgentInterfaces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("Interfaces")
-	cardAt := e.cards.set("/agents/dual/.well-known/agent-card.json", v1Card)
+	cardAt := e.cards.Set("/agents/dual/.well-known/agent-card.json", v1Card)
 	pasted := e.cards.URL + "/agents/dual"
 	wantIface := map[string]any{
 		"protocolVersion": "1.0", "endpointUrl": "https://agent.example.com/a2a", "endpointTenant": "acme",
@@ -468,7 +434,7 @@ func TestAgentInterfaces(t *testing.T) {
 	}
 
 	// A 0.x card: no tenant, no fallback, and the members are absent rather than empty.
-	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.set("/v02.json", card("Old", "text/plain"))})
+	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.Set("/v02.json", card("Old", "text/plain"))})
 	e.expect(r, http.StatusCreated)
 	want := map[string]any{"protocolVersion": "0.2.5", "endpointUrl": "https://agent.example.com/a2a"}
 	if diff := cmp.Diff(want, pick(r.json(t))); diff != "" {
@@ -477,7 +443,7 @@ func TestAgentInterfaces(t *testing.T) {
 
 	// A card offering only gRPC: the preview names no interface.
 	grpcOnly := strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1)
-	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.set("/grpc.json", grpcOnly)})
+	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.Set("/grpc.json", grpcOnly)})
 	e.expect(r, http.StatusOK)
 	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {
 		t.Errorf("grpc-only preview: %s", r.body)

@@ -64,11 +64,11 @@ func TestHostileRequestsAnswerAtTheEdge(t *testing.T) {
 	e := newEnv(t)
 	tenantID, token := e.newTenant("Hostile")
 	cardHost := strings.TrimPrefix(e.cards.URL, "https://")
-	goodURL := e.cards.set("/hostile-good.json", card("Hostile", "text/plain"))
+	goodURL := e.cards.Set("/hostile-good.json", card("Hostile", "text/plain"))
 	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": goodURL})
 	e.expect(r, http.StatusCreated)
 	agentID := r.json(t)["id"].(string)
-	fetchesBefore := e.cards.hits.Load()
+	fetchesBefore := e.cards.Hits()
 
 	const pw = hostile.Password
 	for _, c := range []struct {
@@ -182,7 +182,7 @@ func TestHostileRequestsAnswerAtTheEdge(t *testing.T) {
 			}
 		})
 	}
-	if n := e.cards.hits.Load() - fetchesBefore; n != 0 {
+	if n := e.cards.Hits() - fetchesBefore; n != 0 {
 		t.Errorf("%d requests reached the card server; every URL above must be refused before any fetch", n)
 	}
 	if strings.Contains(e.logs.String(), pw) {

@@ -61,13 +61,13 @@ func TestSameEndpointIsAWarning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("endpoint")
-	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.set("/one.json", card("One", "text/plain"))})
+	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.Set("/one.json", card("One", "text/plain"))})
 	e.expect(r, http.StatusCreated)
 	first := r.json(t)["id"].(string)
 	if codes := warningCodes(t, r); len(codes) != 0 {
 		t.Errorf("first registration warnings = %v; want none", codes)
 	}
-	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.set("/two.json", card("Two", "text/plain"))})
+	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.Set("/two.json", card("Two", "text/plain"))})
 	e.expect(r, http.StatusCreated)
 	second := r.json(t)["id"].(string)
 	if codes := warningCodes(t, r); len(codes) != 1 || codes[0] != "duplicate_endpoint" || !strings.Contains(string(r.body), first) {
@@ -84,11 +84,11 @@ func TestMemberNamesAreCaseSensitive(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("case")
-	goodURL := e.cards.set("/case.json", card("Case", "text/plain"))
+	goodURL := e.cards.Set("/case.json", card("Case", "text/plain"))
 	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": goodURL})
 	e.expect(r, http.StatusCreated)
 	agentID := r.json(t)["id"].(string)
-	hits := e.cards.hits.Load()
+	hits := e.cards.Hits()
 
 	for _, c := range []struct {
 		name, method, path, token, body, field string
@@ -108,7 +108,7 @@ func TestMemberNamesAreCaseSensitive(t *testing.T) {
 			}
 		})
 	}
-	if got := e.cards.hits.Load(); got != hits {
+	if got := e.cards.Hits(); got != hits {
 		t.Errorf("refused requests fetched the card %d times", got-hits)
 	}
 	r = e.do("GET", "/v1/agents/"+agentID, token, nil)
@@ -123,7 +123,7 @@ func TestRefreshOfTheSameCardIsUnchanged(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, token := e.newTenant("refresh")
-	cardURL := e.cards.set("/refresh.json", card("Refresh", "text/plain"))
+	cardURL := e.cards.Set("/refresh.json", card("Refresh", "text/plain"))
 	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": cardURL})
 	e.expect(r, http.StatusCreated)
 	id := r.json(t)["id"].(string)
@@ -148,9 +148,9 @@ func TestRefreshOfTheSameCardIsUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	respaced, _ := json.Marshal(v)
-	e.cards.set("/refresh.json", string(respaced))
+	e.cards.Set("/refresh.json", string(respaced))
 	refresh(1, true)
-	e.cards.set("/refresh.json", card("Refresh v2", "text/plain"))
+	e.cards.Set("/refresh.json", card("Refresh v2", "text/plain"))
 	if m := refresh(2, false); m["name"] != "Refresh v2" {
 		t.Errorf("name after a changed refresh = %v", m["name"])
 	}

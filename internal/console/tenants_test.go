@@ -120,7 +120,7 @@ func TestTenants_list_and_delete_with_everything(t *testing.T) {
 	doomedID, doomedToken, _ := e.newTenantWithID("Doomed")
 	keptID, keptToken, _ := e.newTenantWithID("Kept")
 
-	cardURL := e.cards.set("/tenant-delete.json", card("Doomed agent", "text/plain"))
+	cardURL := e.cards.Set("/tenant-delete.json", card("Doomed agent", "text/plain"))
 	var agentIDs []string
 	for _, token := range []string{doomedToken, keptToken} {
 		r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": cardURL, "apiKey": theAPIKey})

@@ -30,6 +30,7 @@ import (
 
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -453,7 +454,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	demo := agent.New(agent.Options{APIKey: theAPIKey})
 	demoSrv := httptest.NewServer(demo.Handler())
 	t.Cleanup(demoSrv.Close)
-	cards := newCardServer(t)
+	cards := fixtureagent.NewCardHost(t, true)
 	roots := x509.NewCertPool()
 	roots.AddCert(cards.Certificate())
 	// The demo agent serves plain HTTP on loopback, as in local development.
@@ -481,11 +482,11 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	e := &env{t: t, api: api, cards: cards, logs: logs}
 	_, token := e.newTenant("web console")
 
-	badURL := cards.set("/bad.json", card("Painter", "image/png"))
+	badURL := cards.Set("/bad.json", card("Painter", "image/png"))
 	const hostile = `<img src=x onerror=alert(1)>`
 	hostileDesc, _ := json.Marshal(hostile + " Answers questions.")
 	hostileCard := strings.Replace(card("<b>Bold</b> agent", "text/plain"), `"Answers questions."`, string(hostileDesc), 1)
-	hostileURL := cards.set("/hostile.json", hostileCard)
+	hostileURL := cards.Set("/hostile.json", hostileCard)
 	closedURL := "https://" + closedPort(t) + "/card.json"
 
 	// Open the page; nothing is stored yet.
@@ -634,7 +635,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	}
 	// A card without security asks for no key: neither the add form nor its agent shows a key
 	// field.
-	plainURL := cards.set("/plain.json", strings.Replace(card("Plain", "text/plain"), `"security": ["apiKey"],`, "", 1))
+	plainURL := cards.Set("/plain.json", strings.Replace(card("Plain", "text/plain"), `"security": ["apiKey"],`, "", 1))
 	b.typeInto("#card-url", plainURL)
 	b.click("#validate")
 	b.waitText("#add-result .validation", "Valid")
@@ -731,7 +732,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	b.waitText(demoSel+" .try-send", "Send")
 
 	// Refresh with a broken card: 422 problems, and the old revision stays live.
-	cards.set("/hostile.json", card("Painter", "image/png"))
+	cards.Set("/hostile.json", card("Painter", "image/png"))
 	b.click(hostileSel + " .refresh")
 	b.waitText(hostileSel+" .agent-msg", "revision 1 stays live", "defaultOutputModes", "unsupported_mode")
 	b.snap("5-refresh-invalid")
@@ -804,8 +805,8 @@ func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
 	otherToken, otherID := m["token"].(string), m["tokenId"].(string)
 
 	// Two card URLs, one endpoint (card() calls https://agent.example.com/a2a).
-	weatherURL := e.cards.set("/weather.json", card("Weather", "text/plain"))
-	copyURL := e.cards.set("/copy/weather.json", card("Weather (copy)", "text/plain"))
+	weatherURL := e.cards.Set("/weather.json", card("Weather", "text/plain"))
+	copyURL := e.cards.Set("/copy/weather.json", card("Weather (copy)", "text/plain"))
 	missingURL := e.cards.URL + "/nothing/here.json" // the card server answers 404
 
 	b.do("open the console", chromedp.Navigate(e.api.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token-input")))
@@ -904,7 +905,7 @@ func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
 		t.Errorf("focus after refresh is on %q, want the Refresh button", got)
 	}
 	b.snapElement("refresh-unchanged", weatherSel)
-	e.cards.set("/weather.json", strings.Replace(card("Weather", "text/plain"), `"1.0.0"`, `"1.0.1"`, 1))
+	e.cards.Set("/weather.json", strings.Replace(card("Weather", "text/plain"), `"1.0.0"`, `"1.0.1"`, 1))
 	b.click(weatherSel + " .refresh")
 	b.waitText(weatherSel+" .agent-msg", "Card refreshed: revision 2 is live")
 	b.waitText(weatherSel+" .badges", "revision 2", "version 1.0.1")
