@@ -123,7 +123,7 @@ ended() {
 # 1. The whole tour, then Ctrl-C.
 launch plain
 wait_up plain
-chat=$(grep -o 'bin/connector chat .*' "$out" | head -n1)
+chat=$(grep -m1 -o 'bin/connector chat .*' "$out")
 [[ -n $chat ]] || { show; fail "the banner has no chat command"; }
 reply=$(printf '重复我说的话：今天天气很好\n帮我算加法\n3和5\n/quit\n' | timeout 30 $chat)
 for want in "今天天气很好" "[COMPLETED]" "[INPUT_REQUIRED; session held" "continuing held task" "相加等于8"; do
@@ -133,9 +133,12 @@ for want in "今天天气很好" "[COMPLETED]" "[INPUT_REQUIRED; session held" "
 	fi
 done
 
-# The web console page is served.
+# The web console page is served. The page is read whole before it is matched: with pipefail,
+# `curl | grep -q` fails whenever grep exits on the match while curl still has a write to make
+# (curl then exits 23 on the closed pipe), which the page's size and the loopback's timing decide.
 console=$(grep -o 'console API *http://[0-9.:]*' "$out" | grep -o 'http://.*')
-curl -fs "$console/" | grep -q '<title>' || fail "no web console at $console/"
+page=$(curl -fsS "$console/") || fail "no web console at $console/"
+[[ $page == *'<title>'* ]] || fail "the web console at $console/ has no <title>"
 
 # The printed "register the sample card under a new tenant" one-liner works as pasted.
 register=$(awk '/Register the platform guide/{f=1;next} f&&/TOKEN2=|curl -s -X POST/{print} f&&/Ctrl-C/{exit}' "$out" | sed 's/^ *//')
@@ -143,8 +146,8 @@ created=$(bash -c "$register")
 [[ $created == *'"name":"超级AI助理"'* ]] || fail "printed registration did not register: $created"
 
 # The printed SSRF example is refused.
-ssrf=$(grep -o "curl -s -X POST .*validate.*127.0.0.1.*" "$out" | head -n1)
-token=$(grep -o 'TOKEN=a2ac_[A-Za-z0-9_-]*' "$out" | head -n1 | cut -d= -f2)
+ssrf=$(grep -m1 -o "curl -s -X POST .*validate.*127.0.0.1.*" "$out")
+token=$(grep -m1 -o 'TOKEN=a2ac_[A-Za-z0-9_-]*' "$out" | cut -d= -f2)
 refused=$(TOKEN=$token bash -c "$ssrf")
 [[ $refused == *'"reason":"blocked_address"'* ]] || fail "the SSRF example was not refused: $refused"
 
