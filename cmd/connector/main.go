@@ -91,6 +91,13 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 // Server-side limits: a request is at most 16 KiB of text plus 64 KiB of metadata.
 const maxRecvMsgBytes = 256 << 10
 
+// HTTP/2 flow-control windows of the gRPC server (static: see NewServer's options). A stream's
+// window holds the largest message it accepts; a connection's, several streams sending at once.
+const (
+	streamWindowBytes = maxRecvMsgBytes
+	connWindowBytes   = 4 * maxRecvMsgBytes
+)
+
 // serviceName is the OpenTelemetry service.name (OTEL_SERVICE_NAME overrides it).
 const serviceName = "a2a-connector"
 
@@ -153,6 +160,12 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		grpc.ForceServerCodecV2(grpcapi.Codec()),
 		grpc.StatsHandler(tp.GRPCServerHandler()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
+		// Fixed flow-control windows turn off grpc-go's bandwidth estimation, which answers
+		// nearly every request message with a PING the client must acknowledge: two more
+		// frames, wake-ups and system calls per turn for nothing, since a turn's request is one
+		// small message. The stream window takes the largest request whole.
+		grpc.StaticStreamWindowSize(streamWindowBytes),
+		grpc.StaticConnWindowSize(connWindowBytes),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			Time: time.Minute, Timeout: 20 * time.Second,
