@@ -155,10 +155,9 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
 	})
 
-	srv := grpc.NewServer(
+	srv := grpc.NewServer(append(tp.GRPCServerOptions(),
 		// A string that is not UTF-8 is INVALID_ARGUMENT naming its field, not grpc-go's INTERNAL.
 		grpc.ForceServerCodecV2(grpcapi.Codec()),
-		grpc.StatsHandler(tp.GRPCServerHandler()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
 		// Fixed flow-control windows turn off grpc-go's bandwidth estimation, which answers
 		// nearly every request message with a PING the client must acknowledge: two more
@@ -173,7 +172,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 			// share of the long-lived dialog-engine connections; the grace lets a turn finish.
 			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
 		}),
-	)
+	)...)
 	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

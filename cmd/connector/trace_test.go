@@ -238,6 +238,45 @@ func TestTraceOfAFailedTurn(t *testing.T) {
 	}
 }
 
+// With tracing and metrics off (no exporter: the default), the server records nothing, yet the
+// agent still joins the dialog engine's trace: it gets the engine's own traceparent, and never
+// the baggage. A turn that carries no trace context sends none.
+func TestTraceContextPassesThroughWithTelemetryOff(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, nil)
+	engine := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
+		SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
+		TraceFlags: trace.FlagsSampled,
+	})
+	traceparent := fmt.Sprintf("00-%s-%s-01", engine.TraceID(), engine.SpanID())
+	ctx := metadata.AppendToOutgoingContext(t.Context(), "traceparent", traceparent,
+		"tracestate", "platform=dialog", "baggage", "platform.user=u-1234")
+	wantOutcome(t, turnResult{final: handleTurn(t, ctx, s, &pb.HandleTurnRequest{TenantId: s.tenant,
+		SessionId: "s-off-1", TurnId: uuid.NewString(), AgentId: s.agent, Text: "重复我说的话：你好"})}, pb.Outcome_OUTCOME_COMPLETED)
+	wantOutcome(t, turnResult{final: handleTurn(t, t.Context(), s, &pb.HandleTurnRequest{TenantId: s.tenant,
+		SessionId: "s-off-2", TurnId: uuid.NewString(), AgentId: s.agent, Text: "重复我说的话：你好"})}, pb.Outcome_OUTCOME_COMPLETED)
+
+	var got []http.Header
+	for _, req := range s.demo.Requests() {
+		if req.Method == "message/stream" {
+			got = append(got, req.Header)
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("agent got %d message/stream calls, want 2", len(got))
+	}
+	if tp, ts := got[0].Get("Traceparent"), got[0].Get("Tracestate"); tp != traceparent || ts != "platform=dialog" {
+		t.Errorf("first turn: agent got traceparent %q tracestate %q, want the engine's %q and %q", tp, ts, traceparent, "platform=dialog")
+	}
+	if b := got[0].Get("Baggage"); b != "" {
+		t.Errorf("agent got baggage %q; the platform's baggage must not leave it", b)
+	}
+	if tp := got[1].Get("Traceparent"); tp != "" {
+		t.Errorf("a turn without trace context sent traceparent %q", tp)
+	}
+}
+
 // handleTurn runs one turn with ctx (which carries the engine's metadata) and returns its final.
 func handleTurn(t *testing.T, ctx context.Context, s *stack, req *pb.HandleTurnRequest) *pb.TurnFinal {
 	t.Helper()

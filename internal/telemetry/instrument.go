@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"context"
 	"net/http"
 
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
@@ -10,21 +11,84 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
-	"google.golang.org/grpc/stats"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
-// GRPCServerHandler is the stats handler of a gRPC server (grpc.StatsHandler): a server span
-// per RPC, child of the caller's trace context, and the rpc.server.* metrics. Health checks and
-// reflection are left out: probes would drown the turns. No message events are recorded (they
-// would cost an allocation per streamed chunk) and no message contents ever.
-func (p *Providers) GRPCServerHandler() stats.Handler {
-	return otelgrpc.NewServerHandler(
+// GRPCServerOptions instruments a gRPC server. With tracing or metrics on, that is otelgrpc's
+// stats handler: a server span per RPC, child of the caller's trace context, and the
+// rpc.server.* metrics. Health checks and reflection are left out: probes would drown the
+// turns. No message events are recorded (they would cost an allocation per streamed chunk) and
+// no message contents ever.
+//
+// With both off it is only an interceptor that puts the caller's W3C trace context into the
+// handler's context, so the agent call still forwards the dialog engine's traceparent (see
+// AgentTransport). A stats handler with nothing to record would still run on every message
+// sent and received (a payload record per TextDelta), and otelgrpc would still start a no-op
+// span and build attributes per RPC.
+func (p *Providers) GRPCServerOptions() []grpc.ServerOption {
+	if p.off() {
+		return []grpc.ServerOption{
+			grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+				return h(withCallerTraceContext(ctx), req)
+			}),
+			grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+				ctx := withCallerTraceContext(ss.Context())
+				if ctx == ss.Context() {
+					return h(srv, ss)
+				}
+				return h(srv, tracedStream{ServerStream: ss, ctx: ctx})
+			}),
+		}
+	}
+	return []grpc.ServerOption{grpc.StatsHandler(otelgrpc.NewServerHandler(
 		otelgrpc.WithTracerProvider(p.TracerProvider),
 		otelgrpc.WithMeterProvider(p.MeterProvider),
 		otelgrpc.WithPropagators(p.Propagator),
 		otelgrpc.WithFilter(filters.None(filters.HealthCheck(), filters.ServicePrefix("grpc.reflection."))),
-	)
+	))}
 }
+
+// withCallerTraceContext returns ctx with the remote span context of the call's traceparent
+// (and tracestate) metadata, or ctx itself when there is none. Baggage is not read: with
+// telemetry off nothing here would use it, and it never leaves the platform.
+func withCallerTraceContext(ctx context.Context) context.Context {
+	// ValueFromIncomingContext copies one key's values; FromIncomingContext would copy all the
+	// metadata of every call, which mostly carries no trace context.
+	if len(metadata.ValueFromIncomingContext(ctx, "traceparent")) == 0 {
+		return ctx
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	return propagation.TraceContext{}.Extract(ctx, metadataCarrier(md))
+}
+
+// metadataCarrier reads gRPC metadata for a propagator (keys are lower case in both).
+type metadataCarrier metadata.MD
+
+func (c metadataCarrier) Get(key string) string {
+	if v := metadata.MD(c).Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func (c metadataCarrier) Set(key, value string) { metadata.MD(c).Set(key, value) }
+
+func (c metadataCarrier) Keys() []string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// tracedStream is a server stream whose context carries the caller's trace context.
+type tracedStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s tracedStream) Context() context.Context { return s.ctx }
 
 // AgentTransport wraps the agent client's transport (netguard.ClientOptions.WrapTransport): a
 // client span per agent call, the http.client.* metrics, and a W3C traceparent header so the
