@@ -32,6 +32,9 @@ func TestNewClient_transport_settings(t *testing.T) {
 	if tr.TLSClientConfig == nil || tr.TLSClientConfig.MinVersion != tls.VersionTLS12 {
 		t.Errorf("TLS MinVersion not 1.2: %+v", tr.TLSClientConfig)
 	}
+	if tr.ReadBufferSize != 1<<10 || tr.WriteBufferSize != 1<<10 {
+		t.Errorf("ReadBufferSize %d, WriteBufferSize %d; want 1 KiB each (per connection, thousands open)", tr.ReadBufferSize, tr.WriteBufferSize)
+	}
 	if tr.MaxResponseHeaderBytes != 64<<10 {
 		t.Errorf("MaxResponseHeaderBytes = %d, want 64 KiB", tr.MaxResponseHeaderBytes)
 	}

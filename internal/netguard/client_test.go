@@ -404,3 +404,48 @@ func TestClient_policy_is_copied(t *testing.T) {
 		t.Fatalf("GET: %v", err)
 	}
 }
+
+// The client keeps small per-connection buffers (thousands of agent streams stay open at once);
+// headers and bodies far larger than them still arrive whole, including a body the server
+// writes in pieces that straddle the buffer's size.
+func TestClient_large_headers_and_bodies_pass_its_small_buffers(t *testing.T) {
+	t.Parallel()
+	header := strings.Repeat("h", 20<<10)
+	body := strings.Repeat("0123456789abcdef", 12<<10) // 192 KiB
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in, _ := io.ReadAll(r.Body)
+		w.Header().Set("X-Large", header)
+		w.Header().Set("X-Got", strconv.Itoa(len(in)))
+		for rest := body; rest != ""; {
+			n := min(len(rest), 1500) // chunks of 1,500 bytes, flushed one by one
+			io.WriteString(w, rest[:n])
+			w.(http.Flusher).Flush()
+			rest = rest[n:]
+		}
+	}))
+	t.Cleanup(s.Close)
+	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")}, netguard.ClientOptions{})
+	reqBody := strings.Repeat("r", 70<<10)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, strings.NewReader(reqBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("Do: %v", err)
+	}
+	defer resp.Body.Close()
+	got, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	if string(got) != body {
+		t.Errorf("body: got %d bytes, want %d", len(got), len(body))
+	}
+	if resp.Header.Get("X-Large") != header {
+		t.Errorf("X-Large header: got %d bytes, want %d", len(resp.Header.Get("X-Large")), len(header))
+	}
+	if resp.Header.Get("X-Got") != strconv.Itoa(len(reqBody)) {
+		t.Errorf("server read %s bytes of the request body, want %d", resp.Header.Get("X-Got"), len(reqBody))
+	}
+}
