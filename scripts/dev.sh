@@ -187,7 +187,7 @@ done
 curl -fs "$API/readyz" >/dev/null || die "console API did not become ready in 30 s; see $data/logs/console-api.log"
 
 # jsonfield NAME reads the first string value of NAME from the JSON on stdin (our own output).
-jsonfield() { grep -o "\"$1\":\"[^\"]*\"" | head -n1 | cut -d'"' -f4; }
+jsonfield() { grep -o "\"$1\":\"[^\"]*\"" | sed -n 1p | cut -d'"' -f4; }
 
 # The demo tenant and agent are created once and remembered in .data/demo.env (and again when
 # the cluster was removed, e.g. by make clean, so the remembered token no longer works).

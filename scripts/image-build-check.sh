@@ -131,7 +131,7 @@ done < <(find . \( -path ./.git -o -path ./.tools -o -path ./.data -o -path ./.t
 for must in go.mod go.sum cmd/connector/main.go cmd/console-api/main.go; do
 	[[ -f $ctx/$must ]] || fail "$must is not in the build context"
 done
-if find "$ctx" -name '*_test.go' | grep -q .; then fail "test files reach the build context"; fi
+if [[ -n $(find "$ctx" -name '*_test.go') ]]; then fail "test files reach the build context"; fi
 ok "build context: ${n} files let through by .dockerignore"
 
 # --- 3. the build stage's go build, verbatim ---------------------------------------------------
@@ -152,11 +152,14 @@ printf 'image-build-check: running in the build context: %s\n' "$cmd" >&2
 for bin in connector console-api; do
 	b="$out/$bin"
 	[[ -x $b ]] || fail "$bin was not built"
-	if readelf -lW "$b" | grep -q 'INTERP'; then fail "$bin has an ELF interpreter (dynamically linked)"; fi
-	readelf -dW "$b" | grep -q 'There is no dynamic section' || fail "$bin has a dynamic section"
-	if readelf -SW "$b" | grep -qE '\.symtab|\.debug_'; then fail "$bin keeps its symbol table or DWARF (-s -w missing)"; fi
+	# Each tool's output is read whole before it is matched: under pipefail, `tool | grep -q`
+	# fails (or, negated, passes) when grep exits on a match while the tool still writes.
+	segments=$(readelf -lW "$b") sections=$(readelf -SW "$b") dynamic=$(readelf -dW "$b")
+	if grep -q 'INTERP' <<<"$segments"; then fail "$bin has an ELF interpreter (dynamically linked)"; fi
+	grep -q 'There is no dynamic section' <<<"$dynamic" || fail "$bin has a dynamic section"
+	if grep -qE '\.symtab|\.debug_' <<<"$sections"; then fail "$bin keeps its symbol table or DWARF (-s -w missing)"; fi
 	if command -v file >/dev/null; then
-		file -b "$b" | grep -q 'statically linked' || fail "$bin: file says: $(file -b "$b")"
+		grep -q 'statically linked' <<<"$(file -b "$b")" || fail "$bin: file says: $(file -b "$b")"
 	fi
 	info="$(go version -m "$b")"
 	grep -qE '^[[:space:]]+build[[:space:]]+CGO_ENABLED=0$' <<<"$info" || fail "$bin not built with CGO_ENABLED=0"

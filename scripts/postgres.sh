@@ -171,8 +171,9 @@ cmd_start() {
 			echo "$prog: started on port $port ($DIR)" >&2
 			return 0
 		fi
-		# Lost a race for the port: the server logs a bind failure; try the next one.
-		if tail -n 20 "$DIR/log" 2>/dev/null | grep -q 'could not bind\|Address already in use\|could not create any TCP/IP sockets'; then
+		# Lost a race for the port: the server logs a bind failure; try the next one. (grep reads
+		# all of it, not -q: under pipefail an early exit could fail tail and hide the match.)
+		if tail -n 20 "$DIR/log" 2>/dev/null | grep 'could not bind\|Address already in use\|could not create any TCP/IP sockets' >/dev/null; then
 			continue
 		fi
 		tail -n 20 "$DIR/log" >&2 || true
