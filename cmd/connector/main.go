@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -112,6 +113,10 @@ const (
 
 func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
+	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
+	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
+	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
 	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, log
 	tp, stopTelemetry, err := telemetry.Start(ctx, tel)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
@@ -102,6 +103,10 @@ var version = "dev"
 
 func serve(ctx context.Context, cfg config.Config, getenv func(string) string, stderr io.Writer) error {
 	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
+	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
+	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
+	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
 	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
 		Getenv: getenv, MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
