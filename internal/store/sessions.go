@@ -219,9 +219,10 @@ func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (con
 	return a, &secret.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
-// SweepSessions deletes sessions untouched since before, with their contexts; it returns how
-// many sessions went. Free sessions keep a row (see TurnRecord.StartedAt), so without a sweep
-// the table grows with every dialog ever held.
+// SweepSessions deletes sessions untouched since before, with their contexts, and contexts
+// untouched since before that no live hold covers (those of sessions never held, which have no
+// sessions row); it returns how many sessions went. Without it both tables grow with every
+// dialog ever had.
 func (s *Store) SweepSessions(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
 	err := s.pool.QueryRow(ctx, `
@@ -229,9 +230,17 @@ func (s *Store) SweepSessions(ctx context.Context, before time.Time) (int64, err
 			delete from sessions
 			 where updated_at < $1 and (hold_expires_at is null or hold_expires_at < $1)
 			returning tenant_id, session_id),
+		-- A session that was never held has contexts and no sessions row: its contexts go by
+		-- their own age. Any context of a swept session goes with it. A context under a hold
+		-- that is still live stays, however old. (A scan of session_contexts every sweep: an
+		-- index on updated_at would cost every turn's save an index write.)
 		contexts as (
-			delete from session_contexts c using gone
-			 where c.tenant_id = gone.tenant_id and c.session_id = gone.session_id)
+			delete from session_contexts c
+			 where exists (select 1 from gone where gone.tenant_id = c.tenant_id and gone.session_id = c.session_id)
+			    or (c.updated_at < $1 and not exists (
+			            select 1 from sessions s
+			             where s.tenant_id = c.tenant_id and s.session_id = c.session_id
+			               and s.hold_expires_at >= $1)))
 		select count(*) from gone`, before).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sweep sessions: %w", classify(err))

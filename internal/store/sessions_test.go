@@ -2,10 +2,12 @@ package store_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -167,5 +169,51 @@ func TestSessions_sweep_and_invalid_records(t *testing.T) {
 	if got := countRows(t, `select count(*) from sessions where tenant_id = $1`, tenant) +
 		countRows(t, `select count(*) from session_contexts where tenant_id = $1`, tenant); got != 0 {
 		t.Fatalf("rows left after sweep = %d", got)
+	}
+}
+
+// A session that was never held has a context with its agent and no sessions row: its context
+// goes once idle past the cut-off, by its own age, or the table would grow with every dialog
+// ever had. A fresh context stays, and so does an old one under a hold that is still live.
+func TestSessions_sweep_takes_old_contexts_of_sessions_never_held(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := store.New(testDB.Pool)
+	tenant := testDB.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://sweep-free.example.com"))
+	for _, session := range []string{"free-old", "free-new"} {
+		if err := s.SaveTurn(ctx, store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: a.ID,
+			TurnID: "t", StartedAt: time.Now(), ContextID: "ctx-" + session}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveTurn(ctx, holdRecord(tenant, "held-old", a.ID, "t", time.Now(), "task", time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if got := countRows(t, `select count(*) from sessions where tenant_id = $1`, tenant); got != 1 {
+		t.Fatalf("sessions rows = %d, want 1 (only the held one): the test's premise changed", got)
+	}
+	// Idle for two days: the free session's context, and the held one's (its hold still live).
+	if _, err := testDB.Pool.Exec(ctx, `update session_contexts set updated_at = now() - interval '2 days'
+		 where tenant_id = $1 and session_id in ('free-old', 'held-old')`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SweepSessions(ctx, time.Now().Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := testDB.Pool.Query(ctx, `select session_id from session_contexts where tenant_id = $1 order by session_id`, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"free-new", "held-old"}; !slices.Equal(left, want) {
+		t.Errorf("contexts left after the sweep = %v, want %v", left, want)
+	}
+	l, err := s.LookupTurn(ctx, tenant, "held-old", a.ID, time.Now())
+	if err != nil || l.Hold == nil || l.ContextID != "ctx-task" {
+		t.Errorf("the held session after the sweep: %+v, %v; want its hold and context", l, err)
 	}
 }
