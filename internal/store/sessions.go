@@ -91,7 +91,7 @@ type TurnRecord struct {
 	ReleaseHold bool
 }
 
-// SaveTurn writes a turn's result in one statement.
+// SaveTurn writes a turn's result in one statement, or none when there is nothing to write.
 func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	tid, ok1 := parseID(r.TenantID)
 	aid, ok2 := parseID(r.AgentID)
@@ -108,33 +108,55 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	if h := r.SetHold; h != nil {
 		holdAgent, holdTask, holdContext, holdTurn, holdExpires = &aid, &h.TaskID, &h.ContextID, &h.TurnID, &h.ExpiresAt
 	}
-	changeHold := r.SetHold != nil || r.ReleaseHold
-	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + r.SessionID, write: true, sql: `
-		with ctx as (
-			insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
-			select $1, $2, $3, $4, now()
-			 where $4 <> '' and exists (select 1 from agents where tenant_id = $1 and id = $3)
-			on conflict (tenant_id, session_id, agent_id)
-			do update set context_id = excluded.context_id, updated_at = now()
-		)
-		insert into sessions as s (tenant_id, session_id, hold_agent_id, hold_task_id, hold_context_id,
-		                           hold_turn_id, hold_expires_at, last_turn_started_at, updated_at)
-		select $1, $2, $5::uuid, $6, $7, $8, $9, $10, now()
-		 where $11
-		on conflict (tenant_id, session_id) do update
-		   set hold_agent_id = excluded.hold_agent_id, hold_task_id = excluded.hold_task_id,
-		       hold_context_id = excluded.hold_context_id, hold_turn_id = excluded.hold_turn_id,
-		       hold_expires_at = excluded.hold_expires_at,
-		       last_turn_started_at = excluded.last_turn_started_at, updated_at = now()
-		 where s.last_turn_started_at <= excluded.last_turn_started_at`,
-		args: []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires,
-			r.StartedAt, changeHold},
-	})
+	st := &statement{lockKey: tid + "\x00" + r.SessionID, write: true}
+	switch {
+	case r.SetHold != nil || r.ReleaseHold:
+		st.sql = saveTurnAndHoldSQL
+		st.args = []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt}
+	case r.ContextID != "":
+		// Most turns: the hold is unchanged, so only the context is written. (Postgres's CPU
+		// per save measured the same, 55 µs, as with the statement above and its hold insert
+		// switched off; this one just says what it does.)
+		st.sql = saveContextSQL
+		st.args = []any{tid, r.SessionID, aid, r.ContextID}
+	default:
+		return nil // no context and no hold change: nothing to write
+	}
+	err := s.turns.do(ctx, st)
 	if err != nil {
 		return fmt.Errorf("save turn of session %q: %w", r.SessionID, classify(err))
 	}
 	return nil
 }
+
+// saveContextSQL records the context a session now has with an agent (none when the agent is
+// gone: a context row needs its agent).
+const saveContextSQL = `
+	insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
+	select $1, $2, $3, $4, now()
+	 where exists (select 1 from agents where tenant_id = $1 and id = $3)
+	on conflict (tenant_id, session_id, agent_id)
+	do update set context_id = excluded.context_id, updated_at = now()`
+
+// saveTurnAndHoldSQL records the context (when there is one) and the session's new hold state,
+// unless a turn that started later already wrote the hold.
+const saveTurnAndHoldSQL = `
+	with ctx as (
+		insert into session_contexts (tenant_id, session_id, agent_id, context_id, updated_at)
+		select $1, $2, $3, $4, now()
+		 where $4 <> '' and exists (select 1 from agents where tenant_id = $1 and id = $3)
+		on conflict (tenant_id, session_id, agent_id)
+		do update set context_id = excluded.context_id, updated_at = now()
+	)
+	insert into sessions as s (tenant_id, session_id, hold_agent_id, hold_task_id, hold_context_id,
+	                           hold_turn_id, hold_expires_at, last_turn_started_at, updated_at)
+	values ($1, $2, $5::uuid, $6, $7, $8, $9, $10, now())
+	on conflict (tenant_id, session_id) do update
+	   set hold_agent_id = excluded.hold_agent_id, hold_task_id = excluded.hold_task_id,
+	       hold_context_id = excluded.hold_context_id, hold_turn_id = excluded.hold_turn_id,
+	       hold_expires_at = excluded.hold_expires_at,
+	       last_turn_started_at = excluded.last_turn_started_at, updated_at = now()
+	 where s.last_turn_started_at <= excluded.last_turn_started_at`
 
 // ReleaseHold frees the session and returns the live hold it had; ErrNotFound when there was
 // none. It also moves the session's turn clock to now, so a turn still running from before the

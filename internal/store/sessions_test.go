@@ -217,3 +217,35 @@ func TestSessions_sweep_takes_old_contexts_of_sessions_never_held(t *testing.T) 
 		t.Errorf("the held session after the sweep: %+v, %v; want its hold and context", l, err)
 	}
 }
+
+// A turn that changes no hold writes only its context, and a turn with neither a context nor a
+// hold change writes nothing: no sessions row appears for a session never held.
+func TestSessions_save_writes_only_what_changed(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := store.New(testDB.Pool)
+	tenant := testDB.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://save-only.example.com"))
+	rec := store.TurnRecord{TenantID: tenant, SessionID: "no-context", AgentID: a.ID, TurnID: "t1", StartedAt: time.Now()}
+	if err := s.SaveTurn(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if got := countRows(t, `select count(*) from session_contexts where tenant_id = $1`, tenant) +
+		countRows(t, `select count(*) from sessions where tenant_id = $1`, tenant); got != 0 {
+		t.Fatalf("a turn with nothing to record wrote %d rows", got)
+	}
+	rec.SessionID, rec.ContextID = "with-context", "ctx-1"
+	if err := s.SaveTurn(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.ContextID = "ctx-2" // the agent started a new context: the newer one wins
+	if err := s.SaveTurn(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.LookupTurn(ctx, tenant, "with-context", a.ID, time.Now()); err != nil || l.ContextID != "ctx-2" || l.Hold != nil {
+		t.Fatalf("lookup after two context saves = %+v, %v; want context ctx-2 and no hold", l, err)
+	}
+	if got := countRows(t, `select count(*) from sessions where tenant_id = $1`, tenant); got != 0 {
+		t.Fatalf("sessions rows = %d, want none: no hold ever changed", got)
+	}
+}
