@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/base64"
 	"testing"
 
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
@@ -16,8 +14,6 @@ func TestMemoryLimitFollowsTheContainer(t *testing.T) {
 	t.Parallel()
 	clitest.CheckMemoryLimit(t, clitest.Build(t, "connector"), []string{"serve"}, []string{
 		"DATABASE_URL=postgres://connector:pw@" + closedAddr(t) + "/connector?connect_timeout=1",
-		"A2AC_SECRET_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)),
 		"A2AC_GRPC_ADDR=127.0.0.1:0",
-		"A2AC_LOG_LEVEL=info",
 	})
 }

@@ -2,7 +2,9 @@ package clitest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,7 +18,8 @@ import (
 )
 
 // CheckMemoryLimit checks that the program follows its container's memory limit: started by
-// serveArgs with env (which must get it as far as its logger) inside a real memory cgroup of
+// serveArgs with env (its own settings; the secret key and the log level are added here) inside
+// a real memory cgroup of
 // 256 MiB, it says it set GOMEMLIMIT to 90 % of that; with the operator's GOMEMLIMIT it keeps
 // that, and with AUTOMEMLIMIT=off it leaves the runtime alone. Making a cgroup needs root and a
 // writable cgroup file system (as in CI); elsewhere the test is skipped, saying why.
@@ -34,7 +37,8 @@ func CheckMemoryLimit(t *testing.T, bin string, serveArgs, env []string) {
 		{"AUTOMEMLIMIT=off", "AUTOMEMLIMIT=off", `"msg":"AUTOMEMLIMIT is off, skipping"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+			e := append([]string{"PATH=" + os.Getenv("PATH"), "A2AC_LOG_LEVEL=info",
+				"A2AC_SECRET_KEY=" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}, env...)
 			if tc.env != "" {
 				e = append(e, tc.env)
 			}
