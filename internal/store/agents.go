@@ -524,7 +524,10 @@ func (s *Store) DeleteAgent(ctx context.Context, tenantID, agentID string) ([]co
 			 where s.tenant_id = $1 and s.session_id = old.session_id
 			returning old.*),
 		gone as (
-			delete from agents where tenant_id = $1 and id = $2 returning id)
+			delete from agents where tenant_id = $1 and id = $2 returning id),
+		contexts as (
+			-- No foreign key cascades here (migration 005): the contexts go in this statement.
+			delete from session_contexts where tenant_id = $1 and agent_id = $2)
 		select (select count(*) from gone), r.session_id, r.hold_task_id, r.hold_context_id,
 		       r.hold_turn_id, r.hold_expires_at
 		  from (select 1) one left join released r on true`, tid, id)

@@ -156,16 +156,18 @@ func (s *Store) ListTenants(ctx context.Context) ([]TenantInfo, error) {
 	return out, nil
 }
 
-// DeleteTenant removes the tenant and, in the same statement (foreign keys on delete cascade),
-// its tokens, agents with their revisions and keys, sessions with their holds, and session
-// contexts. A token of the tenant fails from the next request on. It does not cancel held tasks
+// DeleteTenant removes the tenant and, in the same statement, its tokens, agents with their
+// revisions and keys, sessions with their holds (foreign keys on delete cascade), and session
+// contexts (deleted explicitly: they have no foreign key, see migration 005). A token of the tenant fails from the next request on. It does not cancel held tasks
 // at the agents: their keys go with the tenant. A missing tenant is ErrNotFound.
 func (s *Store) DeleteTenant(ctx context.Context, tenantID string) error {
 	tid, ok := parseID(tenantID)
 	if !ok {
 		return fmt.Errorf("delete tenant %q: %w", tenantID, connector.ErrNotFound)
 	}
-	tag, err := s.pool.Exec(ctx, `delete from tenants where id = $1`, tid)
+	tag, err := s.pool.Exec(ctx, `
+		with contexts as (delete from session_contexts where tenant_id = $1)
+		delete from tenants where id = $1`, tid)
 	if err != nil {
 		return fmt.Errorf("delete tenant %s: %w", tid, classify(err))
 	}

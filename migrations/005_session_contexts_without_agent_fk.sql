@@ -1,0 +1,16 @@
+-- session_contexts loses its foreign key to agents.
+--
+-- Every turn of a new dialog inserts a context row, and a foreign key check takes a FOR KEY
+-- SHARE lock on the agent's row for it. All of an agent's concurrent dialogs lock that one row:
+-- Postgres writes the lock into the row (WAL) and, as soon as two transactions hold it, creates
+-- a MultiXact for them. Under `make loadtest` at c=100 the check was ~10 % of Postgres's CPU
+-- (perf: AfterTriggerEndQuery), for a guarantee the statements already give:
+--   * the save inserts a context only while its agent exists (`where exists`, sessions.go);
+--   * deleting an agent or a tenant deletes its contexts in the same statement (agents.go,
+--     tenants.go), where the cascade used to.
+-- What the key also caught: a save racing the deletion of its agent can leave one row behind
+-- (its `exists` saw the agent, the delete did not see the row). Agent ids are never reused and a
+-- turn reads a context only together with a live agent, so such a row is never read; the
+-- session sweep deletes it after 24 h untouched, like every context. The same holds for rows
+-- left by the previous release during a rolling upgrade (it still relied on the cascade).
+alter table session_contexts drop constraint session_contexts_tenant_id_agent_id_fkey;
