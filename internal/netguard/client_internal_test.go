@@ -38,9 +38,8 @@ func TestNewClient_transport_settings(t *testing.T) {
 	if tr.MaxResponseHeaderBytes != 64<<10 {
 		t.Errorf("MaxResponseHeaderBytes = %d, want 64 KiB", tr.MaxResponseHeaderBytes)
 	}
-	if !tr.ForceAttemptHTTP2 || tr.MaxIdleConnsPerHost != 64 || tr.IdleConnTimeout != 90*time.Second {
-		t.Errorf("ForceAttemptHTTP2 %v, MaxIdleConnsPerHost %d, IdleConnTimeout %v; want true, 64, 90s",
-			tr.ForceAttemptHTTP2, tr.MaxIdleConnsPerHost, tr.IdleConnTimeout)
+	if !tr.ForceAttemptHTTP2 || tr.IdleConnTimeout != 90*time.Second {
+		t.Errorf("ForceAttemptHTTP2 %v, IdleConnTimeout %v; want true, 90s", tr.ForceAttemptHTTP2, tr.IdleConnTimeout)
 	}
 	if tr.TLSHandshakeTimeout != 5*time.Second || tr.ResponseHeaderTimeout != 7*time.Second {
 		t.Errorf("TLSHandshakeTimeout %v, ResponseHeaderTimeout %v; want 5s, 7s", tr.TLSHandshakeTimeout, tr.ResponseHeaderTimeout)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -447,5 +448,64 @@ func TestClient_large_headers_and_bodies_pass_its_small_buffers(t *testing.T) {
 	}
 	if resp.Header.Get("X-Got") != strconv.Itoa(len(reqBody)) {
 		t.Errorf("server read %s bytes of the request body, want %d", resp.Header.Get("X-Got"), len(reqBody))
+	}
+}
+
+// A busy agent on HTTP/1.1 needs one connection per concurrent turn. After a wave of 200
+// concurrent requests to one host, a second wave must find every connection idle in the pool:
+// a small per-host idle limit (it was 64) closed the rest, and each later rise dialed them
+// again (a handshake, two goroutines and buffers per turn on both sides).
+func TestClient_keeps_a_busy_hosts_connections_for_the_next_wave(t *testing.T) {
+	t.Parallel()
+	const wave = 200
+	var (
+		arrived = make(chan struct{}, wave)
+		release = make(chan struct{}, wave)
+		conns   atomic.Int64
+	)
+	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		arrived <- struct{}{}
+		<-release // every request of a wave is in flight at once, so each has its own connection
+		io.WriteString(w, "ok")
+	}))
+	s.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	s.Start()
+	t.Cleanup(s.Close)
+	c := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.1/32")}, netguard.ClientOptions{})
+	t.Cleanup(c.CloseIdleConnections)
+	for round := 1; round <= 2; round++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, wave)
+		for range wave {
+			wg.Go(func() {
+				resp, err := c.Get(s.URL)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer resp.Body.Close()
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil { // to EOF: back to the pool
+					errs <- err
+				}
+			})
+		}
+		for range wave {
+			<-arrived
+		}
+		for range wave { // all answer at once: they return to the pool in a burst
+			release <- struct{}{}
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if got := conns.Load(); got != wave {
+			t.Fatalf("after round %d the server saw %d connections; want %d (one per concurrent request, kept for the next wave)", round, got, wave)
+		}
 	}
 }
