@@ -32,7 +32,9 @@ func (l *healthLog) Record(t health.Turn) {
 func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 	failed := reply{result: invoke.Result{Outcome: connector.OutcomeFailed,
 		Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent sent no event within 10s"}}}
-	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed)
+	// The last turn's caller leaves before the agent answers: the agent is called, and (the
+	// turn's context being the caller's) ends CANCELED.
+	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed, reply{result: invoke.Result{Outcome: connector.OutcomeCanceled}})
 	var got healthLog
 	h.router.health = &got
 	h.store.setEnabled(agentB, false)
@@ -47,9 +49,11 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 			t.Fatalf("turn for %s: no error", agent)
 		}
 	}
-	// The caller leaves before the agent is called: CANCELED, not the agent's failure.
+	// The caller leaves before Started reaches it: CANCELED, not the agent's failure.
 	gone := &failingStart{Sink: &logSink{log: &h.log}, err: context.Canceled}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s5", TurnID: "t5", AgentID: agentA, Text: "hi"}, gone); !errors.Is(err, context.Canceled) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s5", TurnID: "t5", AgentID: agentA, Text: "hi"}, gone); !errors.Is(err, context.Canceled) {
 		t.Fatalf("turn with a caller gone at Started: %v", err)
 	}
 

@@ -66,6 +66,9 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 	// Health receives each turn for the tenant's per-agent health view; nil: none.
 	Health HealthRecorder
+	// StartedWithin is how long Started may wait for the agent's first event once the agent is
+	// being called (it goes out with that event, so as not to delay the call); default 50ms.
+	StartedWithin time.Duration
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -78,6 +81,8 @@ type Router struct {
 	log     *slog.Logger
 	obs     *observer
 	health  HealthRecorder
+	// startedWithin: see Config.StartedWithin.
+	startedWithin time.Duration
 }
 
 // New returns a Router.
@@ -91,9 +96,13 @@ func New(c Config) *Router {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.StartedWithin <= 0 {
+		c.StartedWithin = defaultStartedWithin
+	}
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
-		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health}
+		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health,
+		startedWithin: c.StartedWithin}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -115,7 +124,8 @@ type Final struct {
 	HoldExpiresAt time.Time
 }
 
-// Sink receives a turn's events in order: Started, then Events, then Final. NO_AGENT is a lone
+// Sink receives a turn's events in order: Started (with the agent's first event, or at the
+// latest Config.StartedWithin after the agent is called), then Events, then Final. NO_AGENT is a lone
 // Final. Errors from Started and Final end the turn (the caller is gone); Event errors are
 // ignored because the caller's cancellation reaches the agent call through ctx anyway.
 type Sink interface {
@@ -159,9 +169,8 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 	}
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
-	if err := sink.Started(rt.agent, rt.held, rt.taskID); err != nil {
-		return err
-	}
+	started := newStartedOnce(sink, &rt, r.startedWithin)
+	defer started.stop()
 	res := r.invoker.Turn(ctx, invoke.Request{
 		Agent:     rt.agent,
 		APIKey:    rt.key,
@@ -174,8 +183,13 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 		if e.Kind == connector.TextEvent {
 			obs.text()
 		}
-		_ = sink.Event(e)
+		if started.send() == nil {
+			_ = sink.Event(e)
+		}
 	})
+	if err := started.send(); err != nil {
+		return err
+	}
 	return r.record(ctx, t, rt, startedAt, res, sink, obs)
 }
 

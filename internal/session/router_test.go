@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -416,4 +419,75 @@ func TestSavesBeforeFinal(t *testing.T) {
 			t.Errorf("savesBeforeFinal(%s, held=%v) = %v, want %v", tc.kind, tc.held, got, tc.want)
 		}
 	}
+}
+
+// gatedInvoker answers only once the engine has been told Started: an agent slower than
+// StartedWithin.
+type gatedInvoker struct {
+	scriptedInvoker
+	started <-chan struct{}
+}
+
+func (v *gatedInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result {
+	select {
+	case <-v.started:
+	case <-time.After(10 * time.Second): // 10,000× the StartedWithin below
+		return invoke.Result{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
+	}
+	return v.scriptedInvoker.Turn(ctx, req, emit)
+}
+
+// startSignal closes started at Started.
+type startSignal struct {
+	logSink
+	started chan struct{}
+}
+
+func (k *startSignal) Started(a connector.Agent, held bool, taskID string) error {
+	close(k.started)
+	return k.logSink.Started(a, held, taskID)
+}
+
+// Started goes out with the agent's first event, so it does not delay the agent's request; an
+// agent that takes longer than StartedWithin does not hold it back.
+func TestRouter_sends_Started_while_a_slow_agent_works(t *testing.T) {
+	h := newHarness(t)
+	started := make(chan struct{})
+	inv := &gatedInvoker{scriptedInvoker: scriptedInvoker{replies: []reply{completed("hello", "task-1", "ctx-1")}}, started: started}
+	h.router = New(Config{Store: h.store, Invoker: inv, Now: func() time.Time { return h.now }, StartedWithin: time.Millisecond})
+	sink := &startSignal{logSink: logSink{log: &h.log}, started: started}
+	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
+		t.Fatalf("HandleTurn: %v", err)
+	}
+	want := []string{`started A held=false task=""`, "text hello", "final COMPLETED"}
+	if got := sinkEvents(h.log); !slices.Equal(got, want) {
+		t.Errorf("events = %q; want %q", got, want)
+	}
+}
+
+// Whatever the race between the timer and the agent's first event, the engine gets exactly one
+// Started, before everything else.
+func TestRouter_sends_one_Started_first_whatever_wins(t *testing.T) {
+	for _, within := range []time.Duration{time.Nanosecond, time.Microsecond, 50 * time.Microsecond, time.Hour} {
+		var replies []reply
+		for range 50 {
+			replies = append(replies, completed("hello", "task-1", "ctx-1"))
+		}
+		h := newHarness(t)
+		h.router = New(Config{Store: h.store, Invoker: &scriptedInvoker{replies: replies}, Now: func() time.Time { return h.now }, StartedWithin: within})
+		for i := range 50 {
+			_, log := h.turn(t, "s"+strconv.Itoa(i), "t", agentA)
+			want := []string{`started A held=false task=""`, "text hello", "final COMPLETED"}
+			if log := sinkEvents(log); !slices.Equal(log, want) {
+				t.Fatalf("StartedWithin %v, turn %d: events = %q; want %q", within, i, log, want)
+			}
+		}
+	}
+}
+
+// sinkEvents is what the engine saw of a log: no store calls.
+func sinkEvents(log []string) []string {
+	return slices.DeleteFunc(slices.Clone(log), func(e string) bool {
+		return !strings.HasPrefix(e, "started ") && !strings.HasPrefix(e, "text ") && !strings.HasPrefix(e, "final ")
+	})
 }

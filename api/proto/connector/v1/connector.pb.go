@@ -330,8 +330,10 @@ func (*TurnEvent_Status) isTurnEvent_Event() {}
 
 func (*TurnEvent_Final) isTurnEvent_Event() {}
 
-// TurnStarted says which agent runs the turn, before the agent is called. It lets the engine show
-// or log who answers, and know whether the turn continues a held dialog.
+// TurnStarted says which agent runs the turn. It is the turn's first event: it goes out with the
+// agent's first answer, or at the latest 50 ms after the agent is called when the agent is slower
+// (so that it never delays the agent's request). It lets the engine show or log who answers, and
+// know whether the turn continues a held dialog.
 type TurnStarted struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// agent_id is the agent that runs the turn: the holding agent when held is true, else the
