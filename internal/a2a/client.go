@@ -294,10 +294,20 @@ func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept st
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: encode id: %w", method, err)
 	}
-	body, err := json.Marshal(Request{JSONRPC: JSONRPCVersion, ID: rawID, Method: method, Params: rawParams})
+	rawMethod, err := json.Marshal(method)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: encode request: %w", method, err)
 	}
+	// The envelope is written by hand around the params, which are compact JSON already:
+	// marshalling a Request would scan and compact them again. Same bytes.
+	body := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":}`)+len(rawID)+len(rawMethod)+len(rawParams))
+	body = append(body, `{"jsonrpc":"`+JSONRPCVersion+`","id":`...)
+	body = append(body, rawID...)
+	body = append(body, `,"method":`...)
+	body = append(body, rawMethod...)
+	body = append(body, `,"params":`...)
+	body = append(body, rawParams...)
+	body = append(body, '}')
 	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, ep.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", method, err)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
@@ -90,6 +93,19 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(m))
 }
 
+// MarshalJSONTo is MarshalJSON for the encoder requests are written with (newRequest): it writes
+// into that encoder instead of returning bytes the caller would scan again. Same bytes.
+func (m Message) MarshalJSONTo(enc *jsontext.Encoder) error {
+	type plain Message
+	if m.Kind == "" {
+		m.Kind = KindMessage
+	}
+	if m.Parts == nil {
+		m.Parts = Parts{}
+	}
+	return jsonv2.MarshalEncode(enc, plain(m))
+}
+
 // Parts is the content of a Message or Artifact. Decoding skips parts of a kind this package does
 // not know (and parts with neither kind nor a recognisable field) instead of failing, so a newer
 // agent's parts cannot break a turn.
@@ -157,6 +173,24 @@ type partWire struct {
 
 // MarshalJSON writes only the fields of the part's kind; a part without Kind is written as text.
 func (p Part) MarshalJSON() ([]byte, error) {
+	w, err := p.wire()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
+}
+
+// MarshalJSONTo is MarshalJSON for the encoder requests are written with (see Message).
+func (p Part) MarshalJSONTo(enc *jsontext.Encoder) error {
+	w, err := p.wire()
+	if err != nil {
+		return err
+	}
+	return jsonv2.MarshalEncode(enc, w)
+}
+
+// wire is the wire form of p: only the fields of its kind.
+func (p Part) wire() (partWire, error) {
 	w := partWire{Kind: p.Kind, Metadata: p.Metadata}
 	switch p.Kind {
 	case PartKindFile:
@@ -173,9 +207,9 @@ func (p Part) MarshalJSON() ([]byte, error) {
 		w.Kind = PartKindText
 		w.Text = &p.Text
 	default:
-		return nil, fmt.Errorf("a2a: marshal part: unknown kind %q", p.Kind)
+		return partWire{}, fmt.Errorf("a2a: marshal part: unknown kind %q", p.Kind)
 	}
-	return json.Marshal(w)
+	return w, nil
 }
 
 // UnmarshalJSON decodes a part of any kind, with or without "kind" (A2A 1.0 parts have none:

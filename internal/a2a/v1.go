@@ -88,15 +88,15 @@ func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) 
 		if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil) {
 			w.Configuration = &v1SendConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength}
 		}
-		return json.Marshal(w)
+		return marshalBody(w)
 	case TaskQueryParams:
-		return json.Marshal(v1TaskParams{ID: p.ID, HistoryLength: p.HistoryLength, Tenant: tenant})
+		return marshalBody(v1TaskParams{ID: p.ID, HistoryLength: p.HistoryLength, Tenant: tenant})
 	case TaskIDParams:
 		w := v1TaskParams{ID: p.ID, Tenant: tenant}
 		if op == OpCancelTask {
 			w.Metadata = p.Metadata // SubscribeToTask has no metadata
 		}
-		return json.Marshal(w)
+		return marshalBody(w)
 	default:
 		return nil, fmt.Errorf("a2a: no A2A 1.0 params for %T", params)
 	}

@@ -1,9 +1,14 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Wire is a generation of the A2A JSON-RPC wire. The Client speaks each one with its own dialect
@@ -114,8 +119,33 @@ func (v0Dialect) method(op Op) string {
 func (v0Dialect) header(http.Header) {}
 
 func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
-	return json.Marshal(params)
+	return marshalBody(params)
 }
+
+// marshalBody writes request params with the go-json-experiment encoder in its
+// encoding/json-compatible mode, which gives the bytes encoding/json gives (the request tests pin
+// them) at less cost: Message and Part write into the one encoder (MarshalJSONTo), where
+// encoding/json calls their MarshalJSON, which marshals on its own, and then scans and compacts
+// that output again.
+//
+// Two differences are bridged: encoding/json.Number (a string type to go-json-experiment) is
+// written as the number it holds, and invalid UTF-8, which encoding/json writes as the escape
+// \ufffd and go-json-experiment as the character itself, sends the value to encoding/json (the
+// output then has U+FFFD, which valid input hardly ever has).
+func marshalBody(v any) ([]byte, error) {
+	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1(), marshalBodyOptions)
+	if err != nil || bytes.Contains(b, replacementChar) {
+		return json.Marshal(v)
+	}
+	return b, nil
+}
+
+var (
+	marshalBodyOptions = jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, n json.Number) error {
+		return jsonv1.Number(n).MarshalJSONTo(enc)
+	}))
+	replacementChar = []byte("\uFFFD")
+)
 
 func (v0Dialect) decodeResult(_ Op, result []byte) (Event, error) {
 	return DecodeEvent(result)
