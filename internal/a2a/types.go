@@ -111,6 +111,23 @@ func (m Message) MarshalJSONTo(enc *jsontext.Encoder) error {
 // agent's parts cannot break a turn.
 type Parts []Part
 
+// UnmarshalJSONFrom decodes the parts from the decoder the whole event is read with (one pass;
+// see Part) and drops the ones of unknown kind. It takes precedence over UnmarshalJSON in
+// go-json-experiment, also in its v1 mode.
+func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == 'n' {
+		*ps = nil
+		_, err := dec.ReadToken()
+		return err
+	}
+	var wire []partWire
+	if err := jsonv2.UnmarshalDecode(dec, &wire); err != nil {
+		return err
+	}
+	*ps = partsOf(wire)
+	return nil
+}
+
 // UnmarshalJSON decodes each part on its own and drops the ones of unknown kind.
 func (ps *Parts) UnmarshalJSON(data []byte) error {
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
@@ -122,14 +139,18 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 	if err := jsonv1.Unmarshal(data, &wire); err != nil {
 		return err
 	}
+	*ps = partsOf(wire)
+	return nil
+}
+
+func partsOf(wire []partWire) Parts {
 	out := make(Parts, 0, len(wire))
 	for i := range wire {
 		if p := wire[i].part(); p.Kind != "" {
 			out = append(out, p)
 		}
 	}
-	*ps = out
-	return nil
+	return out
 }
 
 // Part is one piece of content: text, a file or structured data, told apart by Kind.
@@ -218,6 +239,18 @@ func (p Part) wire() (partWire, error) {
 func (p *Part) UnmarshalJSON(data []byte) error {
 	var w partWire
 	if err := jsonv1.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*p = w.part()
+	return nil
+}
+
+// UnmarshalJSONFrom is UnmarshalJSON reading from the decoder of the enclosing value, so that
+// the part is scanned once: with UnmarshalJSON the decoder first scans the part to hand over its
+// bytes, which the method then parses again.
+func (p *Part) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var w partWire
+	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
 		return err
 	}
 	*p = w.part()
@@ -442,6 +475,13 @@ func (p *presence) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// UnmarshalJSONFrom skips the value in the decoder of the enclosing object instead of having it
+// sliced out for UnmarshalJSON.
+func (p *presence) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*p = presence(dec.PeekKind() != 'n')
+	return dec.SkipValue()
+}
+
 func present(r json.RawMessage) bool { return len(r) > 0 && !bytes.Equal(r, []byte("null")) }
 
 // DecodeEvent decodes a JSON-RPC result into an Event by its "kind". Without a kind it goes by
@@ -450,6 +490,9 @@ func present(r json.RawMessage) bool { return len(r) > 0 && !bytes.Equal(r, []by
 // "unknown_kind"; malformed JSON is "bad_json". The Kind field of the result is set to the kind
 // decided here. Errors carry no method; the Client adds it.
 func DecodeEvent(data []byte) (Event, error) {
+	if ev := decodeEventByGuess(data); ev != nil {
+		return ev, nil
+	}
 	var probe eventProbe
 	if err := jsonv1.Unmarshal(data, &probe); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "result: " + err.Error(), Err: err}
@@ -499,4 +542,82 @@ func DecodeEvent(data []byte) (Event, error) {
 		e.Kind = KindArtifactUpdate
 	}
 	return ev, nil
+}
+
+// decodeEventByGuess is DecodeEvent in one pass for results that state their kind, as agents'
+// results do: it guesses the kind from the bytes, decodes the result as that kind, and keeps the
+// event only when the "kind" it read on the way is the guess. DecodeEvent's probe then finds that
+// kind too, so the event is the one DecodeEvent makes; otherwise (nil) DecodeEvent decodes as
+// always, also to report errors in its words.
+func decodeEventByGuess(data []byte) Event {
+	switch guessKind(data) {
+	case KindTask:
+		w := taskWithKind{Task: &Task{}}
+		if jsonv1.Unmarshal(data, &w) == nil && w.Kind != nil && *w.Kind == KindTask {
+			w.Task.Kind = KindTask
+			return w.Task
+		}
+	case KindMessage:
+		w := messageWithKind{Message: &Message{}}
+		if jsonv1.Unmarshal(data, &w) == nil && w.Kind != nil && *w.Kind == KindMessage {
+			w.Message.Kind = KindMessage
+			return w.Message
+		}
+	case KindStatusUpdate:
+		w := statusUpdateWithKind{TaskStatusUpdateEvent: &TaskStatusUpdateEvent{}}
+		if jsonv1.Unmarshal(data, &w) == nil && w.Kind != nil && *w.Kind == KindStatusUpdate {
+			w.TaskStatusUpdateEvent.Kind = KindStatusUpdate
+			return w.TaskStatusUpdateEvent
+		}
+	case KindArtifactUpdate:
+		w := artifactUpdateWithKind{TaskArtifactUpdateEvent: &TaskArtifactUpdateEvent{}}
+		if jsonv1.Unmarshal(data, &w) == nil && w.Kind != nil && *w.Kind == KindArtifactUpdate {
+			w.TaskArtifactUpdateEvent.Kind = KindArtifactUpdate
+			return w.TaskArtifactUpdateEvent
+		}
+	}
+	return nil
+}
+
+// The event types with their "kind" read as eventProbe reads it (a member of the outer struct
+// shadows the embedded one's): the last "kind" member wins, and a null one leaves nil.
+type (
+	taskWithKind struct {
+		*Task
+		Kind *string `json:"kind"`
+	}
+	messageWithKind struct {
+		*Message
+		Kind *string `json:"kind"`
+	}
+	statusUpdateWithKind struct {
+		*TaskStatusUpdateEvent
+		Kind *string `json:"kind"`
+	}
+	artifactUpdateWithKind struct {
+		*TaskArtifactUpdateEvent
+		Kind *string `json:"kind"`
+	}
+)
+
+// guessKind returns the event kind data most likely states, without parsing it: a "kind" member
+// with the value task, status-update or artifact-update, else message (nested objects state only
+// message, text, file or data). "" when there is none. Only a guess: decodeEventByGuess checks it.
+func guessKind(data []byte) string {
+	guess := ""
+	for rest := data; ; {
+		i := bytes.Index(rest, []byte(`"kind":`))
+		if i < 0 {
+			return guess
+		}
+		rest = bytes.TrimLeft(rest[i+len(`"kind":`):], " ")
+		for _, k := range [...]string{KindTask, KindStatusUpdate, KindArtifactUpdate, KindMessage} {
+			if len(rest) > len(k)+1 && rest[0] == '"' && string(rest[1:1+len(k)]) == k && rest[1+len(k)] == '"' {
+				if k != KindMessage {
+					return k
+				}
+				guess = k
+			}
+		}
+	}
 }
