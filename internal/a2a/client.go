@@ -185,6 +185,18 @@ func (c *Client) newCall(w Wire, op Op) call {
 // decode decodes one JSON-RPC response of the call: its result as an Event, or the agent's
 // *RPCError, or a *ProtocolError.
 func (cl call) decode(data []byte) (Event, error) {
+	if result := plainResult(data, cl.id); result != nil {
+		// One pass instead of the envelope's and then the result's. An error may be the
+		// envelope's (an "error" member after the result, say): decodeEnvelope reports it.
+		if ev, err := cl.d.decodeResult(cl.op, result); err == nil {
+			return ev, nil
+		}
+	}
+	return cl.decodeTwoPass(data)
+}
+
+// decodeTwoPass is decode in two passes: the envelope, then its result.
+func (cl call) decodeTwoPass(data []byte) (Event, error) {
 	result, err := decodeEnvelope(cl.method, data, cl.id)
 	if err != nil {
 		return nil, err

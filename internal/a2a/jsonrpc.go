@@ -100,6 +100,48 @@ func decodeEnvelope(method string, data []byte, wantID string) ([]byte, error) {
 	return resp.Result, nil
 }
 
+// plainResult returns the result of a response written the way agents write a success, compact,
+// members in the order of the JSON-RPC spec or of the Python SDK: {"jsonrpc":"2.0","id":"<wantID>",
+// "result":{…}} or {"id":"<wantID>","jsonrpc":"2.0","result":{…}}. For other data, and for an id
+// that JSON would escape, it returns nil. The slice between the prefix and the closing brace is
+// returned unchecked: when it decodes as a result, it is one JSON value, the response has no other
+// member, and decodeEnvelope would have returned that value too.
+func plainResult(data []byte, wantID string) []byte {
+	for i := 0; i < len(wantID); i++ {
+		if c := wantID[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return nil
+		}
+	}
+	rest, ok := cutString(data, `{"jsonrpc":"2.0","id":"`, wantID, `","result":`)
+	if !ok {
+		rest, ok = cutString(data, `{"id":"`, wantID, `","jsonrpc":"2.0","result":`)
+	}
+	if !ok {
+		return nil
+	}
+	rest = bytes.TrimRight(rest, " \t\r\n")
+	if len(rest) < 2 || rest[0] != '{' || rest[len(rest)-1] != '}' {
+		return nil
+	}
+	return rest[:len(rest)-1]
+}
+
+// cutString returns what follows a+b+c at the start of data.
+func cutString(data []byte, a, b, c string) ([]byte, bool) {
+	if len(data) < len(a)+len(b)+len(c) || string(data[:len(a)]) != a {
+		return nil, false
+	}
+	data = data[len(a):]
+	if string(data[:len(b)]) != b {
+		return nil, false
+	}
+	data = data[len(b):]
+	if string(data[:len(c)]) != c {
+		return nil, false
+	}
+	return data[len(c):], true
+}
+
 // rawRef is a JSON value kept as the slice of the input it was read from: unlike
 // json.RawMessage it copies nothing, so it is valid only as long as the input is.
 type rawRef []byte

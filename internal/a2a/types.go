@@ -493,6 +493,12 @@ func DecodeEvent(data []byte) (Event, error) {
 	if ev := decodeEventByGuess(data); ev != nil {
 		return ev, nil
 	}
+	return decodeEventProbed(data)
+}
+
+// decodeEventProbed is DecodeEvent in two passes: the probe finds the kind, then the result is
+// decoded as that kind.
+func decodeEventProbed(data []byte) (Event, error) {
 	var probe eventProbe
 	if err := jsonv1.Unmarshal(data, &probe); err != nil {
 		return nil, &ProtocolError{Kind: ProtocolBadJSON, Detail: "result: " + err.Error(), Err: err}
@@ -547,8 +553,8 @@ func DecodeEvent(data []byte) (Event, error) {
 // decodeEventByGuess is DecodeEvent in one pass for results that state their kind, as agents'
 // results do: it guesses the kind from the bytes, decodes the result as that kind, and keeps the
 // event only when the "kind" it read on the way is the guess. DecodeEvent's probe then finds that
-// kind too, so the event is the one DecodeEvent makes; otherwise (nil) DecodeEvent decodes as
-// always, also to report errors in its words.
+// kind too, so the event is the one decodeEventProbed makes; otherwise (nil) DecodeEvent decodes
+// with the probe, also to report errors in its words.
 func decodeEventByGuess(data []byte) Event {
 	switch guessKind(data) {
 	case KindTask:
