@@ -107,10 +107,8 @@ func decodeEnvelope(method string, data []byte, wantID string) ([]byte, error) {
 // returned unchecked: when it decodes as a result, it is one JSON value, the response has no other
 // member, and decodeEnvelope would have returned that value too.
 func plainResult(data []byte, wantID string) []byte {
-	for i := 0; i < len(wantID); i++ {
-		if c := wantID[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			return nil
-		}
+	if !plainID(wantID) {
+		return nil
 	}
 	rest, ok := cutString(data, `{"jsonrpc":"2.0","id":"`, wantID, `","result":`)
 	if !ok {
@@ -124,6 +122,17 @@ func plainResult(data []byte, wantID string) []byte {
 		return nil
 	}
 	return rest[:len(rest)-1]
+}
+
+// plainID reports whether the JSON string of id is id in quotes (no escapes), so that ids can be
+// compared as bytes.
+func plainID(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // cutString returns what follows a+b+c at the start of data.
@@ -153,6 +162,9 @@ func (r *rawRef) UnmarshalJSON(data []byte) error {
 }
 
 func idMatches(raw json.RawMessage, want string) bool {
+	if plainID(want) && len(raw) == len(want)+2 && raw[0] == '"' && string(raw[1:len(raw)-1]) == want && raw[len(raw)-1] == '"' {
+		return true // the id as sent, which needs no decoding
+	}
 	var got string
 	return jsonv1.Unmarshal(raw, &got) == nil && got == want
 }

@@ -88,3 +88,25 @@ func checkOnePass(t *testing.T, data []byte) {
 		}
 	}
 }
+
+func TestIDMatches(t *testing.T) {
+	for _, tc := range []struct {
+		raw, want string
+		ok        bool
+	}{
+		{`"req-1"`, "req-1", true},
+		{`"\u0072eq-1"`, "req-1", true},
+		{`"REQ-1"`, "req-1", false},
+		{`"req-1 "`, "req-1", false},
+		{`7`, "7", false},
+		{`null`, "", true}, // null leaves the string empty
+		{`""`, "", true},
+		{`"é"`, "é", true},
+		{`"a\"b"`, `a"b`, true},
+		{`"a\ufffdb"`, "a\xffb", false},
+	} {
+		if got := idMatches([]byte(tc.raw), tc.want); got != tc.ok {
+			t.Errorf("idMatches(%s, %q) = %v, want %v", tc.raw, tc.want, got, tc.ok)
+		}
+	}
+}
