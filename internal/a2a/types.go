@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -111,21 +113,82 @@ func (m Message) MarshalJSONTo(enc *jsontext.Encoder) error {
 // agent's parts cannot break a turn.
 type Parts []Part
 
-// UnmarshalJSONFrom decodes the parts from the decoder the whole event is read with (one pass;
-// see Part) and drops the ones of unknown kind. It takes precedence over UnmarshalJSON in
-// go-json-experiment, also in its v1 mode.
+// UnmarshalJSONFrom decodes the parts from the decoder the whole event is read with, one by one
+// (one pass; see Part), and drops the ones of unknown kind. It takes precedence over
+// UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == 'n' {
+	kind := dec.PeekKind()
+	at, start := nextValue(dec)
+	switch kind {
+	case 'n':
 		*ps = nil
 		_, err := dec.ReadToken()
 		return err
+	case '[':
+	default:
+		var wire []partWire // not an array: the error of the decoder
+		return nestedError(at, start, "", jsonv2.UnmarshalDecode(dec, &wire))
 	}
-	var wire []partWire
-	if err := jsonv2.UnmarshalDecode(dec, &wire); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return err
 	}
-	*ps = partsOf(wire)
+	out := Parts{}
+	for dec.PeekKind() != ']' {
+		var w partWire
+		if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
+			return nestedError(at, start, "", err)
+		}
+		if p := w.part(); p.Kind != "" {
+			out = append(out, p)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	*ps = out
 	return nil
+}
+
+// nestedError rewrites a type error of decoding a value that starts at the JSON pointer at and
+// at byte offset start the way a decoding of that value on its own reports it, which is what
+// UnmarshalJSON does and the messages said before UnmarshalJSONFrom: ""."0.kind", not
+// partWire."artifact.parts.0.kind". root is the name of the type that decoding starts with.
+func nestedError(at jsontext.Pointer, start int64, root string, err error) error {
+	te, ok := err.(*jsonv1.UnmarshalTypeError)
+	if !ok {
+		return err
+	}
+	switch prefix := strings.ReplaceAll(strings.TrimPrefix(string(at), "/"), "/", "."); {
+	case te.Field == prefix:
+		te.Field = ""
+	case prefix != "":
+		te.Field = strings.TrimPrefix(te.Field, prefix+".")
+	}
+	te.Struct = ""
+	if te.Field != "" {
+		te.Struct = root
+	}
+	te.Offset -= start
+	return err
+}
+
+// nextValue returns the JSON pointer and the byte offset of the value dec reads next, after a
+// PeekKind (StackPointer names the value read last, and the unread input may start with the
+// separator before the value).
+func nextValue(dec *jsontext.Decoder) (jsontext.Pointer, int64) {
+	at := dec.StackPointer()
+	if k, n := dec.StackIndex(dec.StackDepth()); k == '[' {
+		if n > 0 {
+			at = at.Parent()
+		}
+		at = at.AppendToken(strconv.FormatInt(n, 10))
+	}
+	const space = " \t\r\n"
+	buf := bytes.TrimLeft(dec.UnreadBuffer(), space)
+	if len(buf) > 0 && (buf[0] == ',' || buf[0] == ':') {
+		buf = bytes.TrimLeft(buf[1:], space)
+	}
+	return at, dec.InputOffset() + int64(len(dec.UnreadBuffer())-len(buf))
 }
 
 // UnmarshalJSON decodes each part on its own and drops the ones of unknown kind.
@@ -249,9 +312,11 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 // the part is scanned once: with UnmarshalJSON the decoder first scans the part to hand over its
 // bytes, which the method then parses again.
 func (p *Part) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	dec.PeekKind()
+	at, start := nextValue(dec)
 	var w partWire
 	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
-		return err
+		return nestedError(at, start, "partWire", err)
 	}
 	*p = w.part()
 	return nil
