@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -118,7 +117,7 @@ type Parts []Part
 // UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	kind := dec.PeekKind()
-	at, start := nextValue(dec)
+	depth, start := nextValue(dec)
 	switch kind {
 	case 'n':
 		*ps = nil
@@ -127,7 +126,7 @@ func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	case '[':
 	default:
 		var wire []partWire // not an array: the error of the decoder
-		return nestedError(at, start, "", jsonv2.UnmarshalDecode(dec, &wire))
+		return nestedError(depth, start, "", jsonv2.UnmarshalDecode(dec, &wire, jsonv1.DefaultOptionsV1()))
 	}
 	if _, err := dec.ReadToken(); err != nil {
 		return err
@@ -135,8 +134,8 @@ func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	out := Parts{}
 	for dec.PeekKind() != ']' {
 		var w partWire
-		if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
-			return nestedError(at, start, "", err)
+		if err := jsonv2.UnmarshalDecode(dec, &w, jsonv1.DefaultOptionsV1()); err != nil {
+			return nestedError(depth, start, "", err)
 		}
 		if p := w.part(); p.Kind != "" {
 			out = append(out, p)
@@ -149,20 +148,18 @@ func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	return nil
 }
 
-// nestedError rewrites a type error of decoding a value that starts at the JSON pointer at and
-// at byte offset start the way a decoding of that value on its own reports it, which is what
-// UnmarshalJSON does and the messages said before UnmarshalJSONFrom: ""."0.kind", not
+// nestedError rewrites a type error of decoding a value at nesting depth depth and byte offset
+// start the way a decoding of that value on its own reports it, which is what UnmarshalJSON did
+// and what messages said before UnmarshalJSONFrom: field "0.kind" (of no struct), not
 // partWire."artifact.parts.0.kind". root is the name of the type that decoding starts with.
-func nestedError(at jsontext.Pointer, start int64, root string, err error) error {
+func nestedError(depth int, start int64, root string, err error) error {
 	te, ok := err.(*jsonv1.UnmarshalTypeError)
 	if !ok {
 		return err
 	}
-	switch prefix := strings.ReplaceAll(strings.TrimPrefix(string(at), "/"), "/", "."); {
-	case te.Field == prefix:
-		te.Field = ""
-	case prefix != "":
-		te.Field = strings.TrimPrefix(te.Field, prefix+".")
+	// Field is the JSON path with "." between names (those leading to parts have no dot).
+	for range depth {
+		_, te.Field, _ = strings.Cut(te.Field, ".")
 	}
 	te.Struct = ""
 	if te.Field != "" {
@@ -172,23 +169,16 @@ func nestedError(at jsontext.Pointer, start int64, root string, err error) error
 	return err
 }
 
-// nextValue returns the JSON pointer and the byte offset of the value dec reads next, after a
-// PeekKind (StackPointer names the value read last, and the unread input may start with the
-// separator before the value).
-func nextValue(dec *jsontext.Decoder) (jsontext.Pointer, int64) {
-	at := dec.StackPointer()
-	if k, n := dec.StackIndex(dec.StackDepth()); k == '[' {
-		if n > 0 {
-			at = at.Parent()
-		}
-		at = at.AppendToken(strconv.FormatInt(n, 10))
-	}
+// nextValue returns the nesting depth and the byte offset of the value dec reads next, after a
+// PeekKind (the unread input may start with the separator before the value).
+func nextValue(dec *jsontext.Decoder) (int, int64) {
 	const space = " \t\r\n"
-	buf := bytes.TrimLeft(dec.UnreadBuffer(), space)
+	unread := dec.UnreadBuffer()
+	buf := bytes.TrimLeft(unread, space)
 	if len(buf) > 0 && (buf[0] == ',' || buf[0] == ':') {
 		buf = bytes.TrimLeft(buf[1:], space)
 	}
-	return at, dec.InputOffset() + int64(len(dec.UnreadBuffer())-len(buf))
+	return dec.StackDepth(), dec.InputOffset() + int64(len(unread)-len(buf))
 }
 
 // UnmarshalJSON decodes each part on its own and drops the ones of unknown kind.
@@ -313,10 +303,10 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 // bytes, which the method then parses again.
 func (p *Part) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	dec.PeekKind()
-	at, start := nextValue(dec)
+	depth, start := nextValue(dec)
 	var w partWire
-	if err := jsonv2.UnmarshalDecode(dec, &w); err != nil {
-		return nestedError(at, start, "partWire", err)
+	if err := jsonv2.UnmarshalDecode(dec, &w, jsonv1.DefaultOptionsV1()); err != nil {
+		return nestedError(depth, start, "partWire", err)
 	}
 	*p = w.part()
 	return nil
