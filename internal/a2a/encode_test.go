@@ -1,9 +1,15 @@
 package a2a
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"testing"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // typicalStreamParams is a message/stream as the connector sends it: a text part, a file and a
@@ -85,4 +91,112 @@ func BenchmarkEncodeRequest(b *testing.B) {
 			}
 		})
 	}
+}
+
+// marshalBody must give encoding/json's bytes for any params: random messages with metadata of
+// every JSON-ish kind (strings with HTML characters, U+2028, U+FFFD and invalid UTF-8, floats
+// that switch notation, json.Number, nested maps and lists, raw data parts), and the errors'
+// cases (NaN, a part of unknown kind, invalid raw JSON) fail in both.
+func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	goodStrs := []string{"", "a", "<b>&amp;</b>", "\u2028\u2029", "Zoë 今天", `"\/` + "\t\n\x00\x1f", "é", "\u007f"}
+	badStrs := []string{"\ufffd", "a\xffb", "\xed\xa0\x80"} // taken to encoding/json
+	str := func() string {
+		if r.IntN(40) == 0 {
+			return badStrs[r.IntN(len(badStrs))]
+		}
+		return goodStrs[r.IntN(len(goodStrs))]
+	}
+	nums := []float64{0, -0, 1, -1.5, 0.1, 1e20, 1e21, 123456789e13, 1e-6, 1e-7, 5e-324, math.MaxFloat64, 3.0000000000000004}
+	var value func(depth int) any
+	value = func(depth int) any {
+		switch n := r.IntN(10); {
+		case n == 0 && depth < 3:
+			m := map[string]any{}
+			for range r.IntN(4) {
+				m[str()] = value(depth + 1)
+			}
+			return m
+		case n == 1 && depth < 3:
+			var l []any
+			for range r.IntN(4) {
+				l = append(l, value(depth+1))
+			}
+			return l
+		case n == 2:
+			return nums[r.IntN(len(nums))]
+		case n == 3:
+			return json.Number([]string{"1", "-0.5e3", "", "1.50"}[r.IntN(4)])
+		case n == 4:
+			return r.IntN(2) == 0
+		case n == 5:
+			return nil
+		case n == 6:
+			return r.Int64()
+		default:
+			return str()
+		}
+	}
+	metadata := func() map[string]any {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		m, _ := value(2).(map[string]any)
+		if m == nil {
+			m = map[string]any{"k": value(1)}
+		}
+		return m
+	}
+	raws := []string{`{}`, `{ "a" : [1, 2.50, "<&>\u2028` + "\u2028\xff" + `"] }`, `{"b":[true, {"c" : "d"}]}`, `[true]`, `"s"`, `{"a":}`, ``, `null`}
+	part := func() Part {
+		switch r.IntN(5) {
+		case 0:
+			return Part{Kind: PartKindFile, File: &FileContent{Name: str(), URI: str()}, Metadata: metadata()}
+		case 1:
+			return Part{Kind: PartKindData, Data: json.RawMessage(raws[r.IntN(len(raws))])}
+		case 2:
+			return Part{Kind: []string{"", "x", PartKindFile}[r.IntN(3)]}
+		default:
+			return Part{Kind: PartKindText, Text: str(), Metadata: metadata()}
+		}
+	}
+	fast := 0 // cases written by go-json-experiment, not handed to encoding/json
+	for i := range 3000 {
+		m := Message{Role: RoleUser, MessageID: str(), Metadata: metadata(), Extensions: []string{str()}}
+		for range r.IntN(4) {
+			m.Parts = append(m.Parts, part())
+		}
+		params := MessageSendParams{Message: m, Metadata: metadata()}
+		if i%50 == 0 {
+			params.Metadata = map[string]any{"nan": math.NaN()}
+		}
+		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, params, "")
+		for _, tc := range []struct {
+			v         any
+			got       []byte
+			gotErr    error
+			viaV1Wire bool
+		}{
+			{v: params},
+			{v: params, viaV1Wire: true, got: v1Params, gotErr: v1Err},
+		} {
+			want, wantErr := json.Marshal(tc.v)
+			if tc.viaV1Wire {
+				w := v1SendParams{Message: v1MessageOf(params.Message), Metadata: params.Metadata}
+				want, wantErr = json.Marshal(w)
+			} else {
+				tc.got, tc.gotErr = marshalBody(tc.v)
+			}
+			if b, err := jsonv2.Marshal(tc.v, jsonv1.DefaultOptionsV1(), marshalBodyOptions); !tc.viaV1Wire && err == nil && !bytes.Contains(b, replacementChar) {
+				fast++
+			}
+			if (wantErr == nil) != (tc.gotErr == nil) || string(want) != string(tc.got) {
+				t.Fatalf("case %d (1.0 wire %v):\n got %q, %v\nwant %q, %v", i, tc.viaV1Wire, tc.got, tc.gotErr, want, wantErr)
+			}
+		}
+	}
+	if fast < 1000 {
+		t.Errorf("only %d of 3000 cases took the go-json-experiment path", fast)
+	}
+	t.Logf("%d of 3000 cases took the go-json-experiment path", fast)
 }
