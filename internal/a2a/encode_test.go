@@ -132,7 +132,7 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 		case n == 5:
 			return nil
 		case n == 6:
-			return r.Int64()
+			return []any{r.Int64(), r.IntN(100) - 50, []string{str()}, []string(nil), map[string]any(nil), []any(nil), map[string]any{}, []any{}}[r.IntN(8)]
 		default:
 			return str()
 		}
@@ -140,6 +140,9 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 	metadata := func() map[string]any {
 		if r.IntN(3) == 0 {
 			return nil
+		}
+		if r.IntN(20) == 0 {
+			return map[string]any{} // empty: omitted like nil
 		}
 		m, _ := value(2).(map[string]any)
 		if m == nil {
@@ -160,17 +163,46 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 			return Part{Kind: PartKindText, Text: str(), Metadata: metadata()}
 		}
 	}
-	fast := 0 // cases written by go-json-experiment, not handed to encoding/json
+	strs := func() []string {
+		switch r.IntN(4) {
+		case 0:
+			return nil
+		case 1:
+			return []string{} // empty: omitted like nil
+		default:
+			return []string{str(), str()}[:1+r.IntN(2)]
+		}
+	}
+	optInt := func() *int {
+		if r.IntN(2) == 0 {
+			return nil
+		}
+		return new(r.IntN(20) - 5)
+	}
+	config := func() *MessageSendConfiguration {
+		if r.IntN(3) == 0 {
+			return nil
+		}
+		c := &MessageSendConfiguration{AcceptedOutputModes: strs(), HistoryLength: optInt()}
+		if r.IntN(2) == 0 {
+			c.Blocking = new(r.IntN(2) == 0)
+		}
+		return c
+	}
+	fast, byHand := 0, 0 // cases written by go-json-experiment; by appendSendParams
 	for i := range 3000 {
-		m := Message{Role: RoleUser, MessageID: str(), Metadata: metadata(), Extensions: []string{str()}}
+		m := Message{Kind: []string{"", KindMessage}[r.IntN(2)], Role: []Role{RoleUser, RoleAgent, ""}[r.IntN(3)], MessageID: str(),
+			ContextID: str(), TaskID: str(), ReferenceTaskIDs: strs(), Metadata: metadata(), Extensions: strs()}
 		for range r.IntN(4) {
 			m.Parts = append(m.Parts, part())
 		}
-		params := MessageSendParams{Message: m, Metadata: metadata()}
+		params := MessageSendParams{Message: m, Configuration: config(), Metadata: metadata()}
 		if i%50 == 0 {
 			params.Metadata = map[string]any{"nan": math.NaN()}
 		}
-		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, params, "")
+		v1In := params
+		v1In.Configuration = nil // the 1.0 wire maps it (pinned above); want below has none
+		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, v1In, "")
 		for _, tc := range []struct {
 			v         any
 			got       []byte
@@ -193,8 +225,27 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 			if (wantErr == nil) != (tc.gotErr == nil) || string(want) != string(tc.got) {
 				t.Fatalf("case %d (1.0 wire %v):\n got %q, %v\nwant %q, %v", i, tc.viaV1Wire, tc.got, tc.gotErr, want, wantErr)
 			}
+			if tc.viaV1Wire {
+				continue
+			}
+			// The 0.x wire writes these params by hand when it can (appendSendParams): the
+			// same bytes, and what it cannot write goes to marshalBody, errors included.
+			got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, tc.v, "")
+			if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
+				t.Fatalf("case %d (0.x wire params):\n got %q, %v\nwant %q, %v", i, got, gotErr, want, wantErr)
+			}
+			if b, ok := appendSendParams(nil, &params); ok {
+				byHand++
+				if string(b) != string(want) {
+					t.Fatalf("case %d (by hand):\n got %q\nwant %q", i, b, want)
+				}
+			}
 		}
 	}
+	if byHand < 1000 {
+		t.Errorf("only %d of 3000 cases were written by hand", byHand)
+	}
+	t.Logf("%d of 3000 cases were written by hand", byHand)
 	if fast < 1000 {
 		t.Errorf("only %d of 3000 cases took the go-json-experiment path", fast)
 	}

@@ -119,6 +119,16 @@ func (v0Dialect) method(op Op) string {
 func (v0Dialect) header(http.Header) {}
 
 func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
+	if p, ok := params.(MessageSendParams); ok {
+		// The params of every turn: written by hand (appendSendParams), same bytes.
+		size := 512
+		for i := range p.Message.Parts {
+			size += len(p.Message.Parts[i].Text)
+		}
+		if b, ok := appendSendParams(make([]byte, 0, size), &p); ok {
+			return b, nil
+		}
+	}
 	return marshalBody(params)
 }
 
