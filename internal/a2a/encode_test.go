@@ -99,7 +99,7 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // cases (NaN, a part of unknown kind, invalid raw JSON) fail in both.
 func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	goodStrs := []string{"", "a", "<b>&amp;</b>", "\u2028\u2029", "Zoë 今天", `"\/` + "\t\n\x00\x1f", "é", "\u007f"}
+	goodStrs := []string{"", "a", "<b>&amp;</b>", "\u2028\u2029", "Zoë 今天", `"\/` + "\t\n\x00\x1f", "é", "\u007f", "\b\f\r\u00a0"}
 	badStrs := []string{"\ufffd", "a\xffb", "\xed\xa0\x80"} // taken to encoding/json
 	str := func() string {
 		if r.IntN(40) == 0 {

@@ -159,3 +159,24 @@ func FuzzDecodeEventV1(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEncodeSendParams checks that the 0.x params of message/send and message/stream, written by
+// hand when they can be (appendSendParams), are encoding/json's bytes for any text, metadata
+// string or number and raw data part, and that what encoding/json refuses still fails.
+func FuzzEncodeSendParams(f *testing.F) {
+	f.Add("Hello <b>&</b>\u2028", "k", "v\xff", 1.5, []byte(`{ "a" : "<\u2028>" }`))
+	f.Add("", "", "", 1e21, []byte(`[1, 2.50]`))
+	f.Fuzz(func(t *testing.T, text, key, val string, num float64, raw []byte) {
+		params := MessageSendParams{
+			Message: Message{Role: RoleUser, MessageID: val, ContextID: key, Parts: Parts{TextPart(text),
+				{Kind: PartKindData, Data: raw, Metadata: map[string]any{val: num}}},
+				Metadata: map[string]any{key: val, text: []any{num, key}}},
+			Metadata: map[string]any{"n": num},
+		}
+		want, wantErr := json.Marshal(params)
+		got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, params, "")
+		if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
+			t.Fatalf("got %q, %v\nwant %q, %v", got, gotErr, want, wantErr)
+		}
+	})
+}
