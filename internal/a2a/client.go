@@ -3,7 +3,6 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -302,21 +301,14 @@ func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept st
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: encode params: %w", method, err)
 	}
-	rawID, err := json.Marshal(id)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: encode id: %w", method, err)
-	}
-	rawMethod, err := json.Marshal(method)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: encode request: %w", method, err)
-	}
 	// The envelope is written by hand around the params, which are compact JSON already:
-	// marshalling a Request would scan and compact them again. Same bytes.
-	body := make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"method":,"params":}`)+len(rawID)+len(rawMethod)+len(rawParams))
+	// marshalling a Request would scan and compact them again. Same bytes (appendString quotes
+	// as encoding/json does).
+	body := make([]byte, 0, len(`{"jsonrpc":"2.0","id":"","method":"","params":}`)+len(id)+len(method)+16+len(rawParams))
 	body = append(body, `{"jsonrpc":"`+JSONRPCVersion+`","id":`...)
-	body = append(body, rawID...)
+	body = appendString(body, id)
 	body = append(body, `,"method":`...)
-	body = append(body, rawMethod...)
+	body = appendString(body, method)
 	body = append(body, `,"params":`...)
 	body = append(body, rawParams...)
 	body = append(body, '}')

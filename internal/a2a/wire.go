@@ -121,7 +121,7 @@ func (v0Dialect) header(http.Header) {}
 func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
 	if p, ok := params.(MessageSendParams); ok {
 		// The params of every turn: written by hand (appendSendParams), same bytes.
-		size := 512
+		size := 1024
 		for i := range p.Message.Parts {
 			size += len(p.Message.Parts[i].Text)
 		}
