@@ -2,6 +2,7 @@ package invoke
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -266,4 +267,30 @@ func FuzzAssembler(f *testing.F) {
 			t.Fatalf("synced but the reply %q != sent %q", a.full(), a.sent)
 		}
 	})
+}
+
+// BenchmarkAssembler is the assembler's cost for one streamed reply: a new artifact and n-1
+// chunks appended to it (one text part each, as streaming agents send them), then the reply.
+func BenchmarkAssembler(b *testing.B) {
+	for _, n := range []int{3, 100} {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			evs := make([]*a2a.TaskArtifactUpdateEvent, n)
+			for i := range evs {
+				evs[i] = &a2a.TaskArtifactUpdateEvent{Append: i > 0, LastChunk: i == n-1,
+					Artifact: a2a.Artifact{ArtifactID: "art-1", Parts: a2a.Parts{a2a.TextPart(fmt.Sprintf("chunk %03d of the reply. ", i))}}}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				a := newAssembler(DefaultMaxTextBytes)
+				for _, ev := range evs {
+					if a.artifact(ev) == "" {
+						b.Fatal("no delta")
+					}
+				}
+				if len(a.text()) == 0 {
+					b.Fatal("no reply")
+				}
+			}
+		})
+	}
 }
