@@ -3,6 +3,7 @@ package invoke
 import (
 	"bytes"
 	"maps"
+	"strings"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 )
@@ -19,7 +20,9 @@ import (
 // the reply again starts with everything sent and grows past it; the final text still carries
 // the agent's truth. While the reply is exactly `sent` (synced), the common cases — appending to
 // the last artifact, starting a new one, a cumulative replace of the last one — cost only the
-// new bytes; everything else rebuilds the reply once per event.
+// new bytes; everything else rebuilds the reply once per event. While synced, sent is the reply
+// itself and is not kept a second time: only a change that may not extend the reply saves it
+// first (keepSent), so that the next rebuild can be compared with it.
 type assembler struct {
 	max int // reply cap in bytes
 
@@ -27,8 +30,10 @@ type assembler struct {
 	byID   map[string]*piece
 	size   int // bytes of the reply (all pieces)
 
-	sent     []byte // the deltas emitted so far, concatenated
-	synced   bool   // the reply is exactly sent
+	// sent is the deltas emitted so far, concatenated. While synced they are the reply (size
+	// bytes) and sent is not kept up to date: see keepSent.
+	sent     []byte
+	synced   bool // the reply is exactly what was sent
 	tooLarge bool
 
 	meta map[string]any // metadata of the latest artifact that carried some
@@ -50,13 +55,26 @@ func newAssembler(maxBytes int) *assembler {
 }
 
 // partsText returns the text of the text parts, concatenated, and the number of other parts.
-func partsText(ps a2a.Parts) (text []byte, nonText int) {
+// The text of a single text part (what streaming agents send per chunk) is not copied.
+func partsText(ps a2a.Parts) (text string, nonText int) {
+	var b []byte
+	texts := 0
 	for _, p := range ps {
-		if p.Kind == a2a.PartKindText {
-			text = append(text, p.Text...)
-		} else {
+		if p.Kind != a2a.PartKindText {
 			nonText++
+			continue
 		}
+		if texts++; texts == 1 {
+			text = p.Text
+			continue
+		}
+		if texts == 2 {
+			b = append(b, text...)
+		}
+		b = append(b, p.Text...)
+	}
+	if texts > 1 {
+		text = string(b)
 	}
 	return text, nonText
 }
@@ -94,14 +112,16 @@ func (a *assembler) artifact(ev *a2a.TaskArtifactUpdateEvent) string {
 		p.text = append(p.text, chunk...)
 		return a.grow(chunk)
 	case appendIt:
+		a.keepSent()
 		p.text = append(p.text, chunk...)
 		return a.recompute()
-	case a.synced && last && bytes.HasPrefix(chunk, p.text):
+	case a.synced && last && len(chunk) >= len(p.text) && chunk[:len(p.text)] == string(p.text):
 		// Cumulative agents resend the whole artifact each time; speak only the extension.
 		ext := chunk[len(p.text):]
 		p.text = append(p.text, ext...)
 		return a.grow(ext)
 	default:
+		a.keepSent()
 		p.text = append(p.text[:0], chunk...)
 		return a.recompute()
 	}
@@ -115,13 +135,14 @@ func (a *assembler) snapshot(t *a2a.Task) string {
 	if a.tooLarge || len(t.Artifacts) == 0 {
 		return ""
 	}
+	a.keepSent()
 	a.pieces = a.pieces[:0]
 	clear(a.byID)
 	a.nonTextSnapshot = 0
 	for _, art := range t.Artifacts {
 		text, nt := partsText(art.Parts)
 		a.nonTextSnapshot += nt
-		p := &piece{id: art.ArtifactID, text: text, meta: art.Metadata}
+		p := &piece{id: art.ArtifactID, text: []byte(text), meta: art.Metadata}
 		a.pieces = append(a.pieces, p)
 		a.byID[art.ArtifactID] = p // later appends go to the last artifact with the id
 		if art.Metadata != nil {
@@ -139,13 +160,13 @@ func (a *assembler) message(m *a2a.Message) string {
 	text, nt := partsText(m.Parts)
 	a.nonTextStream += nt
 	// The NUL keeps the id apart from any artifact id an agent could send.
-	p := &piece{id: "\x00message", text: text, meta: m.Metadata}
+	p := &piece{id: "\x00message", text: []byte(text), meta: m.Metadata}
 	a.pieces = append(a.pieces, p)
 	if m.Metadata != nil {
 		a.meta = m.Metadata
 	}
 	if a.synced {
-		return a.grow(text)
+		return a.grow(text) // extends the reply
 	}
 	return a.recompute()
 }
@@ -158,25 +179,36 @@ func (a *assembler) finalStatus(text []byte) string {
 	}
 	a.pieces = append(a.pieces, &piece{id: "\x00status", text: text})
 	if a.synced {
-		return a.grow(text)
+		return a.grow(string(text)) // extends the reply
 	}
 	return a.recompute()
 }
 
-// grow records delta as appended to the reply while synced and returns it as text to speak.
-func (a *assembler) grow(delta []byte) string {
+// grow records delta, already appended to the end of the reply while synced, and returns it as
+// text to speak.
+func (a *assembler) grow(delta string) string {
 	if a.size+len(delta) > a.max {
+		// What was sent is the reply before delta, which only extended it.
+		a.sent = a.appendFull(a.sent[:0])[:a.size]
 		a.size += len(delta)
 		a.tooLarge = true
 		a.synced = false
 		return ""
 	}
 	a.size += len(delta)
-	a.sent = append(a.sent, delta...)
-	return string(delta)
+	return delta
 }
 
-// recompute rebuilds the reply and returns what it adds to sent, if it extends it.
+// keepSent saves what was sent before a change that may not just extend the reply (while
+// synced, the reply is all there is of it). recompute compares the rebuilt reply with it.
+func (a *assembler) keepSent() {
+	if a.synced {
+		a.sent = a.appendFull(a.sent[:0])
+	}
+}
+
+// recompute rebuilds the reply and returns what it adds to sent, if it extends it. sent must be
+// up to date: keepSent ran before the reply changed.
 func (a *assembler) recompute() string {
 	full := a.full()
 	a.size = len(full)
@@ -190,30 +222,39 @@ func (a *assembler) recompute() string {
 		return ""
 	}
 	delta := full[len(a.sent):]
-	a.sent = append(a.sent, delta...)
-	a.synced = true
+	a.synced = true // from here sent is the reply; its buffer is kept for the next keepSent
 	return string(delta)
 }
 
+// full returns the reply, in a new slice.
 func (a *assembler) full() []byte {
 	n := 0
 	for _, p := range a.pieces {
 		n += len(p.text)
 	}
-	out := make([]byte, 0, n)
+	return a.appendFull(make([]byte, 0, n))
+}
+
+// appendFull appends the reply to b.
+func (a *assembler) appendFull(b []byte) []byte {
 	for _, p := range a.pieces {
-		out = append(out, p.text...)
+		b = append(b, p.text...)
 	}
-	return out
+	return b
 }
 
 // text is the resolved reply: the agent's whole text, or, once the cap was crossed, only what
 // was sent (the rest was never spoken and is dropped).
 func (a *assembler) text() string {
-	if a.tooLarge || a.synced {
+	if a.tooLarge {
 		return string(a.sent)
 	}
-	return string(a.full())
+	var sb strings.Builder // the reply, copied once
+	sb.Grow(a.size)
+	for _, p := range a.pieces {
+		sb.Write(p.text)
+	}
+	return sb.String()
 }
 
 // nonText is the number of skipped non-text parts.

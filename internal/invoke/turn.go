@@ -401,8 +401,8 @@ func statusText(st a2a.TaskStatus) string {
 	if st.Message == nil {
 		return ""
 	}
-	b, _ := partsText(st.Message.Parts)
-	return string(b)
+	text, _ := partsText(st.Message.Parts)
+	return text
 }
 
 // finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
