@@ -38,11 +38,12 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 	if id, ok := parseID(agentID); ok {
 		aid = &id
 	}
-	// pgtype values, not pointers: NULL-able columns without an allocation per column.
-	var (
+	// pgtype values, not pointers: NULL-able columns without an allocation per column; in one
+	// struct, which the scan closure captures as one allocation instead of nine.
+	var r struct {
 		holdAgent, holdTask, holdContext, holdTurn, contextID pgtype.Text
 		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  pgtype.Timestamptz
-	)
+	}
 	err := s.turns.do(ctx, &statement{lockKey: tid + "\x00" + sessionID, sql: `
 		select s.hold_agent_id::text, s.hold_task_id, s.hold_context_id, s.hold_turn_id,
 		       s.hold_expires_at, s.updated_at, ha.updated_at, ra.updated_at, c.context_id
@@ -56,26 +57,26 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 		         on c.tenant_id = k.tenant_id and c.session_id = $2 and c.agent_id = $3::uuid`,
 		args: []any{tid, sessionID, aid, now},
 		scan: func(row pgx.Row) error {
-			return row.Scan(&holdAgent, &holdTask, &holdContext, &holdTurn, &holdExpires, &holdUpdated,
-				&holdAgentUpdated, &agentUpd, &contextID)
+			return row.Scan(&r.holdAgent, &r.holdTask, &r.holdContext, &r.holdTurn, &r.holdExpires, &r.holdUpdated,
+				&r.holdAgentUpdated, &r.agentUpd, &r.contextID)
 		},
 	})
 	if err != nil {
 		return TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
 	}
 	var l TurnLookup
-	if holdAgent.Valid {
-		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: holdAgent.String,
-			TaskID: holdTask.String, ContextID: holdContext.String, TurnID: holdTurn.String,
-			ExpiresAt: holdExpires.Time, UpdatedAt: holdUpdated.Time}
+	if r.holdAgent.Valid {
+		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: r.holdAgent.String,
+			TaskID: r.holdTask.String, ContextID: r.holdContext.String, TurnID: r.holdTurn.String,
+			ExpiresAt: r.holdExpires.Time, UpdatedAt: r.holdUpdated.Time}
 	}
-	if holdAgentUpdated.Valid {
-		l.HoldAgentUpdatedAt = holdAgentUpdated.Time
+	if r.holdAgentUpdated.Valid {
+		l.HoldAgentUpdatedAt = r.holdAgentUpdated.Time
 	}
-	if agentUpd.Valid {
-		l.AgentUpdatedAt = agentUpd.Time
+	if r.agentUpd.Valid {
+		l.AgentUpdatedAt = r.agentUpd.Time
 	}
-	l.ContextID = contextID.String
+	l.ContextID = r.contextID.String
 	return l, nil
 }
 
