@@ -282,11 +282,17 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.T
 		taskID:    req.TaskID,
 		contextID: req.ContextID,
 	}
-	inv.log.DebugContext(ctx, "turn start", "agent_id", req.Agent.ID, "streaming", req.Agent.Streaming,
-		"continuing", req.TaskID != "", "text_bytes", len(req.Text))
+	// Checked first: the arguments of a disabled Debug call are still boxed, every turn.
+	debug := inv.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		inv.log.DebugContext(ctx, "turn start", "agent_id", req.Agent.ID, "streaming", req.Agent.Streaming,
+			"continuing", req.TaskID != "", "text_bytes", len(req.Text))
+	}
 	res := t.run()
-	inv.log.DebugContext(ctx, "turn end", "agent_id", req.Agent.ID, "outcome", res.Outcome, "state", res.State,
-		"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
+	if debug {
+		inv.log.DebugContext(ctx, "turn end", "agent_id", req.Agent.ID, "outcome", res.Outcome, "state", res.State,
+			"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
+	}
 	inv.obs.end(ctx, span, res)
 	return res
 }

@@ -159,8 +159,14 @@ func (h *harness) turn(t *testing.T, ctx context.Context, req invoke.Request) (i
 			}
 		}
 	}
-	if logs := h.logs.String(); strings.Contains(logs, testAPIKey) || strings.Contains(logs, userWords) {
+	logs := h.logs.String()
+	if strings.Contains(logs, testAPIKey) || strings.Contains(logs, userWords) {
 		t.Errorf("logs contain the API key or user text:\n%s", logs)
+	}
+	// The harness logs at debug: the turn's own debug lines are there (Turn skips building them
+	// only when debug is off).
+	if !strings.Contains(logs, `msg="turn start"`) || !strings.Contains(logs, `msg="turn end"`) {
+		t.Errorf("debug log has no turn start and end lines:\n%s", logs)
 	}
 	return res, rec
 }
