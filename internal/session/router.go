@@ -125,9 +125,9 @@ type Final struct {
 }
 
 // Sink receives a turn's events in order: Started (with the agent's first event, or at the
-// latest Config.StartedWithin after the agent is called), then Events, then Final. NO_AGENT is a lone
-// Final. Errors from Started and Final end the turn (the caller is gone); Event errors are
-// ignored because the caller's cancellation reaches the agent call through ctx anyway.
+// latest Config.StartedWithin after the agent is called), then Events, then Final. NO_AGENT is
+// a lone Final. Errors from Started and Final end the turn (the caller is gone); Event errors
+// are ignored because the caller's cancellation reaches the agent call through ctx anyway.
 type Sink interface {
 	Started(agent connector.Agent, held bool, taskID string) error
 	Event(e connector.TurnEvent) error
