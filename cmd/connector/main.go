@@ -37,6 +37,8 @@ import (
 )
 
 func main() {
+	// Here, not in serve: the tuner is the process's, and tests run serve many times in one.
+	tuneGC(telemetry.NewLogger(os.Stderr, os.Getenv("A2AC_LOG_LEVEL")))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
