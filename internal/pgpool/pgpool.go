@@ -70,12 +70,16 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 	for k, v := range o.RuntimeParams {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	// otelpgx falls back to the OpenTelemetry globals, which this project never sets; nil means
-	// off here as everywhere else.
-	cfg.ConnConfig.Tracer = otelpgx.NewTracer(
-		otelpgx.WithTracerProvider(cmp.Or[trace.TracerProvider](o.TracerProvider, tracenoop.NewTracerProvider())),
-		otelpgx.WithMeterProvider(cmp.Or[metric.MeterProvider](o.MeterProvider, metricnoop.NewMeterProvider())),
-	)
+	// With nothing recording, no tracer at all: otelpgx still builds attributes and no-op spans
+	// for every query, and its 1 KiB stack frame alone pushed a parked turn's goroutine stack
+	// past 8 KiB (docs/performance.md, "stacks"). otelpgx falls back to the OpenTelemetry
+	// globals, which this project never sets, so nil is passed on as the no-op provider.
+	if !off(o.TracerProvider, o.MeterProvider) {
+		cfg.ConnConfig.Tracer = otelpgx.NewTracer(
+			otelpgx.WithTracerProvider(cmp.Or[trace.TracerProvider](o.TracerProvider, tracenoop.NewTracerProvider())),
+			otelpgx.WithMeterProvider(cmp.Or[metric.MeterProvider](o.MeterProvider, metricnoop.NewMeterProvider())),
+		)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
@@ -93,4 +97,11 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 func (p *Pool) Close() {
 	_ = p.stats.Unregister() // fails only for a registration of another provider
 	p.Pool.Close()
+}
+
+// off reports whether neither provider records anything: nil or the no-op ones.
+func off(tp trace.TracerProvider, mp metric.MeterProvider) bool {
+	_, noopTraces := tp.(tracenoop.TracerProvider)
+	_, noopMetrics := mp.(metricnoop.MeterProvider)
+	return (tp == nil || noopTraces) && (mp == nil || noopMetrics)
 }

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
@@ -147,5 +149,33 @@ func TestOpen_does_not_repeat_a_bad_url(t *testing.T) {
 	}
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Errorf("error shows the password: %v", err)
+	}
+}
+
+// With nothing recording, the pool has no query tracer at all: otelpgx would still build
+// attributes and no-op spans for every query of every turn.
+func TestOpen_installs_no_tracer_when_nothing_records(t *testing.T) {
+	t.Parallel()
+	tp := sdktrace.NewTracerProvider()
+	t.Cleanup(func() { _ = tp.Shutdown(t.Context()) })
+	for _, tc := range []struct {
+		name   string
+		opts   pgpool.Options
+		traced bool
+	}{
+		{"no providers", pgpool.Options{}, false},
+		{"no-op providers", pgpool.Options{TracerProvider: tracenoop.NewTracerProvider(), MeterProvider: metricnoop.NewMeterProvider()}, false},
+		{"a tracer provider", pgpool.Options{TracerProvider: tp}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pool, err := pgpool.Open(t.Context(), testDB.URL, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			if got := pool.Config().ConnConfig.Tracer != nil; got != tc.traced {
+				t.Errorf("query tracer installed: %v, want %v", got, tc.traced)
+			}
+		})
 	}
 }
