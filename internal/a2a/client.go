@@ -137,7 +137,7 @@ func (r roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // SendMessage calls message/send (1.0: SendMessage) and returns the result: a *Task or a
 // *Message.
-func (c *Client) SendMessage(ctx context.Context, ep Endpoint, p MessageSendParams) (Event, error) {
+func (c *Client) SendMessage(ctx context.Context, ep Endpoint, p *MessageSendParams) (Event, error) {
 	return c.unary(ctx, ep, OpSendMessage, p)
 }
 
@@ -154,7 +154,7 @@ func (c *Client) CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*
 
 // StreamMessage calls message/stream (1.0: SendStreamingMessage) with Accept:
 // text/event-stream. See the package doc for what a Stream yields and how it ends.
-func (c *Client) StreamMessage(ctx context.Context, ep Endpoint, p MessageSendParams, so StreamOptions) (*Stream, error) {
+func (c *Client) StreamMessage(ctx context.Context, ep Endpoint, p *MessageSendParams, so StreamOptions) (*Stream, error) {
 	return c.stream(ctx, ep, OpStreamMessage, p, so)
 }
 

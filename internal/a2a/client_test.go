@@ -20,8 +20,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func sendParams(text string) MessageSendParams {
-	return MessageSendParams{
+func sendParams(text string) *MessageSendParams {
+	return &MessageSendParams{
 		Message: Message{Role: RoleUser, MessageID: "msg-1", ContextID: "ctx-1", Parts: Parts{TextPart(text)},
 			Metadata: map[string]any{"chatId": "chat-9"}},
 		Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)},

@@ -15,8 +15,8 @@ import (
 // typicalStreamParams is a message/stream as the connector sends it: a text part, a file and a
 // data part, and metadata with the kinds of values tenants put there (HTML-ish and non-ASCII
 // text, numbers, nested objects, a list, null).
-func typicalStreamParams() MessageSendParams {
-	return MessageSendParams{
+func typicalStreamParams() *MessageSendParams {
+	return &MessageSendParams{
 		Message: Message{
 			Role: RoleUser, MessageID: "8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a", ContextID: "ctx-1", TaskID: "task-1",
 			Parts: Parts{
@@ -65,7 +65,7 @@ func TestRequestBody_bytes_are_pinned(t *testing.T) {
 			`{"jsonrpc":"2.0","id":"req-1","method":"message/stream","params":{"message":{"kind":"message","role":"user","parts":[{"kind":"text","text":"今天天气怎么样? \u003cb\u003eTom \u0026 \"Jerry\"\u003c/b\u003e\u2028\n"},{"kind":"file","file":{"name":"a.png","mimeType":"image/png","uri":"https://x.example/a.png?a=1\u0026b=2"}},{"kind":"data","data":{"b":1,"a":[true,null],"h":"\u003c\u0026\u003e\u2028\u00e9"},"metadata":{"k":"v"}}],"messageId":"8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a","contextId":"ctx-1","taskId":"task-1","referenceTaskIds":["t-0"],"metadata":{"chatId":"chat-9","html":"\u003cscript\u003e\u0026\u003c/script\u003e","tags":["a",1.5,false,null],"user":{"big":1e+21,"id":42,"name":"Zoë","score":0.1,"tiny":1e-7}},"extensions":["https://ext.example/v1"]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"blocking":false,"historyLength":3},"metadata":{"a":2,"turn":"t-1","z":1}}}`},
 		{"v1 stream", WireV1, OpStreamMessage, typicalStreamParams(), "tn",
 			`{"jsonrpc":"2.0","id":"req-1","method":"SendStreamingMessage","params":{"message":{"messageId":"8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a","contextId":"ctx-1","taskId":"task-1","role":"ROLE_USER","parts":[{"text":"今天天气怎么样? \u003cb\u003eTom \u0026 \"Jerry\"\u003c/b\u003e\u2028\n"},{"url":"https://x.example/a.png?a=1\u0026b=2","filename":"a.png","mediaType":"image/png"},{"data":{"b":1,"a":[true,null],"h":"\u003c\u0026\u003e\u2028\u00e9"},"metadata":{"k":"v"}}],"metadata":{"chatId":"chat-9","html":"\u003cscript\u003e\u0026\u003c/script\u003e","tags":["a",1.5,false,null],"user":{"big":1e+21,"id":42,"name":"Zoë","score":0.1,"tiny":1e-7}},"extensions":["https://ext.example/v1"],"referenceTaskIds":["t-0"]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":3},"metadata":{"a":2,"turn":"t-1","z":1},"tenant":"tn"}}`},
-		{"v0 minimal", WireV0, OpSendMessage, MessageSendParams{Message: Message{MessageID: "m", Metadata: map[string]any{"bad": "a\xffb", "n": json.Number("1.50")}}}, "",
+		{"v0 minimal", WireV0, OpSendMessage, &MessageSendParams{Message: Message{MessageID: "m", Metadata: map[string]any{"bad": "a\xffb", "n": json.Number("1.50")}}}, "",
 			`{"jsonrpc":"2.0","id":"req-1","method":"message/send","params":{"message":{"kind":"message","role":"","parts":[],"messageId":"m","metadata":{"bad":"a\ufffdb","n":1.50}}}}`},
 		{"v0 get", WireV0, OpGetTask, TaskQueryParams{ID: "t", HistoryLength: new(0)}, "",
 			`{"jsonrpc":"2.0","id":"req-1","method":"tasks/get","params":{"id":"t","historyLength":0}}`},
@@ -202,15 +202,15 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 		}
 		v1In := params
 		v1In.Configuration = nil // the 1.0 wire maps it (pinned above); want below has none
-		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, v1In, "")
+		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, &v1In, "")
 		for _, tc := range []struct {
 			v         any
 			got       []byte
 			gotErr    error
 			viaV1Wire bool
 		}{
-			{v: params},
-			{v: params, viaV1Wire: true, got: v1Params, gotErr: v1Err},
+			{v: &params},
+			{v: &params, viaV1Wire: true, got: v1Params, gotErr: v1Err},
 		} {
 			want, wantErr := json.Marshal(tc.v)
 			if tc.viaV1Wire {

@@ -174,7 +174,7 @@ func FuzzEncodeSendParams(f *testing.F) {
 			Metadata: map[string]any{"n": num},
 		}
 		want, wantErr := json.Marshal(params)
-		got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, params, "")
+		got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, &params, "")
 		if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
 			t.Fatalf("got %q, %v\nwant %q, %v", got, gotErr, want, wantErr)
 		}

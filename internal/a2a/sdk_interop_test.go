@@ -55,8 +55,8 @@ func sdkAgent(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func userMessage(text string) MessageSendParams {
-	return MessageSendParams{Message: Message{Role: RoleUser, MessageID: "msg-sdk-1", Parts: Parts{TextPart(text)}}}
+func userMessage(text string) *MessageSendParams {
+	return &MessageSendParams{Message: Message{Role: RoleUser, MessageID: "msg-sdk-1", Parts: Parts{TextPart(text)}}}
 }
 
 // textOf returns the text of the artifact chunks of a stream, honouring append.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,27 +76,33 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so 
 		return s, nil
 	case isJSONType(mt):
 		// A JSON body instead of a stream is one JSON-RPC answer, most often an error.
-		body, err := c.readBody(reqCtx, method, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			s.release()
-			return nil, err
-		}
-		ev, err := cl.decode(body)
-		if err != nil {
-			s.release()
-			return nil, err
-		}
-		s.single = ev
-		if s.timer != nil {
-			s.timer.Stop()
-		}
-		return s, nil
+		return c.singleAnswer(reqCtx, s, resp)
 	default:
 		resp.Body.Close()
 		s.release()
 		return nil, unexpectedType(method, mt)
 	}
+}
+
+// singleAnswer reads a JSON body that came instead of a stream: one JSON-RPC answer, most often
+// an error. (Apart from stream so that its frame is not on the stack of every streaming turn.)
+func (c *Client) singleAnswer(ctx context.Context, s *Stream, resp *http.Response) (*Stream, error) {
+	body, err := c.readBody(ctx, s.method, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	ev, err := s.call.decode(body)
+	if err != nil {
+		s.release()
+		return nil, err
+	}
+	s.single = ev
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	return s, nil
 }
 
 // markProgress records that event bytes arrived. It is called by the reading goroutine for

@@ -83,7 +83,7 @@ type v1TaskParams struct {
 
 func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) {
 	switch p := params.(type) {
-	case MessageSendParams:
+	case *MessageSendParams:
 		w := v1SendParams{Message: v1MessageOf(p.Message), Metadata: p.Metadata, Tenant: tenant}
 		if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil) {
 			w.Configuration = &v1SendConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength}

@@ -124,7 +124,7 @@ func TestV1_stream_speaks_the_1_0_wire(t *testing.T) {
 	hdr.Set(LegacyExtensionsHeader, "https://ext.example/a")
 	params := MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", ContextID: "c0", TaskID: "t0",
 		Parts: Parts{TextPart("hi")}, Metadata: map[string]any{"device": "d1"}}}
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: url, Wire: WireV1, Tenant: "acme", Header: hdr}, params, StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: url, Wire: WireV1, Tenant: "acme", Header: hdr}, &params, StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -163,7 +163,7 @@ func TestV1_unary_calls(t *testing.T) {
 		{
 			name: "send_is_blocking_by_default_and_returns_a_wrapped_task",
 			call: func(c *Client, ep Endpoint) (Event, error) {
-				return c.SendMessage(t.Context(), ep, MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", Parts: Parts{TextPart("x")}},
+				return c.SendMessage(t.Context(), ep, &MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", Parts: Parts{TextPart("x")}},
 					Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking}})
 			},
 			answer:     `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`,
@@ -228,7 +228,7 @@ func TestV1_version_not_supported_is_an_rpc_error(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32009,"message":"version not supported","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED"}]}}`)
 	})
-	_, err := testClient(t, ClientOptions{}).SendMessage(t.Context(), Endpoint{URL: url}, MessageSendParams{Message: Message{MessageID: "m"}})
+	_, err := testClient(t, ClientOptions{}).SendMessage(t.Context(), Endpoint{URL: url}, &MessageSendParams{Message: Message{MessageID: "m"}})
 	var rpc *RPCError
 	if !errors.As(err, &rpc) || rpc.Code != CodeVersionNotSupported || rpc.Method != MethodMessageSend {
 		t.Fatalf("err = %v, want RPCError -32009 of message/send", err)

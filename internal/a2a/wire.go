@@ -84,7 +84,7 @@ type dialect interface {
 	// header adds the wire's own headers to a request.
 	header(h http.Header)
 	// encodeParams returns the JSON params of op; params is the neutral params type of op
-	// (MessageSendParams, TaskQueryParams or TaskIDParams) and tenant the 1.0 tenant ("" none).
+	// (*MessageSendParams, TaskQueryParams or TaskIDParams) and tenant the 1.0 tenant ("" none).
 	encodeParams(op Op, params any, tenant string) ([]byte, error)
 	// decodeResult turns the JSON-RPC result of op into a neutral Event; errors are
 	// *ProtocolError without a method.
@@ -119,13 +119,13 @@ func (v0Dialect) method(op Op) string {
 func (v0Dialect) header(http.Header) {}
 
 func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
-	if p, ok := params.(MessageSendParams); ok {
+	if p, ok := params.(*MessageSendParams); ok {
 		// The params of every turn: written by hand (appendSendParams), same bytes.
 		size := 1024
 		for i := range p.Message.Parts {
 			size += len(p.Message.Parts[i].Text)
 		}
-		if b, ok := appendSendParams(make([]byte, 0, size), &p); ok {
+		if b, ok := appendSendParams(make([]byte, 0, size), p); ok {
 			return b, nil
 		}
 	}

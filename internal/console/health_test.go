@@ -72,9 +72,9 @@ func newHealthEnv(t *testing.T) *healthEnv {
 // finalSink keeps a turn's Final.
 type finalSink struct{ final session.Final }
 
-func (s *finalSink) Started(connector.Agent, bool, string) error { return nil }
-func (s *finalSink) Event(connector.TurnEvent) error             { return nil }
-func (s *finalSink) Final(f session.Final) error                 { s.final = f; return nil }
+func (s *finalSink) Started(*connector.Agent, bool, string) error { return nil }
+func (s *finalSink) Event(connector.TurnEvent) error              { return nil }
+func (s *finalSink) Final(f session.Final) error                  { s.final = f; return nil }
 
 // turn runs one production turn (a fresh session each) and returns its outcome.
 func (e *healthEnv) turn(tenantID, agentID, text string) connector.Outcome {

@@ -73,7 +73,7 @@ type testSink struct {
 	final      *session.Final
 }
 
-func (s *testSink) Started(_ connector.Agent, held bool, _ string) error {
+func (s *testSink) Started(_ *connector.Agent, held bool, _ string) error {
 	s.held = held
 	return nil
 }

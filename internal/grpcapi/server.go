@@ -142,7 +142,7 @@ type sink struct {
 	stream pb.Connector_HandleTurnServer
 }
 
-func (k *sink) Started(a connector.Agent, held bool, taskID string) error {
+func (k *sink) Started(a *connector.Agent, held bool, taskID string) error {
 	return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Started{Started: &pb.TurnStarted{
 		AgentId: a.ID, AgentName: a.Name, Held: held, TaskId: taskID,
 	}}})

@@ -30,7 +30,7 @@ func BenchmarkStreamTurn(b *testing.B) {
 			srv.SetChunks(n)
 			h := newHarness(b, func(o *invoke.Options) { o.TurnTimeout = time.Minute })
 			agent := agentAt(srv.URL, true)
-			req := invoke.Request{Agent: agent, MessageID: "bench", Text: "behave:stream"}
+			req := invoke.Request{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
 			want := fixtureagent.StreamText(n)
 			hc := loopbackClient(b)
 			raw := rawStreamRequest(b)

@@ -107,7 +107,7 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, tt.streaming)
-				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords, ContextID: "ctx-session"})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)
@@ -156,11 +156,11 @@ func TestFixtureContinuationOnBothWires(t *testing.T) {
 					srv := w.start(t)
 					h := newHarness(t, nil)
 					a := fixtureAgentFor(srv, streaming)
-					first, _ := h.turn(t, t.Context(), invoke.Request{Agent: a, MessageID: "turn-1", Text: "behave:" + string(b) + " " + userWords})
+					first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "turn-1", Text: "behave:" + string(b) + " " + userWords})
 					if first.Outcome != connector.OutcomeInputRequired || first.Text != fixtureagent.InputQuestion || first.TaskID == "" || first.ContextID == "" {
 						t.Fatalf("first = %+v, want INPUT_REQUIRED %q", first, fixtureagent.InputQuestion)
 					}
-					second, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, MessageID: "turn-2", Text: "Berlin " + userWords,
+					second, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "turn-2", Text: "Berlin " + userWords,
 						TaskID: first.TaskID, ContextID: first.ContextID})
 					if second.Outcome != connector.OutcomeCompleted || second.Text != fixtureagent.ContinuedText || second.TaskID != first.TaskID ||
 						second.State != "completed" {
@@ -210,7 +210,7 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, true)
-				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)

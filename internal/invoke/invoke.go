@@ -136,7 +136,7 @@ func routeOf(url, version, tenant string) route {
 // routes returns the interface a turn starts on and the one it may switch to: the card's
 // preferred interface and its fallback, or, once the fallback answered for this agent, the
 // fallback alone.
-func (inv *Invoker) routes(a connector.Agent) (route, *route) {
+func (inv *Invoker) routes(a *connector.Agent) (route, *route) {
 	primary := routeOf(a.EndpointURL, a.ProtocolVersion, a.EndpointTenant)
 	fb := a.Fallback
 	if fb == nil || fb.URL == "" {
@@ -153,7 +153,7 @@ func (inv *Invoker) routes(a connector.Agent) (route, *route) {
 }
 
 // remember records that agent a answers on its fallback interface.
-func (inv *Invoker) remember(a connector.Agent, to route) {
+func (inv *Invoker) remember(a *connector.Agent, to route) {
 	if a.Fallback != nil && to.url == a.Fallback.URL {
 		inv.onFallback.Store(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: a.Fallback.URL}, struct{}{})
 	}
@@ -196,9 +196,9 @@ func New(o Options) *Invoker {
 
 // Request is one turn to run.
 type Request struct {
-	// Agent is the agent to call: EndpointURL, Streaming, APIKeyHeaders, Extensions and ID are
-	// used.
-	Agent connector.Agent
+	// Agent is the agent to call, never nil: EndpointURL, Streaming, APIKeyHeaders, Extensions
+	// and ID are used. It is only read, so callers may share one (the router's agent cache does).
+	Agent *connector.Agent
 	// APIKey is the agent's sealed key, opened only inside invoke; nil means no key.
 	APIKey *secret.Sealed
 	// MessageID is the A2A messageId, derived from the turn id by the caller so that a retried
@@ -263,38 +263,55 @@ const (
 
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and
 // never after Turn returns. Turn never panics on agent input and returns within the turn
-// deadline plus a little slack.
-func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.TurnEvent)) Result {
+// deadline plus a little slack, with a Result that is never nil.
+func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.TurnEvent)) *Result {
 	if emit == nil {
 		emit = func(connector.TurnEvent) {}
 	}
 	ctx, span := inv.obs.start(ctx, req)
 	turnCtx, cancel := context.WithTimeout(ctx, inv.opts.TurnTimeout)
 	defer cancel()
-	t := &turn{
+	t := newTurn(inv, span, ctx, turnCtx, &req, emit)
+	// Checked first: the arguments of a disabled Debug call are still boxed, every turn.
+	debug := inv.log.Enabled(ctx, slog.LevelDebug)
+	if debug {
+		t.logStart()
+	}
+	res := t.finish(t.run())
+	if debug {
+		t.logEnd(res)
+	}
+	inv.obs.end(ctx, span, res)
+	return res
+}
+
+// newTurn puts the turn's state on the heap. Not inlined on purpose: inlined, the turn lived in
+// Turn's stack frame, which stays on the goroutine's stack while the agent streams; a parked
+// turn's stack must fit in 8 KiB (docs/performance.md, "stacks").
+//
+//go:noinline
+func newTurn(inv *Invoker, span trace.Span, parent, ctx context.Context, req *Request, emit func(connector.TurnEvent)) *turn {
+	return &turn{
 		inv:       inv,
 		span:      span,
-		parent:    ctx,
-		ctx:       turnCtx,
-		req:       req,
+		parent:    parent,
+		ctx:       ctx,
+		req:       *req,
 		emit:      emit,
 		asm:       newAssembler(inv.opts.MaxTextBytes),
 		taskID:    req.TaskID,
 		contextID: req.ContextID,
 	}
-	// Checked first: the arguments of a disabled Debug call are still boxed, every turn.
-	debug := inv.log.Enabled(ctx, slog.LevelDebug)
-	if debug {
-		inv.log.DebugContext(ctx, "turn start", "agent_id", req.Agent.ID, "streaming", req.Agent.Streaming,
-			"continuing", req.TaskID != "", "text_bytes", len(req.Text))
-	}
-	res := t.run()
-	if debug {
-		inv.log.DebugContext(ctx, "turn end", "agent_id", req.Agent.ID, "outcome", res.Outcome, "state", res.State,
-			"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
-	}
-	inv.obs.end(ctx, span, res)
-	return res
+}
+
+func (t *turn) logStart() {
+	t.inv.log.DebugContext(t.parent, "turn start", "agent_id", t.req.Agent.ID, "streaming", t.req.Agent.Streaming,
+		"continuing", t.req.TaskID != "", "text_bytes", len(t.req.Text))
+}
+
+func (t *turn) logEnd(res *Result) {
+	t.inv.log.DebugContext(t.parent, "turn end", "agent_id", t.req.Agent.ID, "outcome", res.Outcome, "state", res.State,
+		"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
 }
 
 func errCode(e *connector.TurnError) string {
@@ -329,12 +346,12 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 		defer inv.bg.Done()
 		ctx, cancel := context.WithTimeout(bgCtx, inv.opts.CancelTimeout)
 		defer cancel()
-		hdr, herr := inv.header(agent, key)
+		hdr, herr := inv.header(&agent, key)
 		if herr != nil {
 			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
 			return
 		}
-		rt, _ := inv.routes(agent)
+		rt, _ := inv.routes(&agent)
 		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.TaskIDParams{ID: taskID})
 		if err != nil {
 			inv.log.InfoContext(ctx, "tasks/cancel failed", "agent_id", agent.ID, "task_id", taskID, "error", err.Error())
@@ -366,7 +383,7 @@ func (inv *Invoker) Close(ctx context.Context) error {
 
 // header builds the headers of every call to the agent: the API key under each of its header
 // names and the activated extensions.
-func (inv *Invoker) header(agent connector.Agent, apiKey *secret.Sealed) (http.Header, *connector.TurnError) {
+func (inv *Invoker) header(agent *connector.Agent, apiKey *secret.Sealed) (http.Header, *connector.TurnError) {
 	h := make(http.Header, 2)
 	if apiKey != nil {
 		if inv.secrets == nil {

@@ -148,7 +148,7 @@ func (h *harness) turn(t *testing.T, ctx context.Context, req invoke.Request) (i
 	t.Helper()
 	rec := &recorder{}
 	start := time.Now()
-	res := h.inv.Turn(ctx, req, rec.emit)
+	res := *h.inv.Turn(ctx, req, rec.emit)
 	if elapsed := time.Since(start); elapsed > h.opts.TurnTimeout+slack {
 		t.Errorf("turn took %s, deadline %s", elapsed, h.opts.TurnTimeout)
 	}
@@ -415,7 +415,7 @@ func TestTurnBehaviours(t *testing.T) {
 			h := newHarness(t, tt.limits)
 			agent := agentAt(srv.URL, tt.streaming)
 			res, rec := h.turn(t, t.Context(), invoke.Request{
-				Agent:     agent,
+				Agent:     &agent,
 				APIKey:    h.seal(t, agent.ID),
 				MessageID: "turn-1",
 				Text:      "behave:" + string(tt.behavior) + " " + userWords,
@@ -506,11 +506,11 @@ func TestTurnContinuesHeldTask(t *testing.T) {
 			srv := fixtureagent.New(t)
 			h := newHarness(t, nil)
 			agent := agentAt(srv.URL, streaming)
-			first, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: "behave:input-required " + userWords})
+			first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.TaskID == "" || first.ContextID == "" {
 				t.Fatalf("first turn = %+v, want INPUT_REQUIRED with ids", first)
 			}
-			second, rec := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-2", Text: "Berlin " + userWords,
+			second, rec := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-2", Text: "Berlin " + userWords,
 				Metadata: map[string]any{"device": "speaker-1"}, TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != fixtureagent.ContinuedText || second.TaskID != first.TaskID {
 				t.Errorf("second turn = %+v, want COMPLETED %q on task %s", second, fixtureagent.ContinuedText, first.TaskID)
@@ -535,7 +535,7 @@ func TestTurnFallsBackToBaseURLAndRemembers(t *testing.T) {
 			agent := agentAt(srv.URL, true)
 			var paths []string
 			for i, turnID := range []string{"turn-1", "turn-2"} {
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: turnID, Text: userWords})
+				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: turnID, Text: userWords})
 				if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
 					t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
 				}
@@ -557,7 +557,7 @@ func TestTurnFallsBackToBaseURLAndRemembers(t *testing.T) {
 			// Another agent id on the same invoker still tries /stream first.
 			other := agent
 			other.ID = "agent-2"
-			if res, _ := h.turn(t, t.Context(), invoke.Request{Agent: other, MessageID: "turn-3", Text: userWords}); res.Outcome != connector.OutcomeCompleted {
+			if res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &other, MessageID: "turn-3", Text: userWords}); res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("other agent = %+v", res)
 			}
 			if reqs := srv.Requests(); reqs[len(reqs)-2].Path != "/a2a/stream" {
@@ -591,7 +591,7 @@ func TestTurnHeaders(t *testing.T) {
 			agent := agentAt(srv.URL, true)
 			agent.APIKeyHeaders = tt.keyHeaders
 			agent.Extensions = tt.extensions
-			req := invoke.Request{Agent: agent, MessageID: "turn-1", Text: userWords}
+			req := invoke.Request{Agent: &agent, MessageID: "turn-1", Text: userWords}
 			if tt.withKey {
 				req.APIKey = h.seal(t, agent.ID)
 			}
@@ -627,7 +627,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 	defer cancel()
 	var texts int
 	start := time.Now()
-	res := h.inv.Turn(ctx, invoke.Request{Agent: agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
+	res := h.inv.Turn(ctx, invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
 		func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				texts++
@@ -665,12 +665,12 @@ func TestTurnTimeoutWhileContinuingKeepsTheHeldTask(t *testing.T) {
 	// The first turn runs with the generous limits; only the one that waits out a hanging agent
 	// gets a short turn timeout.
 	agent := agentAt(srv.URL, true)
-	first, _ := newHarness(t, nil).turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: "behave:input-required"})
+	first, _ := newHarness(t, nil).turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
 	if first.Outcome != connector.OutcomeInputRequired {
 		t.Fatalf("first = %+v", first)
 	}
 	h := newHarness(t, func(o *invoke.Options) { o.TurnTimeout = shortLimit })
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-2", Text: "behave:hang-headers " + userWords,
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-2", Text: "behave:hang-headers " + userWords,
 		TaskID: first.TaskID, ContextID: first.ContextID})
 	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeTimeout || !res.Interrupted || res.TaskID != first.TaskID {
 		t.Fatalf("result = %+v, want FAILED timeout interrupted on the held task", res)
@@ -693,7 +693,7 @@ func TestTurnCallerDeadlineBounds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), shortLimit)
 	defer cancel()
 	start := time.Now()
-	res := h.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, false), MessageID: "turn-1", Text: "behave:hang-headers"}, nil)
+	res := h.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, false)), MessageID: "turn-1", Text: "behave:hang-headers"}, nil)
 	// The bound is far below the minute the invoker would wait on its own, far above the
 	// caller's deadline.
 	if elapsed := time.Since(start); elapsed > shortLimit+slack {
@@ -716,7 +716,7 @@ func TestTurnRedirectIsNotFollowed(t *testing.T) {
 	for _, streaming := range []bool{true, false} {
 		h := newHarness(t, func(o *invoke.Options) { o.Client = following })
 		agent := agentAt(srv.URL, streaming)
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
+		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
 		if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeRedirect {
 			t.Errorf("streaming=%v: result = %+v, want FAILED redirect", streaming, res)
 		}
@@ -733,7 +733,7 @@ func TestTurnConnectionRefused(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	for _, streaming := range []bool{true, false} {
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agentAt(fixtureagent.RefusedURL(t), streaming), MessageID: "turn-1", Text: userWords})
+		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(agentAt(fixtureagent.RefusedURL(t), streaming)), MessageID: "turn-1", Text: userWords})
 		if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeAgentUnreachable || res.Interrupted {
 			t.Errorf("streaming=%v: result = %+v, want FAILED agent_unreachable", streaming, res)
 		}
@@ -746,7 +746,7 @@ func TestTurnBlockedAddress(t *testing.T) {
 	strict := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{})
 	t.Cleanup(strict.CloseIdleConnections)
 	h := newHarness(t, func(o *invoke.Options) { o.Client = strict })
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "turn-1", Text: userWords})
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "turn-1", Text: userWords})
 	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeBlockedAddress {
 		t.Errorf("result = %+v, want FAILED blocked_address", res)
 	}
@@ -760,7 +760,7 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	srv := fixtureagent.New(t)
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, true)
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, APIKey: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
 	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeAPIKey {
 		t.Errorf("result = %+v, want FAILED api_key", res)
 	}
@@ -769,7 +769,7 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	}
 	noBox := invoke.New(invoke.Options{Client: loopbackClient(t)})
 	defer noBox.Close(t.Context())
-	res = noBox.Turn(t.Context(), invoke.Request{Agent: agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
+	res = *noBox.Turn(t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
 	if res.Err == nil || res.Err.Code != invoke.CodeAPIKey {
 		t.Errorf("without a secret box: %+v, want api_key", res)
 	}
@@ -781,7 +781,7 @@ func TestCancelTaskAndClose(t *testing.T) {
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, true)
 	agent.APIKeyHeaders = []string{"X-API-KEY", "X-Other-Key"}
-	first, _ := h.turn(t, t.Context(), invoke.Request{Agent: agent, MessageID: "turn-1", Text: "behave:input-required"})
+	first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel() // ReleaseSession's caller may be gone already: the cancel must still be sent
 	h.inv.CancelTask(ctx, agent, h.seal(t, agent.ID), first.TaskID)

@@ -344,7 +344,7 @@ func TestJSInterop(t *testing.T) {
 		}
 		// A turn with the profile exactly as registration derives it.
 		h := jsHarness(t)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: connector.Agent{ID: "js-card", Enabled: true, CardProfile: rep.Profile},
+		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &connector.Agent{ID: "js-card", Enabled: true, CardProfile: rep.Profile},
 			MessageID: "js-card-1", Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Text != whole {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -362,7 +362,7 @@ func TestJSInterop(t *testing.T) {
 		h := jsHarness(t)
 		a := jsAgentFor(agent.URL, true)
 		key := h.seal(t, a.ID)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: key, MessageID: "js-stream-1",
+		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "js-stream-1",
 			Text: "stream " + userWords, ContextID: "ctx-js-session"})
 		if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -386,7 +386,7 @@ func TestJSInterop(t *testing.T) {
 			}
 		}
 
-		res2, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: key, MessageID: "js-stream-2", Text: "stream again"})
+		res2, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "js-stream-2", Text: "stream again"})
 		if res2.Outcome != connector.OutcomeCompleted || res2.Text != whole {
 			t.Fatalf("second result = %+v", res2)
 		}
@@ -403,7 +403,7 @@ func TestJSInterop(t *testing.T) {
 	t.Run("send", func(t *testing.T) {
 		t.Parallel()
 		h := jsHarness(t)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: jsAgentFor(agent.URL, false), MessageID: "js-send-1", Text: "stream " + userWords})
+		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, false)), MessageID: "js-send-1", Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" || res.TaskID == "" {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 		}
@@ -442,7 +442,7 @@ func TestJSInterop(t *testing.T) {
 			t.Run(tt.name+map[bool]string{true: "/stream", false: "/send"}[streaming], func(t *testing.T) {
 				t.Parallel()
 				h := jsHarness(t)
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: jsAgentFor(agent.URL, streaming),
+				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, streaming)),
 					MessageID: "js-" + strings.ReplaceAll(t.Name(), "/", "-"), Text: tt.text, TaskID: tt.taskID})
 				if res.Outcome != tt.wantOutcome || res.State != tt.wantState || res.Text != tt.wantText {
 					t.Fatalf("result = %+v, want %s state %q text %q", res, tt.wantOutcome, tt.wantState, tt.wantText)
@@ -469,14 +469,14 @@ func TestJSInterop(t *testing.T) {
 			h := jsHarness(t)
 			a := jsAgentFor(agent.URL, streaming)
 			prefix := "js-ask-" + strconv.FormatBool(streaming)
-			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, MessageID: prefix + "-1", Text: "ask " + userWords})
+			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: prefix + "-1", Text: "ask " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != jsQuestion || first.TaskID == "" || first.ContextID == "" || first.State != "input-required" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q with task and context", first, jsQuestion)
 			}
 			if got := strings.Join(rec.texts(), ""); got != jsQuestion {
 				t.Errorf("first deltas = %q, want the question", got)
 			}
-			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: a, MessageID: prefix + "-2", Text: "Berlin",
+			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: prefix + "-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			const answer = "Weather in Berlin: sunny."
 			if second.Outcome != connector.OutcomeCompleted || second.Text != answer || second.TaskID != first.TaskID || second.ContextID != first.ContextID {
@@ -503,7 +503,7 @@ func TestJSInterop(t *testing.T) {
 			// turn. Two seconds are far above the gap between the agent's two writes.
 			o.IdleTimeout = 2 * time.Second
 		})
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: jsAgentFor(agent.URL, true), MessageID: "js-hangup-1", Text: "hangup " + userWords})
+		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, true)), MessageID: "js-hangup-1", Text: "hangup " + userWords})
 		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeStreamEnded || res.TaskID == "" || res.Interrupted {
 			t.Fatalf("result = %+v, want FAILED stream_ended with a task", res)
 		}
@@ -537,7 +537,7 @@ func TestJSInterop(t *testing.T) {
 		defer cancel()
 		var texts int
 		start := time.Now()
-		res := h.inv.Turn(ctx, invoke.Request{Agent: a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e connector.TurnEvent) {
+		res := h.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				if texts++; texts == 2 {
 					cancel() // barge-in

@@ -116,7 +116,7 @@ func (o *observer) start(ctx context.Context, req Request) (context.Context, tra
 }
 
 // end records the turn's result on its span and counts an agent error.
-func (o *observer) end(ctx context.Context, span trace.Span, res Result) {
+func (o *observer) end(ctx context.Context, span trace.Span, res *Result) {
 	if res.Err != nil && res.Err.Code != CodeCanceled {
 		opts, ok := o.byCode[res.Err.Code]
 		if !ok {

@@ -102,7 +102,7 @@ func TestTurnSpanOfAStreamingTurn(t *testing.T) {
 	ctx, parent := o.tracer.Start(t.Context(), "session")
 	var during int64
 	var texts int
-	res := o.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "m1",
+	res := o.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 		Text: "behave:stream " + userWords}, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
 			if texts == 0 {
@@ -180,7 +180,7 @@ func TestTurnSpanRecordsFallbackAndErrors(t *testing.T) {
 			t.Parallel()
 			srv := fixtureagent.New(t)
 			o := newObserved(t)
-			res := o.inv.Turn(t.Context(), invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "m1",
+			res := o.inv.Turn(t.Context(), invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 				Text: "behave:" + c.behave}, nil)
 			span := o.turnSpan(t)
 			if c.wantEvent != "" {
@@ -221,7 +221,7 @@ func TestCallerCancelIsNotAnAgentError(t *testing.T) {
 	srv := fixtureagent.New(t)
 	o := newObserved(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	res := o.inv.Turn(ctx, invoke.Request{Agent: agentAt(srv.URL, true), MessageID: "m1",
+	res := o.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 		Text: "behave:slow-stream"}, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
 			cancel()

@@ -201,7 +201,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: h.seal(t, a.ID), MessageID: id(t),
+			res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t),
 				Text: "stream " + userWords, ContextID: "ctx-" + id(t)})
 			if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 				t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -229,7 +229,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			h := newH(t)
 			a := p.agent(stream)
 			key := h.seal(t, a.ID)
-			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
+			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != peerQuestion || first.TaskID == "" || first.ContextID == "" ||
 				first.State != "input-required" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q with task and context", first, peerQuestion)
@@ -239,7 +239,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			}
 			checkCalls(t, p, id(t)+"-1", stream)
 
-			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: key, MessageID: id(t) + "-2", Text: "Berlin",
+			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t) + "-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != peerAnswer("Berlin") || second.TaskID != first.TaskID ||
 				second.ContextID != first.ContextID || second.State != "completed" {
@@ -261,7 +261,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
+			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
 			if res.Outcome != connector.OutcomeHandback || res.State != "rejected" || res.Err != nil || res.TaskID == "" {
 				t.Fatalf("result = %+v, want HANDBACK rejected with a task", res)
 			}
@@ -279,7 +279,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 		a := p.agent(p.Streaming)
 		a.EndpointTenant = peerTenant
 		a.Extensions = []string{peerExtension}
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
+		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Text != whole {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 		}

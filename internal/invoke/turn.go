@@ -58,16 +58,19 @@ type turn struct {
 	emittedAnyStatus                bool
 }
 
-func (t *turn) run() Result {
+// run calls the agent (stream or send) and returns how the call ended; finish makes the Result.
+func (t *turn) run() error {
 	hdr, herr := t.inv.header(t.req.Agent, t.req.APIKey)
 	if herr != nil {
-		return t.finish(herr)
+		return herr
 	}
 	if t.req.Agent.EndpointURL == "" {
-		return t.finish(&connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"})
+		return &connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"}
 	}
 	t.rt, t.alt = t.inv.routes(t.req.Agent)
-	msg := a2a.Message{
+	// One copy of the params, passed by pointer down to the encoder: every frame between here
+	// and the agent's body read stays on the goroutine's stack while the agent streams.
+	params := &a2a.MessageSendParams{Message: a2a.Message{
 		Kind:      a2a.KindMessage,
 		Role:      a2a.RoleUser,
 		Parts:     a2a.Parts{a2a.TextPart(t.req.Text)},
@@ -75,29 +78,28 @@ func (t *turn) run() Result {
 		ContextID: t.req.ContextID,
 		TaskID:    t.req.TaskID,
 		Metadata:  t.req.Metadata,
-	}
+	}}
 	var err error
 	if t.req.Agent.Streaming {
-		err = t.streamCounted(hdr, msg)
+		err = t.streamCounted(hdr, params)
 	} else {
-		err = t.send(hdr, msg)
+		err = t.send(hdr, params)
 	}
-	return t.finish(err)
+	return err
 }
 
 // streamCounted is stream, counted in a2ac.streams.active while it runs.
-func (t *turn) streamCounted(hdr http.Header, msg a2a.Message) error {
+func (t *turn) streamCounted(hdr http.Header, params *a2a.MessageSendParams) error {
 	active := t.inv.obs.streamsActive
 	active.Add(t.ctx, 1)
 	defer active.Add(t.ctx, -1)
-	return t.stream(hdr, msg)
+	return t.stream(hdr, params)
 }
 
 // stream runs message/stream (1.0: SendStreamingMessage) and, when the stream ends or breaks
 // before a final state, resumes the task (resume).
-func (t *turn) stream(hdr http.Header, msg a2a.Message) error {
+func (t *turn) stream(hdr http.Header, params *a2a.MessageSendParams) error {
 	so := t.streamOptions()
-	params := a2a.MessageSendParams{Message: msg}
 	st, err := t.openStream(hdr, params, so)
 	if err != nil && t.switchWire(err) {
 		st, err = t.openStream(hdr, params, so)
@@ -119,7 +121,7 @@ func (t *turn) streamOptions() a2a.StreamOptions {
 // openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
 // convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
 // endpoint) or does now; 1.0 agents stream on their interface URL.
-func (t *turn) openStream(hdr http.Header, params a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
+func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
 	if t.rt.wire != a2a.WireV0 {
@@ -134,16 +136,24 @@ func (t *turn) openStream(hdr http.Header, params a2a.MessageSendParams, so a2a.
 	t.streamURL = target
 	st, err := inv.client.StreamMessage(t.ctx, t.rt.endpoint(target, hdr), params, so)
 	if err != nil && target != base && notFoundOrNotAllowed(err) && t.ctx.Err() == nil {
-		// Standard A2A servers (the official SDKs among them) stream on url itself. Nothing was
-		// processed: the 404/405 came before any event, so sending again is safe.
-		inv.streamOnBase.Store(key, struct{}{})
-		t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
-		inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
-			"agent_id", t.req.Agent.ID, "status", statusCode(err))
-		t.streamURL = base
-		st, err = inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
+		return t.streamOnBase(hdr, params, so, key, err)
 	}
 	return st, err
+}
+
+// streamOnBase opens the stream on the interface URL after `{url}/stream` answered 404 or 405,
+// and remembers that for the agent. Standard A2A servers (the official SDKs among them) stream
+// on url itself. Nothing was processed: the 404/405 came before any event, so sending again is
+// safe. (Apart from openStream so that its frame, with the logging's, is not on the stack of
+// every turn.)
+func (t *turn) streamOnBase(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions, key streamKey, err error) (*a2a.Stream, error) {
+	inv, base := t.inv, t.rt.url
+	inv.streamOnBase.Store(key, struct{}{})
+	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
+	inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
+		"agent_id", t.req.Agent.ID, "status", statusCode(err))
+	t.streamURL = base
+	return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 }
 
 // switchWire moves the turn to the card's other interface when the first call was refused for
@@ -274,13 +284,9 @@ func agentAnswered(err error) bool {
 
 // send runs message/send (1.0: SendMessage) and polls tasks/get, with backoff, while the task is
 // submitted or working.
-func (t *turn) send(hdr http.Header, msg a2a.Message) error {
+func (t *turn) send(hdr http.Header, params *a2a.MessageSendParams) error {
 	inv := t.inv
-	blocking := true
-	params := a2a.MessageSendParams{
-		Message:       msg,
-		Configuration: &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking},
-	}
+	params.Configuration = &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)}
 	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
 	if err != nil && t.switchWire(err) {
 		ev, err = inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
@@ -407,8 +413,8 @@ func statusText(st a2a.TaskStatus) string {
 
 // finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
 // sends tasks/cancel when the cancel policy (cancelAfter) says our side abandons a live task.
-func (t *turn) finish(err error) Result {
-	res := Result{TaskID: t.taskID, ContextID: t.contextID, State: string(t.state)}
+func (t *turn) finish(err error) *Result {
+	res := &Result{TaskID: t.taskID, ContextID: t.contextID, State: string(t.state)}
 	res.Outcome, res.Err, res.Interrupted = t.ending(err)
 	if err == nil && t.messageResult {
 		res.State = "" // a Message has no task state
@@ -423,7 +429,7 @@ func (t *turn) finish(err error) Result {
 		res.Err.Message = a2a.Clip(res.Err.Message, 512, "…")
 	}
 	if cancelAfter(t.turnEnd(res)) {
-		t.inv.CancelTask(t.parent, t.req.Agent, t.req.APIKey, t.taskID)
+		t.inv.CancelTask(t.parent, *t.req.Agent, t.req.APIKey, t.taskID)
 	}
 	return res
 }
@@ -453,7 +459,7 @@ func (t *turn) tooLarge() *connector.TurnError {
 }
 
 // turnEnd is what the cancel policy needs to know of the turn and its result.
-func (t *turn) turnEnd(res Result) turnEnd {
+func (t *turn) turnEnd(res *Result) turnEnd {
 	return turnEnd{
 		taskID:        t.taskID,
 		heldTaskID:    t.req.TaskID,

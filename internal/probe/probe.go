@@ -213,7 +213,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed
 	)
 	start := p.now()
 	// emit runs on this goroutine, in order, and never after Turn returns.
-	res := inv.Turn(ctx, invoke.Request{Agent: a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
+	res := inv.Turn(ctx, invoke.Request{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
 		if got {
 			return
 		}
@@ -234,7 +234,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed
 	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), wait+time.Second)
 	defer closeCancel()
 	_ = inv.Close(closeCtx)
-	return turn{res: res, calls: rec.list(), firstEvent: first, gotEvent: got}
+	return turn{res: *res, calls: rec.list(), firstEvent: first, gotEvent: got}
 }
 
 // messageText is the first skill example of the card (what the agent's author shows as a sample

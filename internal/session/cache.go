@@ -22,24 +22,24 @@ type cachedAgent struct {
 type agentCache struct {
 	mu  sync.Mutex
 	max int
-	m   map[string]cachedAgent
+	m   map[string]*cachedAgent
 }
 
 func newAgentCache(max int) *agentCache {
-	return &agentCache{max: max, m: make(map[string]cachedAgent)}
+	return &agentCache{max: max, m: make(map[string]*cachedAgent)}
 }
 
-func (c *agentCache) get(tenantID, agentID string, version time.Time) (cachedAgent, bool) {
+func (c *agentCache) get(tenantID, agentID string, version time.Time) *cachedAgent {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[tenantID+"/"+agentID]
-	if !ok || !e.agent.UpdatedAt.Equal(version) {
-		return cachedAgent{}, false
+	e := c.m[tenantID+"/"+agentID]
+	if e == nil || !e.agent.UpdatedAt.Equal(version) {
+		return nil
 	}
-	return e, true
+	return e
 }
 
-func (c *agentCache) put(tenantID string, e cachedAgent) {
+func (c *agentCache) put(tenantID string, e *cachedAgent) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) >= c.max {

@@ -74,4 +74,4 @@ type failingStart struct {
 	err error
 }
 
-func (f *failingStart) Started(connector.Agent, bool, string) error { return f.err }
+func (f *failingStart) Started(*connector.Agent, bool, string) error { return f.err }

@@ -41,7 +41,7 @@ type Store interface {
 
 // Invoker runs one turn against one agent (internal/invoke implements it).
 type Invoker interface {
-	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result
+	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
 	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
 }
@@ -129,7 +129,7 @@ type Final struct {
 // a lone Final. Errors from Started and Final end the turn (the caller is gone); Event errors
 // are ignored because the caller's cancellation reaches the agent call through ctx anyway.
 type Sink interface {
-	Started(agent connector.Agent, held bool, taskID string) error
+	Started(agent *connector.Agent, held bool, taskID string) error
 	Event(e connector.TurnEvent) error
 	Final(f Final) error
 }
@@ -149,7 +149,7 @@ func MessageID(tenantID, sessionID, turnID string) string {
 func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
-	err := r.handleTurn(ctx, t, sink, &obs)
+	err := r.handleTurn(ctx, &t, sink, &obs)
 	r.obs.end(ctx, span, &obs, err)
 	r.recordHealth(&obs, err)
 	return err
@@ -158,18 +158,18 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 // handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
 // sink), record (the hold decision, saved, and the Final).
-func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs) error {
+func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnObs) error {
 	startedAt := r.now()
 	rt, err := r.route(ctx, t, startedAt)
 	if err != nil {
 		return err
 	}
-	if rt.agent.ID == "" {
+	if rt.agent == nil {
 		obs.outcome = connector.OutcomeNoAgent
 		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 	}
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
-	started := newStartedOnce(sink, &rt, r.startedWithin)
+	started := newStartedOnce(sink, rt, r.startedWithin)
 	defer started.stop()
 	res := r.invoker.Turn(ctx, invoke.Request{
 		Agent:     rt.agent,
@@ -193,9 +193,9 @@ func (r *Router) handleTurn(ctx context.Context, t Turn, sink Sink, obs *turnObs
 	return r.record(ctx, t, rt, startedAt, res, sink, obs)
 }
 
-// routed is where a turn goes; agent.ID is "" when nowhere (NO_AGENT).
+// routed is where a turn goes; agent is nil when nowhere (NO_AGENT).
 type routed struct {
-	agent     connector.Agent
+	agent     *connector.Agent // shared with the agent cache: read only
 	key       *secret.Sealed
 	held      bool            // the turn continues the session's held task
 	hold      *connector.Hold // the live hold before the turn, when held
@@ -205,41 +205,46 @@ type routed struct {
 
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
 // the engine's choice (§6.1); a hold on one that cannot is dropped for good.
-func (r *Router) route(ctx context.Context, t Turn, startedAt time.Time) (routed, error) {
+func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
 	if err != nil {
-		return routed{}, fmt.Errorf("session %s: %w", t.SessionID, err)
+		return nil, fmt.Errorf("session %s: %w", t.SessionID, err)
 	}
+	return r.routeTo(ctx, t, &lookup, startedAt)
+}
+
+// routeTo is route once the session is looked up.
+func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup, startedAt time.Time) (*routed, error) {
 	if h := lookup.Hold; h != nil {
 		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
 		switch {
 		case err == nil && a.Invocable() == nil:
-			return routed{agent: a, key: k, held: true, hold: h, taskID: h.TaskID, contextID: h.ContextID}, nil
+			return &routed{agent: a, key: k, held: true, hold: h, taskID: h.TaskID, contextID: h.ContextID}, nil
 		case err == nil || errors.Is(err, connector.ErrNotFound):
 			if err := r.dropHold(ctx, t, h.AgentID, startedAt); err != nil {
-				return routed{}, err
+				return nil, err
 			}
 		default:
-			return routed{}, fmt.Errorf("session %s: %w", t.SessionID, err)
+			return nil, fmt.Errorf("session %s: %w", t.SessionID, err)
 		}
 	}
 	if t.AgentID == "" {
-		return routed{}, nil
+		return &routed{}, nil
 	}
 	a, k, err := r.agent(ctx, t.TenantID, t.AgentID, lookup.AgentUpdatedAt)
 	if err != nil {
-		return routed{}, fmt.Errorf("agent %s: %w", t.AgentID, err)
+		return nil, fmt.Errorf("agent %s: %w", t.AgentID, err)
 	}
 	if err := a.Invocable(); err != nil {
-		return routed{}, fmt.Errorf("agent %s: %w", a.ID, err)
+		return nil, fmt.Errorf("agent %s: %w", a.ID, err)
 	}
-	return routed{agent: a, key: k, contextID: lookup.ContextID}, nil
+	return &routed{agent: a, key: k, contextID: lookup.ContextID}, nil
 }
 
 // dropHold releases the hold of an agent that was deleted or disabled, for good (it must not
 // come back if the agent is re-enabled); the turn is then routed as if there were none. Rare,
 // so the extra round trip is fine.
-func (r *Router) dropHold(ctx context.Context, t Turn, agentID string, startedAt time.Time) error {
+func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedAt time.Time) error {
 	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
 		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
 	err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
@@ -253,7 +258,7 @@ func (r *Router) dropHold(ctx context.Context, t Turn, agentID string, startedAt
 // record decides what the turn does to the hold (After), saves it and sends the Final. A change
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
 // Final says so; one that changes nothing it reads is saved after the Final, off its latency.
-func (r *Router) record(ctx context.Context, t Turn, rt routed, startedAt time.Time, res invoke.Result, sink Sink, obs *turnObs) error {
+func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
@@ -307,7 +312,7 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 
 // save records the turn: the session's context with the agent, and the hold change (none for
 // Keep). It runs even when the caller went away, with its own bound.
-func (r *Router) save(ctx context.Context, t Turn, agentID string, startedAt time.Time, contextID string, c Change) error {
+func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	rec := store.TurnRecord{
@@ -327,20 +332,20 @@ func (r *Router) save(ctx context.Context, t Turn, agentID string, startedAt tim
 // agent returns the agent and its sealed key from the cache when the stored version
 // (updated_at, read by LookupTurn in the same round trip as the hold) matches, else from the
 // store. So a change made through any replica's console is seen by the very next turn.
-func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (connector.Agent, *secret.Sealed, error) {
+func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (*connector.Agent, *secret.Sealed, error) {
 	if version.IsZero() {
-		return connector.Agent{}, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
+		return nil, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
 	}
-	if e, ok := r.agents.get(tenantID, agentID, version); ok {
-		return e.agent, e.key, nil
+	if e := r.agents.get(tenantID, agentID, version); e != nil {
+		return &e.agent, e.key, nil
 	}
 	a, s, err := r.store.AgentForTurn(ctx, tenantID, agentID)
 	if err != nil {
-		return connector.Agent{}, nil, err
+		return nil, nil, err
 	}
-	key := s
-	r.agents.put(tenantID, cachedAgent{agent: a, key: key})
-	return a, key, nil
+	e := &cachedAgent{agent: a, key: s}
+	r.agents.put(tenantID, e)
+	return &e.agent, e.key, nil
 }
 
 // Release ends the session's hold and asks the agent to cancel the held task (best effort, in

@@ -163,7 +163,7 @@ type reply struct {
 
 var _ Invoker = (*scriptedInvoker)(nil)
 
-func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result {
+func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
 	v.mu.Lock()
 	v.requests = append(v.requests, req)
 	r := v.replies[0]
@@ -172,7 +172,8 @@ func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(
 	for _, t := range r.texts {
 		emit(connector.TurnEvent{Kind: connector.TextEvent, Text: t})
 	}
-	return r.result
+	res := r.result
+	return &res
 }
 
 func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *secret.Sealed, taskID string) {
@@ -187,7 +188,7 @@ type logSink struct {
 	finals []Final
 }
 
-func (k *logSink) Started(a connector.Agent, held bool, taskID string) error {
+func (k *logSink) Started(a *connector.Agent, held bool, taskID string) error {
 	*k.log = append(*k.log, fmt.Sprintf("started %s held=%v task=%q", a.Name, held, taskID))
 	return nil
 }
@@ -382,7 +383,7 @@ type cancelOnStart struct {
 	cancel context.CancelFunc
 }
 
-func (c *cancelOnStart) Started(a connector.Agent, held bool, taskID string) error {
+func (c *cancelOnStart) Started(a *connector.Agent, held bool, taskID string) error {
 	c.cancel()
 	return c.Sink.Started(a, held, taskID)
 }
@@ -428,11 +429,11 @@ type gatedInvoker struct {
 	started <-chan struct{}
 }
 
-func (v *gatedInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) invoke.Result {
+func (v *gatedInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
 	select {
 	case <-v.started:
 	case <-time.After(10 * time.Second): // 10,000× the StartedWithin below
-		return invoke.Result{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
+		return &invoke.Result{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
 	}
 	return v.scriptedInvoker.Turn(ctx, req, emit)
 }
@@ -443,7 +444,7 @@ type startSignal struct {
 	started chan struct{}
 }
 
-func (k *startSignal) Started(a connector.Agent, held bool, taskID string) error {
+func (k *startSignal) Started(a *connector.Agent, held bool, taskID string) error {
 	close(k.started)
 	return k.logSink.Started(a, held, taskID)
 }

@@ -138,10 +138,23 @@ func (p *Providers) off() bool {
 type traceContextTransport struct{ next http.RoundTripper }
 
 func (t traceContextTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if !trace.SpanContextFromContext(req.Context()).IsValid() {
-		return t.next.RoundTrip(req)
+	if hasTraceContext(req.Context()) {
+		req = withTraceContext(req)
 	}
+	return t.next.RoundTrip(req)
+}
+
+// hasTraceContext and withTraceContext keep the span context (~100 bytes) and the clone out of
+// RoundTrip's stack frame, which stays on a turn's stack while it waits for the agent.
+//
+//go:noinline
+func hasTraceContext(ctx context.Context) bool {
+	return trace.SpanContextFromContext(ctx).IsValid()
+}
+
+//go:noinline
+func withTraceContext(req *http.Request) *http.Request {
 	r := req.Clone(req.Context()) // a RoundTripper must not change the caller's request
 	propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
-	return t.next.RoundTrip(r)
+	return r
 }
