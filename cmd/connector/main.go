@@ -162,7 +162,9 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
 	})
 
-	srv := grpc.NewServer(append(tp.GRPCServerOptions(),
+	// Outermost, so that grpc-go's goroutine waits on as few frames as possible.
+	opts := []grpc.ServerOption{grpc.ChainStreamInterceptor(grpcapi.OwnGoroutine)}
+	srv := grpc.NewServer(append(append(opts, tp.GRPCServerOptions()...),
 		// A string that is not UTF-8 is INVALID_ARGUMENT naming its field, not grpc-go's INTERNAL.
 		grpc.ForceServerCodecV2(grpcapi.Codec()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
