@@ -213,7 +213,8 @@ func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*rout
 	return r.routeTo(ctx, t, &lookup, startedAt)
 }
 
-// routeTo is route once the session is looked up.
+// routeTo is route once the session is looked up: a function of its own, so that its frame
+// (it handles agents and errors) is not on the goroutine's stack during the lookup's round trip.
 func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup, startedAt time.Time) (*routed, error) {
 	if h := lookup.Hold; h != nil {
 		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
