@@ -16,25 +16,43 @@ func goroutineID() string {
 	return string(bytes.Fields(buf)[1])
 }
 
-func TestOwnGoroutine_runs_the_stream_on_a_goroutine_of_its_own_and_returns_its_error(t *testing.T) {
+var turnInfo = &grpc.StreamServerInfo{FullMethod: "/a2aconnector.v1.Connector/HandleTurn", IsServerStream: true}
+
+func TestOwnGoroutineAbove_runs_streams_past_the_threshold_on_goroutines_of_their_own(t *testing.T) {
 	t.Parallel()
 	errDone := errors.New("handler done")
+	intercept := OwnGoroutineAbove(1)
 	srv := &Server{}
 	caller := goroutineID()
-	var ran string
+	var first, second string
 	var gotSrv any
-	err := OwnGoroutine(srv, nil, &grpc.StreamServerInfo{FullMethod: "/a2aconnector.v1.Connector/HandleTurn"},
-		func(s any, _ grpc.ServerStream) error {
-			ran, gotSrv = goroutineID(), s
+	// The first stream runs in place; while it is open, a second one gets its own goroutine.
+	err := intercept(srv, nil, turnInfo, func(s any, _ grpc.ServerStream) error {
+		first, gotSrv = goroutineID(), s
+		return intercept(srv, nil, turnInfo, func(any, grpc.ServerStream) error {
+			second = goroutineID()
 			return errDone
 		})
+	})
 	if !errors.Is(err, errDone) {
 		t.Errorf("error %v, want the handler's", err)
 	}
-	if ran == "" || ran == caller {
-		t.Errorf("handler ran on goroutine %q, the caller is %q: want another one", ran, caller)
+	if first != caller {
+		t.Errorf("the first stream ran on goroutine %q, want the caller's %q", first, caller)
+	}
+	if second == "" || second == caller {
+		t.Errorf("the second stream ran on goroutine %q, the caller is %q: want another one", second, caller)
 	}
 	if gotSrv != srv {
 		t.Errorf("handler got srv %v, want %v", gotSrv, srv)
+	}
+	// Both have ended: the next stream is the only one open again and runs in place.
+	var third string
+	_ = intercept(srv, nil, turnInfo, func(any, grpc.ServerStream) error {
+		third = goroutineID()
+		return nil
+	})
+	if third != caller {
+		t.Errorf("after both ended, a stream ran on goroutine %q, want the caller's %q", third, caller)
 	}
 }
