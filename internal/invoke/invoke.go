@@ -287,7 +287,7 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.T
 
 // newTurn puts the turn's state on the heap. Not inlined on purpose: inlined, the turn lived in
 // Turn's stack frame, which stays on the goroutine's stack while the agent streams; a parked
-// turn's stack must fit in 8 KiB (docs/performance.md, "stacks").
+// turn's stack must fit in 8 KiB (docs/performance.md, "Goroutine stacks of open streams").
 //
 //go:noinline
 func newTurn(inv *Invoker, span trace.Span, parent, ctx context.Context, req *Request, emit func(connector.TurnEvent)) *turn {
