@@ -72,8 +72,9 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 	}
 	// With nothing recording, no tracer at all: otelpgx still builds attributes and no-op spans
 	// for every query, and its 1 KiB stack frame alone pushed a parked turn's goroutine stack
-	// past 8 KiB (docs/performance.md, "Goroutine stacks of open streams"). otelpgx falls back to the OpenTelemetry
-	// globals, which this project never sets, so nil is passed on as the no-op provider.
+	// past 8 KiB (docs/performance.md, "Goroutine stacks of open streams"). otelpgx falls back
+	// to the OpenTelemetry globals, which this project never sets, so nil is passed on as the
+	// no-op provider.
 	if !off(o.TracerProvider, o.MeterProvider) {
 		cfg.ConnConfig.Tracer = otelpgx.NewTracer(
 			otelpgx.WithTracerProvider(cmp.Or[trace.TracerProvider](o.TracerProvider, tracenoop.NewTracerProvider())),
