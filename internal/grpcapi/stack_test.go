@@ -2,11 +2,19 @@ package grpcapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"net"
 	"runtime"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 )
 
 // goroutineID is the id in the first line of runtime.Stack ("goroutine 42 [running]:").
@@ -54,5 +62,49 @@ func TestOwnGoroutineAbove_runs_streams_past_the_threshold_on_goroutines_of_thei
 	})
 	if third != caller {
 		t.Errorf("after both ended, a stream ran on goroutine %q, want the caller's %q", third, caller)
+	}
+}
+
+// Through a real gRPC server, a stream on its own goroutine sends, receives its caller's
+// cancellation, and ends: the server then stops gracefully (it would wait for a stuck one).
+func TestOwnGoroutineAbove_serves_a_real_stream_to_its_end(t *testing.T) {
+	t.Parallel()
+	srv := grpc.NewServer(grpc.ChainStreamInterceptor(OwnGoroutineAbove(0)))
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	ctx, cancel := context.WithCancel(t.Context())
+	watch, err := healthpb.NewHealthClient(conn).Watch(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := watch.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("first message %v, %v; want SERVING", r, err)
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	if r, err := watch.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("second message %v, %v; want NOT_SERVING", r, err)
+	}
+	cancel()
+	if _, err := watch.Recv(); status.Code(err) != codes.Canceled {
+		t.Fatalf("after cancel: %v, want Canceled", err)
+	}
+	stopped := make(chan struct{})
+	go func() { srv.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second): // a stopped stream ends in milliseconds
+		srv.Stop()
+		t.Fatal("the server did not stop gracefully: the stream's goroutine did not end")
 	}
 }
