@@ -152,7 +152,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		return err
 	}
 	inv := invoke.New(invoke.Options{
-		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
+		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,

@@ -134,7 +134,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		MeterProvider:  tp.MeterProvider,
 	})
 	invOpts := invoke.Options{
-		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0,
+		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,

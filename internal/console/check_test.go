@@ -58,7 +58,7 @@ func newCheckEnv(t *testing.T, limit CheckLimit) (*env, string) {
 		t.Fatal(err)
 	}
 	cards := cardfetch.New(cardfetch.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true})
-	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box}
+	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box}
 	inv := invoke.New(invOpts)
 	t.Cleanup(func() { inv.Close(context.Background()) })
 	logs := &syncBuffer{}

@@ -56,7 +56,7 @@ func TestCheckMyAgentInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	cards := cardfetch.New(cardfetch.Options{AllowInsecureHTTP: true, Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3})})
-	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box}
+	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box}
 	logs := &syncBuffer{}
 	srv := New(Config{
 		Store:      store.New(testDB.Pool),

@@ -48,7 +48,7 @@ func newHealthEnv(t *testing.T) *healthEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box})
+	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box})
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	logs := &syncBuffer{}
 	st := store.New(testDB.Pool)

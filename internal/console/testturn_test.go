@@ -37,7 +37,7 @@ func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{}), Secrets: box})
+	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box})
 	t.Cleanup(func() { inv.Close(context.Background()) })
 	st := store.New(testDB.Pool)
 	srv := New(Config{

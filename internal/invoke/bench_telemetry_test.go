@@ -39,7 +39,7 @@ func BenchmarkStreamTurnTraced(b *testing.B) {
 				o.TracerProvider, o.MeterProvider = p.TracerProvider, p.MeterProvider
 				o.Client = netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
 					AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-					netguard.ClientOptions{WrapTransport: p.AgentTransport})
+					netguard.ClientOptions{WrapTransport: p.AgentTransport, InlineHTTP1: true})
 				b.Cleanup(o.Client.CloseIdleConnections)
 			})
 			req := invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "bench", Text: "behave:stream"}

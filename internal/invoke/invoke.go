@@ -162,7 +162,7 @@ func (inv *Invoker) remember(a *connector.Agent, to route) {
 // New returns an Invoker.
 func New(o Options) *Invoker {
 	if o.Client == nil {
-		o.Client = netguard.NewClient(netguard.Policy{}, netguard.ClientOptions{})
+		o.Client = netguard.NewClient(netguard.Policy{}, netguard.ClientOptions{InlineHTTP1: true})
 	}
 	if o.TurnTimeout <= 0 {
 		o.TurnTimeout = DefaultTurnTimeout

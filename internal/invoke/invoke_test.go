@@ -61,10 +61,11 @@ type harness struct {
 	logs *lockedBuffer
 }
 
-// loopbackClient is the agent client of local dev: netguard allowing 127.0.0.0/8 over http.
+// loopbackClient is the agent client of local dev: netguard allowing 127.0.0.0/8 over http,
+// with the connector's transport (internal/h1).
 func loopbackClient(t testing.TB) *http.Client {
 	hc := netguard.NewClient(netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true},
-		netguard.ClientOptions{MaxRedirects: 0})
+		netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true})
 	t.Cleanup(hc.CloseIdleConnections)
 	return hc
 }

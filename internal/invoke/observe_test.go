@@ -41,7 +41,7 @@ func newObserved(t testing.TB) *observed {
 		o.TracerProvider, o.MeterProvider = p.TracerProvider, p.MeterProvider
 		o.Client = netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true,
 			AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
-			netguard.ClientOptions{WrapTransport: p.AgentTransport})
+			netguard.ClientOptions{WrapTransport: p.AgentTransport, InlineHTTP1: true})
 		t.Cleanup(o.Client.CloseIdleConnections)
 	})
 	return &observed{harness: h, spans: spans, reader: reader, tracer: p.TracerProvider.Tracer("test")}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/h1"
 )
 
 // ErrTooManyRedirects is returned (wrapped in a *url.Error) when a response would be the
@@ -37,6 +39,12 @@ type ClientOptions struct {
 	// WrapTransport, if set, wraps the guarded transport (e.g. otelhttp). It is applied
 	// outermost, so the URL check still sees the request as it is finally sent.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// InlineHTTP1 sends requests with internal/h1 instead of net/http's Transport: HTTP/1.1
+	// only, each round trip and body read on the caller's goroutine, no goroutines per
+	// connection. For the agent calls of the turn path, where net/http's hand-overs between
+	// its connection goroutines cost ~0.1 ms a call and 8 KiB of stacks per open stream
+	// (docs/decisions.md, "Agent calls over HTTP/1.1 on the caller's goroutine").
+	InlineHTTP1 bool
 }
 
 const defaultTimeout = 5 * time.Second
@@ -50,13 +58,60 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 	// The caller keeps its slice; a later change to it must not race with or alter this client.
 	p.AllowedCIDRs = slices.Clone(p.AllowedCIDRs)
 	dialTimeout := orDefault(o.DialTimeout)
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return p.dial(ctx, dialTimeout, network, addr)
+	}
 	const maxResponseHeaderBytes = 64 << 10
-	tr := &http.Transport{
-		Proxy: nil,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return p.dial(ctx, dialTimeout, network, addr)
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
+	var next roundTripCloser
+	if o.InlineHTTP1 {
+		// The same limits as the net/http transport below, and why, are said there.
+		next = h1.New(h1.Options{
+			Dial:                   dial,
+			TLSConfig:              tlsConfig,
+			TLSHandshakeTimeout:    orDefault(o.TLSHandshakeTimeout),
+			ResponseHeaderTimeout:  o.ResponseHeaderTimeout,
+			MaxResponseHeaderBytes: maxResponseHeaderBytes,
+			MaxIdleConns:           4096,
+			MaxIdleConnsPerHost:    1024,
+			IdleConnTimeout:        90 * time.Second,
+			ReadBufferSize:         1 << 10,
+			WriteBufferSize:        1 << 10,
+		})
+	} else {
+		next = newTransport(o, dial, tlsConfig, maxResponseHeaderBytes)
+	}
+	var rt http.RoundTripper = &guardedTransport{policy: p, next: next}
+	if o.WrapTransport != nil {
+		rt = o.WrapTransport(rt)
+	}
+	maxRedirects := o.MaxRedirects
+	return &http.Client{
+		Transport: rt,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if maxRedirects <= 0 {
+				return http.ErrUseLastResponse
+			}
+			if len(via) > maxRedirects {
+				return fmt.Errorf("stopped after %d: %w", maxRedirects, ErrTooManyRedirects)
+			}
+			// The transport checks again; refusing here means the hop is never attempted.
+			return p.CheckURL(req.URL)
 		},
-		TLSClientConfig:       &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs},
+	}
+}
+
+// roundTripCloser is a transport whose idle connections can be closed.
+type roundTripCloser interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
+func newTransport(o ClientOptions, dial func(context.Context, string, string) (net.Conn, error), tlsConfig *tls.Config, maxResponseHeaderBytes int64) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dial,
+		TLSClientConfig:       tlsConfig,
 		TLSHandshakeTimeout:   orDefault(o.TLSHandshakeTimeout),
 		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
 		ForceAttemptHTTP2:     true,
@@ -80,24 +135,6 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 		// card) bypasses it, so big bodies cost no more system calls. 10,000 open streams:
 		// ~30 MB less live heap.
 		ReadBufferSize: 1 << 10,
-	}
-	var rt http.RoundTripper = &guardedTransport{policy: p, next: tr}
-	if o.WrapTransport != nil {
-		rt = o.WrapTransport(rt)
-	}
-	maxRedirects := o.MaxRedirects
-	return &http.Client{
-		Transport: rt,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if maxRedirects <= 0 {
-				return http.ErrUseLastResponse
-			}
-			if len(via) > maxRedirects {
-				return fmt.Errorf("stopped after %d: %w", maxRedirects, ErrTooManyRedirects)
-			}
-			// The transport checks again; refusing here means the hop is never attempted.
-			return p.CheckURL(req.URL)
-		},
 	}
 }
 
@@ -135,7 +172,7 @@ func (p Policy) dial(ctx context.Context, timeout time.Duration, network, addr s
 // inner transport sees it.
 type guardedTransport struct {
 	policy Policy
-	next   *http.Transport
+	next   roundTripCloser
 }
 
 // RoundTrip refuses a request whose URL p.CheckURL refuses, else passes it on.

@@ -22,7 +22,10 @@ func TestNewClient_transport_settings(t *testing.T) {
 	if !ok {
 		t.Fatalf("Transport = %T, want *guardedTransport", c.Transport)
 	}
-	tr := g.next
+	tr, ok := g.next.(*http.Transport)
+	if !ok {
+		t.Fatalf("inner transport = %T, want *http.Transport", g.next)
+	}
 	if tr.Proxy != nil {
 		t.Error("Transport.Proxy is set; a proxy would dial for us and defeat the address check")
 	}

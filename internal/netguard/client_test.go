@@ -149,27 +149,36 @@ var targets = []struct {
 	{name: "private_10.0.0.1", host: "10.0.0.1"},
 }
 
+// transports are the two inner transports a client can have: the address checks, the limits
+// and the pool must hold for both.
+var transports = []struct {
+	name   string
+	inline bool
+}{{"net_http", false}, {"inline_http1", true}}
+
 func TestClient_refuses_blocked_destinations_at_once(t *testing.T) {
 	t.Parallel()
-	for _, tt := range targets {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			listen := tt.listen
-			if listen == "" {
-				listen = "127.0.0.1:0" // a real server anyway, so a leak would be seen as a hit
-			}
-			s := startServer(t, listen, false, okHandler())
-			c := newClient(t, netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{})
+	for _, tr := range transports {
+		for _, tt := range targets {
+			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				listen := tt.listen
+				if listen == "" {
+					listen = "127.0.0.1:0" // a real server anyway, so a leak would be seen as a hit
+				}
+				s := startServer(t, listen, false, okHandler())
+				c := newClient(t, netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{InlineHTTP1: tr.inline})
 
-			_, elapsed, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
-			be := wantBlocked(t, err, elapsed)
-			if be.Reason == "" {
-				t.Errorf("refusal %v gives no reason", be)
-			}
-			if n := s.hits.Load(); n != 0 {
-				t.Errorf("server served %d requests, want 0", n)
-			}
-		})
+				_, elapsed, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
+				be := wantBlocked(t, err, elapsed)
+				if be.Reason == "" {
+					t.Errorf("refusal %v gives no reason", be)
+				}
+				if n := s.hits.Load(); n != 0 {
+					t.Errorf("server served %d requests, want 0", n)
+				}
+			})
+		}
 	}
 }
 
@@ -190,24 +199,26 @@ func TestClient_refusal_of_a_name_names_the_host_and_dialed_address(t *testing.T
 
 func TestClient_reaches_blocked_destinations_inside_AllowedCIDRs(t *testing.T) {
 	t.Parallel()
-	for _, tt := range targets {
-		if tt.listen == "" {
-			continue
-		}
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			s := startServer(t, tt.listen, false, okHandler())
-			p := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, tt.allow)}
-			c := newClient(t, p, netguard.ClientOptions{})
+	for _, tr := range transports {
+		for _, tt := range targets {
+			if tt.listen == "" {
+				continue
+			}
+			t.Run(tr.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				s := startServer(t, tt.listen, false, okHandler())
+				p := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, tt.allow)}
+				c := newClient(t, p, netguard.ClientOptions{InlineHTTP1: tr.inline})
 
-			body, _, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
-			if err != nil {
-				t.Fatalf("GET with %s allowed: %v", tt.allow, err)
-			}
-			if body != "ok" || s.hits.Load() != 1 {
-				t.Errorf("body %q, hits %d; want \"ok\", 1", body, s.hits.Load())
-			}
-		})
+				body, _, err := get(t, c, "http://"+tt.host+":"+port(t, s)+"/")
+				if err != nil {
+					t.Fatalf("GET with %s allowed: %v", tt.allow, err)
+				}
+				if body != "ok" || s.hits.Load() != 1 {
+					t.Errorf("body %q, hits %d; want \"ok\", 1", body, s.hits.Load())
+				}
+			})
+		}
 	}
 }
 
@@ -322,23 +333,25 @@ func TestClient_https(t *testing.T) {
 	t.Parallel()
 	p := netguard.Policy{AllowedCIDRs: prefixes(t, "127.0.0.0/8")} // https only
 
-	t.Run("trusted_by_RootCAs", func(t *testing.T) {
-		t.Parallel()
-		s := startServer(t, "127.0.0.1:0", true, okHandler())
-		body, _, err := get(t, newClient(t, p, netguard.ClientOptions{RootCAs: certPool(s)}), s.URL+"/")
-		if err != nil || body != "ok" {
-			t.Fatalf("GET = %q, %v; want \"ok\"", body, err)
-		}
-	})
-	t.Run("untrusted_without_RootCAs", func(t *testing.T) {
-		t.Parallel()
-		s := startServer(t, "127.0.0.1:0", true, okHandler())
-		_, _, err := get(t, newClient(t, p, netguard.ClientOptions{}), s.URL+"/")
-		var uae x509.UnknownAuthorityError
-		if !errors.As(err, &uae) {
-			t.Fatalf("GET with system roots: err = %v, want x509.UnknownAuthorityError", err)
-		}
-	})
+	for _, tr := range transports {
+		t.Run(tr.name+"/trusted_by_RootCAs", func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, "127.0.0.1:0", true, okHandler())
+			body, _, err := get(t, newClient(t, p, netguard.ClientOptions{RootCAs: certPool(s), InlineHTTP1: tr.inline}), s.URL+"/")
+			if err != nil || body != "ok" {
+				t.Fatalf("GET = %q, %v; want \"ok\"", body, err)
+			}
+		})
+		t.Run(tr.name+"/untrusted_without_RootCAs", func(t *testing.T) {
+			t.Parallel()
+			s := startServer(t, "127.0.0.1:0", true, okHandler())
+			_, _, err := get(t, newClient(t, p, netguard.ClientOptions{InlineHTTP1: tr.inline}), s.URL+"/")
+			var uae x509.UnknownAuthorityError
+			if !errors.As(err, &uae) {
+				t.Fatalf("GET with system roots: err = %v, want x509.UnknownAuthorityError", err)
+			}
+		})
+	}
 	t.Run("plain_http_is_refused", func(t *testing.T) {
 		t.Parallel()
 		s := startServer(t, "127.0.0.1:0", false, okHandler())
@@ -411,6 +424,15 @@ func TestClient_policy_is_copied(t *testing.T) {
 // writes in pieces that straddle the buffer's size.
 func TestClient_large_headers_and_bodies_pass_its_small_buffers(t *testing.T) {
 	t.Parallel()
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			testLargeHeadersAndBodies(t, tr.inline)
+		})
+	}
+}
+
+func testLargeHeadersAndBodies(t *testing.T, inline bool) {
 	header := strings.Repeat("h", 20<<10)
 	body := strings.Repeat("0123456789abcdef", 12<<10) // 192 KiB
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -425,7 +447,7 @@ func TestClient_large_headers_and_bodies_pass_its_small_buffers(t *testing.T) {
 		}
 	}))
 	t.Cleanup(s.Close)
-	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")}, netguard.ClientOptions{})
+	c := newClient(t, netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.0/8")}, netguard.ClientOptions{InlineHTTP1: inline})
 	reqBody := strings.Repeat("r", 70<<10)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL, strings.NewReader(reqBody))
 	if err != nil {
@@ -457,6 +479,15 @@ func TestClient_large_headers_and_bodies_pass_its_small_buffers(t *testing.T) {
 // again (a handshake, two goroutines and buffers per turn on both sides).
 func TestClient_keeps_a_busy_hosts_connections_for_the_next_wave(t *testing.T) {
 	t.Parallel()
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			testBusyHostsConnections(t, tr.inline)
+		})
+	}
+}
+
+func testBusyHostsConnections(t *testing.T, inline bool) {
 	const wave = 200
 	var (
 		arrived = make(chan struct{}, wave)
@@ -475,7 +506,7 @@ func TestClient_keeps_a_busy_hosts_connections_for_the_next_wave(t *testing.T) {
 	}
 	s.Start()
 	t.Cleanup(s.Close)
-	c := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.1/32")}, netguard.ClientOptions{})
+	c := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: prefixes(t, "127.0.0.1/32")}, netguard.ClientOptions{InlineHTTP1: inline})
 	t.Cleanup(c.CloseIdleConnections)
 	for round := 1; round <= 2; round++ {
 		var wg sync.WaitGroup

@@ -1,0 +1,510 @@
+// Package h1 is an HTTP/1.1 client transport whose round trips run entirely on the caller's
+// goroutine: the goroutine that calls RoundTrip writes the request and reads the response
+// headers, and the goroutine that reads the body reads it straight from the connection.
+//
+// net/http's Transport keeps two goroutines per connection (a read loop and a write loop) and
+// hands every request and every response across them. On the turn path that costs twice: each
+// hand-over wakes another thread, which on a small VM adds ~0.1 ms to an agent call whose agent
+// answers in 0.2 ms (docs/performance.md), and each open stream holds those two goroutines'
+// stacks (8 KiB of ~20 KiB per stream with 10,000 open). Here a connection is a socket and two
+// small buffers, and an idle one in the pool is nothing more.
+//
+// The wire format is net/http's own: requests are written with (*http.Request).Write and
+// responses parsed with http.ReadResponse, so framing (Content-Length, chunked, trailers,
+// keep-alive rules) is the standard library's. What this package adds is the connection pool,
+// TLS, cancellation and the limits.
+//
+// It refuses what the agent calls do not need: HTTP/2 (TLS offers only http/1.1 in ALPN),
+// proxies, protocol upgrades (101), compression (nothing asks for gzip, so nothing is undone),
+// and Expect: 100-continue. Dialing is the caller's (netguard passes its SSRF-checked dialer).
+package h1
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure a Transport. Dial is required; zero values elsewhere mean the defaults.
+type Options struct {
+	// Dial connects to addr ("host:port"). Every connection is made with it.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TLSConfig is used for https (cloned; ServerName defaults to the URL's host, NextProtos
+	// is always http/1.1). Nil means the defaults with TLS 1.2 as the minimum.
+	TLSConfig *tls.Config
+	// TLSHandshakeTimeout bounds a TLS handshake (default 10 s).
+	TLSHandshakeTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the response headers after the request is
+	// written; 0 means none (the request's context still applies).
+	ResponseHeaderTimeout time.Duration
+	// MaxResponseHeaderBytes caps the status line and headers of a response (default 64 KiB).
+	MaxResponseHeaderBytes int64
+	// MaxIdleConns caps idle connections over all hosts (default 100); MaxIdleConnsPerHost
+	// caps them per host (default 2). A connection that does not fit is closed.
+	MaxIdleConns, MaxIdleConnsPerHost int
+	// IdleConnTimeout closes a connection idle that long (default 90 s).
+	IdleConnTimeout time.Duration
+	// ReadBufferSize and WriteBufferSize size each connection's buffers (default 4 KiB). A
+	// read into a larger slice bypasses the read buffer.
+	ReadBufferSize, WriteBufferSize int
+}
+
+// Transport is an http.RoundTripper for http and https URLs over HTTP/1.1 with keep-alive. It
+// is safe for concurrent use. The response body must be read to its end or closed: a body read
+// to its end returns the connection to the pool, a body closed early closes the connection.
+type Transport struct {
+	o Options
+
+	mu    sync.Mutex
+	idle  map[string][]*conn // per scheme://host:port, most recently used last
+	nIdle int
+}
+
+var _ http.RoundTripper = (*Transport)(nil)
+
+// New returns a Transport.
+func New(o Options) *Transport {
+	if o.Dial == nil {
+		panic("h1: Options.Dial is nil")
+	}
+	if o.TLSHandshakeTimeout <= 0 {
+		o.TLSHandshakeTimeout = 10 * time.Second
+	}
+	if o.MaxResponseHeaderBytes <= 0 {
+		o.MaxResponseHeaderBytes = 64 << 10
+	}
+	if o.MaxIdleConns <= 0 {
+		o.MaxIdleConns = 100
+	}
+	if o.MaxIdleConnsPerHost <= 0 {
+		o.MaxIdleConnsPerHost = 2
+	}
+	if o.IdleConnTimeout <= 0 {
+		o.IdleConnTimeout = 90 * time.Second
+	}
+	if o.ReadBufferSize <= 0 {
+		o.ReadBufferSize = 4 << 10
+	}
+	if o.WriteBufferSize <= 0 {
+		o.WriteBufferSize = 4 << 10
+	}
+	if o.TLSConfig == nil {
+		o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	o.TLSConfig = o.TLSConfig.Clone()
+	o.TLSConfig.NextProtos = []string{"http/1.1"}
+	return &Transport{o: o, idle: make(map[string][]*conn)}
+}
+
+// RoundTrip sends req and returns its response once the headers are read. A request sent on a
+// pooled connection that the server had already closed is sent again on a new connection when
+// that is safe: nothing of a response was read, and the request is idempotent (a GET, HEAD,
+// OPTIONS or TRACE, or one with an Idempotency-Key or X-Idempotency-Key header, which may be
+// nil to mark it without sending it; net/http's rule) with a body it can produce again.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	key, addr, err := hostKey(req.URL)
+	if err != nil {
+		closeBody(req)
+		return nil, err
+	}
+	ctx := req.Context()
+	send := req
+	for {
+		c, reused, err := t.conn(ctx, key, addr, req.URL.Hostname())
+		if err != nil {
+			closeBody(send)
+			return nil, err
+		}
+		resp, err := c.roundTrip(ctx, send)
+		if err == nil {
+			resp.Request = req
+			return resp, nil
+		}
+		c.close()
+		if !reused || c.received > 0 || ctx.Err() != nil || !resendable(req) {
+			return nil, err
+		}
+		// The server closed the pooled connection before this request reached it (servers drop
+		// idle keep-alive connections after a few seconds): send it again on a fresh one.
+		if send, err = rewound(req); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// CloseIdleConnections closes every pooled connection. Connections in use are not affected.
+func (t *Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle, t.nIdle = make(map[string][]*conn), 0
+	t.mu.Unlock()
+	for _, cs := range idle {
+		for _, c := range cs {
+			c.close()
+		}
+	}
+}
+
+// conn returns a pooled connection to key (reused = true) or dials a new one.
+func (t *Transport) conn(ctx context.Context, key, addr, host string) (c *conn, reused bool, err error) {
+	now := time.Now()
+	t.mu.Lock()
+	for cs := t.idle[key]; len(cs) > 0; cs = t.idle[key] {
+		c = cs[len(cs)-1]
+		cs[len(cs)-1] = nil
+		t.idle[key] = cs[:len(cs)-1]
+		t.nIdle--
+		if now.Sub(c.idleSince) < t.o.IdleConnTimeout {
+			t.mu.Unlock()
+			c.idleTimer.Stop()
+			return c, true, nil
+		}
+		c.close() // its timer is about to close it; do not wait for that
+	}
+	t.mu.Unlock()
+	c, err = t.dial(ctx, key, addr, host)
+	return c, false, err
+}
+
+// dial opens a connection, with TLS for https.
+func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, error) {
+	nc, err := t.o.Dial(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{t: t, key: key}
+	if strings.HasPrefix(key, "https:") {
+		cfg := t.o.TLSConfig
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName = host
+		}
+		tc := tls.Client(nc, cfg)
+		hctx, cancel := context.WithTimeout(ctx, t.o.TLSHandshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
+		}
+		state := tc.ConnectionState()
+		c.tls = &state
+		nc = tc
+	}
+	c.nc = nc
+	c.br = bufio.NewReaderSize(&c.counter, t.o.ReadBufferSize)
+	c.counter.r = nc
+	c.bw = bufio.NewWriterSize(nc, t.o.WriteBufferSize)
+	return c, nil
+}
+
+// put returns c to the pool, or closes it when the pool is full.
+func (t *Transport) put(c *conn) {
+	t.mu.Lock()
+	cs := t.idle[c.key]
+	if t.nIdle >= t.o.MaxIdleConns && len(cs) == 0 {
+		t.mu.Unlock()
+		c.close()
+		return
+	}
+	var evicted *conn
+	if len(cs) >= t.o.MaxIdleConnsPerHost || t.nIdle >= t.o.MaxIdleConns {
+		// Keep the most recently used: the oldest is the likeliest to be closed by the server.
+		evicted = cs[0]
+		cs = append(cs[:0], cs[1:]...)
+		t.nIdle--
+	}
+	c.idleSince = time.Now()
+	t.idle[c.key] = append(cs, c)
+	t.nIdle++
+	if c.idleTimer == nil {
+		c.idleTimer = time.AfterFunc(t.o.IdleConnTimeout, c.expire)
+	} else {
+		c.idleTimer.Reset(t.o.IdleConnTimeout)
+	}
+	t.mu.Unlock()
+	if evicted != nil {
+		evicted.close()
+	}
+}
+
+// expire closes c if it is still idle in the pool (a conn taken out since is not touched).
+func (c *conn) expire() {
+	t := c.t
+	t.mu.Lock()
+	cs := t.idle[c.key]
+	for i, x := range cs {
+		if x == c {
+			t.idle[c.key] = append(cs[:i], cs[i+1:]...)
+			t.nIdle--
+			t.mu.Unlock()
+			c.close()
+			return
+		}
+	}
+	t.mu.Unlock()
+}
+
+// conn is one HTTP/1.1 connection: a socket and its two buffers.
+type conn struct {
+	t       *Transport
+	key     string
+	nc      net.Conn
+	tls     *tls.ConnectionState
+	counter countingReader
+	br      *bufio.Reader
+	bw      *bufio.Writer
+
+	// received counts response bytes read since the current request was written.
+	received int64
+
+	idleSince time.Time
+	idleTimer *time.Timer
+
+	closeOnce sync.Once
+}
+
+func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+
+// interrupt makes a blocked read or write on c return at once.
+func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
+
+var aLongTimeAgo = time.Unix(1, 0)
+
+// roundTrip writes req and reads the response headers; the body is read by the caller.
+func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response, error) {
+	c.received = 0
+	c.counter.n = &c.received
+	stop := context.AfterFunc(ctx, c.interrupt)
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err := req.Write(c.bw); err != nil {
+		return fail(fmt.Errorf("write request: %w", err))
+	}
+	if err := c.bw.Flush(); err != nil {
+		return fail(fmt.Errorf("write request: %w", err))
+	}
+	var headerTimedOut *time.Timer
+	if d := c.t.o.ResponseHeaderTimeout; d > 0 {
+		headerTimedOut = time.AfterFunc(d, c.interrupt)
+	}
+	// The limit counts bytes taken from the socket, which may include the start of the body
+	// the buffer read along with the headers: the buffer's size is allowed on top.
+	c.counter.limit = c.t.o.MaxResponseHeaderBytes + int64(c.br.Size())
+	resp, err := c.readHeaders(req)
+	c.counter.limit = 0
+	if headerTimedOut != nil && !headerTimedOut.Stop() {
+		return fail(errors.New("timeout awaiting response headers"))
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if c.tls != nil {
+		resp.TLS = c.tls
+	}
+	b := &body{c: c, rc: resp.Body, stop: stop, ctx: ctx,
+		reusable: !resp.Close && !req.Close}
+	if resp.Body == http.NoBody {
+		// Nothing follows the headers (HEAD, 204, 304, Content-Length: 0): the connection is
+		// free now.
+		b.finish(nil)
+		return resp, nil
+	}
+	resp.Body = b
+	return resp, nil
+}
+
+// readHeaders reads the response to req, skipping informational (1xx) responses.
+func (c *conn) readHeaders(req *http.Request) (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(c.br, req)
+		if err != nil {
+			if errors.Is(err, errHeaderTooLarge) {
+				return nil, fmt.Errorf("read response: headers exceed %d bytes", c.t.o.MaxResponseHeaderBytes)
+			}
+			return nil, fmt.Errorf("read response: %w", err)
+		}
+		switch {
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			return nil, errors.New("read response: protocol switch (101) is not supported")
+		case resp.StatusCode >= 100 && resp.StatusCode < 200:
+			continue // 103 Early Hints and the like carry no body
+		}
+		return resp, nil
+	}
+}
+
+// body is a response body read straight from its connection. Close may be called from another
+// goroutine while a Read is blocked: it closes the connection, which ends the Read.
+type body struct {
+	c        *conn
+	rc       io.ReadCloser // net/http's body reader over c.br (framing, chunked, trailers)
+	ctx      context.Context
+	stop     func() bool
+	reusable bool
+
+	mu   sync.Mutex
+	done bool  // the connection was released or closed
+	err  error // what Read returns once done
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.done {
+		err := b.err
+		b.mu.Unlock()
+		return 0, err
+	}
+	b.mu.Unlock()
+	n, err := b.rc.Read(p)
+	if err == nil {
+		return n, nil
+	}
+	if err != io.EOF && b.ctx.Err() != nil {
+		err = b.ctx.Err()
+	}
+	b.finish(err)
+	b.mu.Lock()
+	err = b.err
+	b.mu.Unlock()
+	return n, err
+}
+
+// finish releases the connection once: back to the pool after a body read to its end (err is
+// io.EOF or nil) when it can carry another request, else closed.
+func (b *body) finish(err error) {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return
+	}
+	b.done = true
+	if err == nil {
+		err = io.EOF
+	}
+	b.err = err
+	b.mu.Unlock()
+	// stop reports false when the context's interrupt already ran (or runs now): the
+	// connection's deadline is spoiled, so it is not reused.
+	if b.stop() && err == io.EOF && b.reusable {
+		b.c.t.put(b.c)
+		return
+	}
+	b.c.close()
+}
+
+// Close releases the connection: pooled when the body was read to its end, closed otherwise
+// (the rest of a stream is not drained).
+func (b *body) Close() error {
+	b.mu.Lock()
+	if b.done {
+		b.mu.Unlock()
+		return nil
+	}
+	b.done = true
+	b.err = errBodyClosed
+	b.mu.Unlock()
+	b.stop()
+	b.c.close()
+	return nil
+}
+
+var errBodyClosed = errors.New("h1: read on closed response body")
+
+// countingReader counts the bytes read from the socket for the current request and, while
+// limit is set, refuses to read more than limit of them (the response headers' cap).
+type countingReader struct {
+	r     io.Reader
+	n     *int64
+	limit int64
+}
+
+var errHeaderTooLarge = errors.New("response headers too large")
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	if r.limit > 0 {
+		left := r.limit - *r.n
+		if left <= 0 {
+			return 0, errHeaderTooLarge
+		}
+		if int64(len(p)) > left {
+			p = p[:left]
+		}
+	}
+	n, err := r.r.Read(p)
+	*r.n += int64(n)
+	return n, err
+}
+
+// hostKey returns the pool key (scheme://host:port) and the address to dial.
+func hostKey(u *url.URL) (key, addr string, err error) {
+	var port string
+	switch u.Scheme {
+	case "http":
+		port = "80"
+	case "https":
+		port = "443"
+	default:
+		return "", "", fmt.Errorf("h1: unsupported protocol scheme %q", u.Scheme)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return "", "", errors.New("h1: no host in request URL")
+	}
+	if p := u.Port(); p != "" {
+		port = p
+	}
+	addr = net.JoinHostPort(host, port)
+	return u.Scheme + "://" + addr, addr, nil
+}
+
+// resendable reports whether req may be sent again after its connection failed before any
+// response byte: idempotent by method or by an idempotency key, with a body it can rewind.
+func resendable(req *http.Request) bool {
+	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+		return false
+	}
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	_, ok := req.Header["Idempotency-Key"]
+	if !ok {
+		_, ok = req.Header["X-Idempotency-Key"]
+	}
+	return ok
+}
+
+// rewound returns a shallow copy of req with a fresh body.
+func rewound(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	b, err := req.GetBody()
+	if err != nil {
+		return nil, fmt.Errorf("h1: rewind request body: %w", err)
+	}
+	r := *req
+	r.Body = b
+	return &r, nil
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
