@@ -166,6 +166,9 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
 	})
+	// After the server has stopped (the defers run at return) and before the pool closes: the
+	// saves that finished turns left for after their Final.
+	defer router.Wait()
 
 	// Outermost, so that grpc-go's goroutine waits on as few frames as possible.
 	opts := []grpc.ServerOption{grpc.ChainStreamInterceptor(grpcapi.OwnGoroutineAbove(ownGoroutineAbove))}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -21,7 +22,7 @@ func TestWarmTurnMakesTwoDatabaseRoundTrips(t *testing.T) {
 
 	handleTurn(t, t.Context(), s, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: "warm-up",
 		TurnId: uuid.NewString(), AgentId: s.agent, Text: "数一下我说了几句话"})
-	waitForSpan(t, spans, serverName)
+	turnDatabaseCalls(t, spans, serverName) // its save too, which comes after its RPC ended
 	spans.Reset()
 
 	final := handleTurn(t, t.Context(), s, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: "measured",
@@ -29,16 +30,36 @@ func TestWarmTurnMakesTwoDatabaseRoundTrips(t *testing.T) {
 	if final.GetOutcome() != pb.Outcome_OUTCOME_COMPLETED {
 		t.Fatalf("final = %v", final)
 	}
-	got := waitForSpan(t, spans, serverName)
-	var names []string
-	for _, sp := range got {
-		// pool.acquire takes a pooled connection: no round trip. A prepare would be one.
-		if attr(sp, "db.system.name") == "postgresql" && sp.Name != "pool.acquire" {
-			names = append(names, sp.Name)
-		}
-	}
+	names := turnDatabaseCalls(t, spans, serverName)
 	t.Logf("database spans: %q", names)
 	if len(names) != 2 {
 		t.Fatalf("warm turn made %d database calls %q, want 2", len(names), names)
+	}
+}
+
+// turnDatabaseCalls returns the names of the database calls in the trace of the turn whose
+// server span is serverName, once its save after the Final (the turn's last call; it runs when
+// the RPC and its span have ended) is over: its span ends once the save's connection is back
+// in the pool, so the next turn finds that connection, and its prepared statements, idle.
+func turnDatabaseCalls(t *testing.T, spans *tracetest.InMemoryExporter, serverName string) []string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // only a failing test waits this long
+	for {
+		var names []string
+		saved := false
+		for _, sp := range waitForSpan(t, spans, serverName) {
+			// pool.acquire takes a pooled connection: no round trip. A prepare would be one.
+			if attr(sp, "db.system.name") == "postgresql" && sp.Name != "pool.acquire" {
+				names = append(names, sp.Name)
+			}
+			saved = saved || sp.Name == "session.SaveAfterFinal"
+		}
+		if saved {
+			return names
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the turn's save was not exported; its database calls: %q", names)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

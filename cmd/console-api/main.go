@@ -157,6 +157,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
 	})
+	defer router.Wait() // the saves test turns left for after their Final, before the pool closes
 	api := console.New(console.Config{
 		Store:      st,
 		Cards:      cards,

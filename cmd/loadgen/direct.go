@@ -155,15 +155,16 @@ func (c *directClient) turn(ctx context.Context, contextID, text, want string) (
 			if r.Status.State == "working" || r.Status.State == "submitted" {
 				continue
 			}
-			res.total = time.Since(start)
 			switch {
 			case r.Status.State != "completed" || !r.Final:
 				return res, "", fmt.Errorf("ended in state %q (final=%v), want completed", r.Status.State, r.Final)
 			case got.String() != want:
 				return res, "", fmt.Errorf("text %q, want %q", trim(got.String()), trim(want))
 			}
-			// Drain the (already ended) body so the connection goes back to the pool.
+			// Read the body to its end: the call ends there, and its connection goes back to
+			// the pool.
 			_, _ = io.Copy(io.Discard, br)
+			res.total = time.Since(start)
 			return res, newContext, nil
 		}
 	}

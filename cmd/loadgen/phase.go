@@ -11,7 +11,10 @@ import (
 
 // turnTiming is what one successful turn measured, both from the moment the request was sent.
 type turnTiming struct {
-	total     time.Duration // until the final event (Final, or the completed status-update)
+	// total runs until the call has ended, as a caller timing its call sees it: the RPC's end
+	// (after its Final) via the connector, the end of the response body (after the completed
+	// status-update) directly.
+	total     time.Duration
 	firstText time.Duration // until the first text arrived
 }
 

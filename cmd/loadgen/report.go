@@ -119,7 +119,7 @@ func writeReport(w io.Writer, o options, rows []row, decay *phaseStats) {
 			tw.Flush()
 		}
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "added = via − direct (p50). CPU and RSS from /proc over each measured window; Postgres CPU is the whole cluster's.")
+		fmt.Fprintln(w, "p50/p99: until the call ended (the RPC after its Final; the response body after the completed status). added = via − direct (p50). CPU and RSS from /proc over each measured window; Postgres CPU is the whole cluster's.")
 	}
 	if decay != nil {
 		fmt.Fprintln(w)

@@ -62,6 +62,7 @@ func (v *viaClient) turn(ctx context.Context, sessionID, turnID, text, want stri
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
+			res.total = time.Since(start) // the RPC has ended
 			break
 		}
 		if err != nil {
@@ -77,7 +78,6 @@ func (v *viaClient) turn(ctx context.Context, sessionID, turnID, text, want stri
 			}
 			got.WriteString(e.TextDelta.GetText())
 		case *pb.TurnEvent_Final:
-			res.total = time.Since(start)
 			final = e.Final
 		}
 	}

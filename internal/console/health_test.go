@@ -65,8 +65,9 @@ func newHealthEnv(t *testing.T) *healthEnv {
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)
 	rec := health.NewRecorder(hs, health.RecorderOptions{})
-	return &healthEnv{env: &env{t: t, api: api, logs: logs}, demoURL: demoSrv.URL, recorder: rec,
-		router: session.New(session.Config{Store: st, Invoker: inv, Health: rec})}
+	router := session.New(session.Config{Store: st, Invoker: inv, Health: rec})
+	t.Cleanup(router.Wait)
+	return &healthEnv{env: &env{t: t, api: api, logs: logs}, demoURL: demoSrv.URL, recorder: rec, router: router}
 }
 
 // finalSink keeps a turn's Final.

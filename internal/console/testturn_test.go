@@ -40,6 +40,8 @@ func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
 	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box})
 	t.Cleanup(func() { inv.Close(context.Background()) })
 	st := store.New(testDB.Pool)
+	router := session.New(session.Config{Store: st, Invoker: inv})
+	t.Cleanup(router.Wait) // registered before the API's Close, so it runs after it
 	srv := New(Config{
 		Store:      st,
 		Cards:      cardfetch.New(cardfetch.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true}),
@@ -47,7 +49,7 @@ func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
 		AdminToken: adminToken,
 		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Invoker:    inv,
-		Router:     session.New(session.Config{Store: st, Invoker: inv}),
+		Router:     router,
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)

@@ -467,6 +467,8 @@ func TestWebConsoleInBrowser(t *testing.T) {
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	logs := &syncBuffer{}
 	st := store.New(testDB.Pool)
+	router := session.New(session.Config{Store: st, Invoker: inv})
+	t.Cleanup(router.Wait) // registered before the API's Close, so it runs after it
 	srv := New(Config{
 		Store: st,
 		Cards: cardfetch.New(cardfetch.Options{AllowInsecureHTTP: true,
@@ -475,7 +477,7 @@ func TestWebConsoleInBrowser(t *testing.T) {
 		AdminToken: adminToken,
 		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Invoker:    inv,
-		Router:     session.New(session.Config{Store: st, Invoker: inv}),
+		Router:     router,
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)

@@ -33,6 +33,8 @@ const OutcomeError connector.Outcome = "ERROR"
 
 const (
 	spanHandleTurn = "session.HandleTurn"
+	// spanSaveAfterFinal is a turn's save that runs after its Final, when its RPC has ended.
+	spanSaveAfterFinal = "session.SaveAfterFinal"
 
 	attrTenantID  = attribute.Key("a2ac.tenant.id")
 	attrAgentID   = attribute.Key("a2ac.agent.id")
@@ -122,6 +124,29 @@ func (o *observer) start(ctx context.Context, tenantID string) (context.Context,
 		span.SetAttributes(attrTenantID.String(tenantID))
 	}
 	return ctx, span
+}
+
+// startLateSave starts the span of a save that runs after the turn's Final, in the turn's trace;
+// with the turn unsampled (tracing off) it starts nothing.
+func (o *observer) startLateSave(ctx context.Context, tenantID string) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsSampled() {
+		return ctx, nil
+	}
+	ctx, span := o.tracer.Start(ctx, spanSaveAfterFinal)
+	span.SetAttributes(attrTenantID.String(tenantID))
+	return ctx, span
+}
+
+// endLateSave ends a span startLateSave started (nil: none).
+func (o *observer) endLateSave(span trace.Span, err error) {
+	if span == nil {
+		return
+	}
+	if err != nil {
+		span.SetStatus(codes.Error, "save failed")
+		span.SetAttributes(attrErrorType.String(errorType(err)))
+	}
+	span.End()
 }
 
 // end measures the turn and ends its span.

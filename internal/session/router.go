@@ -83,6 +83,7 @@ type Router struct {
 	health  HealthRecorder
 	// startedWithin: see Config.StartedWithin.
 	startedWithin time.Duration
+	late          lateSaves
 }
 
 // New returns a Router.
@@ -206,6 +207,9 @@ type routed struct {
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
 // the engine's choice (§6.1); a hold on one that cannot is dropped for good.
 func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
+	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}); err != nil {
+		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
+	}
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
 	if err != nil {
 		return nil, fmt.Errorf("session %s: %w", t.SessionID, err)
@@ -258,7 +262,8 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 
 // record decides what the turn does to the hold (After), saves it and sends the Final. A change
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
-// Final says so; one that changes nothing it reads is saved after the Final, off its latency.
+// Final says so; one that changes nothing it reads is saved after the Final, in the background
+// (lateSaves), so that the RPC ends with the Final.
 func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
@@ -266,7 +271,7 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata}
-	save := func() error {
+	save := func(ctx context.Context) error {
 		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change)
 		if err != nil {
 			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
@@ -276,7 +281,7 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	}
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
 	if durableFirst {
-		if err := save(); err != nil && change.Kind == Set {
+		if err := save(ctx); err != nil && change.Kind == Set {
 			// The agent wants the next turn but we could not remember that: say so rather
 			// than let the engine believe the session is held.
 			final.Outcome = connector.OutcomeFailed
@@ -296,7 +301,12 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 		sinkErr = sink.Final(final)
 	}
 	if !durableFirst {
-		_ = save() // logged; nothing the engine was told depends on it
+		r.late.start(sessionKey{t.TenantID, t.SessionID}, func() {
+			// The turn's span has ended with its RPC: a span of its own keeps the save (and its
+			// Postgres span, which needs a recording parent) in the turn's trace.
+			ctx, span := r.obs.startLateSave(ctx, t.TenantID)
+			r.obs.endLateSave(span, save(ctx)) // logged there
+		})
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -348,6 +358,11 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 	r.agents.put(tenantID, e)
 	return &e.agent, e.key, nil
 }
+
+// Wait returns once the saves that ended turns left for after their Final are done (each is
+// bounded by its own timeout). Call it after the server has stopped taking turns and before
+// the store's pool closes.
+func (r *Router) Wait() { r.late.wg.Wait() }
 
 // Release ends the session's hold and asks the agent to cancel the held task (best effort, in
 // the background). released is false when the session was free.

@@ -38,6 +38,8 @@ type memStore struct {
 	sessions map[string]*memSession
 	contexts map[string]string
 	saveErr  error
+	// saveGate, when set, holds every SaveTurn until it is closed.
+	saveGate chan struct{}
 }
 
 type memSession struct {
@@ -74,6 +76,9 @@ func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string
 }
 
 func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
+	if s.saveGate != nil {
+		<-s.saveGate
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*s.log = append(*s.log, fmt.Sprintf("save set=%v release=%v", r.SetHold != nil, r.ReleaseHold))
@@ -234,6 +239,7 @@ func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []
 	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
+	h.router.Wait() // the save left for after the Final, so that the log is whole
 	if len(sink.finals) != 1 {
 		t.Fatalf("finals = %d, want 1 (log %q)", len(sink.finals), h.log)
 	}
@@ -362,6 +368,57 @@ func TestRouter_request_problems_are_errors_before_anything_is_sent(t *testing.T
 	}
 }
 
+// The RPC ends with the Final: a save that changes nothing the engine reads runs after
+// HandleTurn has returned. The session's next turn on this replica waits for it, so it still
+// continues the context.
+func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_turn_waits_for_it(t *testing.T) {
+	h := newHarness(t, completed("你好", "task-1", "ctx-1"), completed("再见", "task-2", "ctx-1"))
+	gate := make(chan struct{})
+	h.store.saveGate = gate
+	sink := &logSink{log: &h.log}
+	returned := make(chan error, 1)
+	go func() {
+		returned <- h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink)
+	}()
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatalf("HandleTurn: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(gate)
+		t.Fatal("HandleTurn did not return while its context's save was held: the RPC waits for the save")
+	}
+	if len(sink.finals) != 1 {
+		t.Fatalf("HandleTurn returned with %d finals, want 1", len(sink.finals))
+	}
+
+	// The save is held at the gate: the next turn of the session must wait for it, here until
+	// its own deadline, without calling the agent.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t2", AgentID: agentA, Text: "hi"}, &logSink{log: new([]string)})
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "previous turn's save") {
+		t.Fatalf("second turn during the first one's save: err = %v, want it to wait for the save until its deadline", err)
+	}
+	if n := len(h.inv.requests); n != 1 {
+		t.Fatalf("the agent was called %d times, want 1 (the waiting turn must not call it)", n)
+	}
+	// Another session does not wait.
+	h.inv.replies = append([]reply{completed("ok", "task-x", "ctx-x")}, h.inv.replies...)
+	other := &logSink{log: new([]string)}
+	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "other", TurnID: "t1", AgentID: agentB, Text: "hi"}, other); err != nil {
+		t.Fatalf("a turn of another session: %v", err)
+	}
+
+	close(gate)
+	h.router.Wait()
+	h.turn(t, "s", "t3", agentA)
+	if got := h.inv.requests[2].ContextID; got != "ctx-1" {
+		t.Fatalf("the next turn's contextId = %q, want ctx-1 (saved after the first turn's Final)", got)
+	}
+}
+
 func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) {
 	h := newHarness(t, asks("几点？", "task-1", "ctx-1"))
 	ctx, cancel := context.WithCancel(t.Context())
@@ -460,6 +517,7 @@ func TestRouter_sends_Started_while_a_slow_agent_works(t *testing.T) {
 	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
+	h.router.Wait()
 	want := []string{`started A held=false task=""`, "text hello", "final COMPLETED"}
 	if got := sinkEvents(h.log); !slices.Equal(got, want) {
 		t.Errorf("events = %q; want %q", got, want)
