@@ -296,6 +296,16 @@ func rawServer(t *testing.T, serve func(n int, c net.Conn)) string {
 	return "http://" + l.Addr().String()
 }
 
+// answering returns a rawServer that reads one request per connection and writes answer.
+func answering(t *testing.T, answer string) string {
+	t.Helper()
+	return rawServer(t, func(_ int, c net.Conn) {
+		if _, _, err := readRequest(bufio.NewReader(c)); err == nil {
+			io.WriteString(c, answer)
+		}
+	})
+}
+
 // readRequest reads one request and its body from c.
 func readRequest(br *bufio.Reader) (*http.Request, string, error) {
 	req, err := http.ReadRequest(br)
@@ -350,18 +360,8 @@ func TestRoundTrip_resends_an_idempotent_request_when_the_pooled_connection_was_
 
 func TestRoundTrip_refuses_response_headers_over_the_limit(t *testing.T) {
 	t.Parallel()
-	url := rawServer(t, func(_ int, c net.Conn) {
-		if _, _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
-		for range 1000 { // 100 KB of headers, until the client hangs up
-			if _, err := fmt.Fprintf(c, "X-Pad: %s\r\n", strings.Repeat("p", 90)); err != nil {
-				return
-			}
-		}
-		io.WriteString(c, "Content-Length: 0\r\n\r\n")
-	})
+	// 100 KB of headers: the client must give up at its limit, not read them all.
+	url := answering(t, "HTTP/1.1 200 OK\r\n"+strings.Repeat("X-Pad: "+strings.Repeat("p", 90)+"\r\n", 1000)+"Content-Length: 0\r\n\r\n")
 	_, err := newTransport(t, h1.Options{MaxResponseHeaderBytes: 8 << 10}).RoundTrip(post(t, t.Context(), url, ""))
 	if err == nil || !strings.Contains(err.Error(), "headers exceed 8192 bytes") {
 		t.Fatalf("err = %v, want headers exceed 8192 bytes", err)
@@ -370,12 +370,7 @@ func TestRoundTrip_refuses_response_headers_over_the_limit(t *testing.T) {
 
 func TestRoundTrip_skips_informational_responses(t *testing.T) {
 	t.Parallel()
-	url := rawServer(t, func(_ int, c net.Conn) {
-		if _, _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-	})
+	url := answering(t, "HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 	resp, got := do(t, newTransport(t, h1.Options{}), post(t, t.Context(), url, ""))
 	if resp.StatusCode != 200 || got != "ok" {
 		t.Fatalf("response %d %q, want 200 ok", resp.StatusCode, got)
@@ -384,12 +379,7 @@ func TestRoundTrip_skips_informational_responses(t *testing.T) {
 
 func TestRoundTrip_refuses_a_protocol_switch(t *testing.T) {
 	t.Parallel()
-	url := rawServer(t, func(_ int, c net.Conn) {
-		if _, _, err := readRequest(bufio.NewReader(c)); err != nil {
-			return
-		}
-		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
-	})
+	url := answering(t, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n")
 	_, err := newTransport(t, h1.Options{}).RoundTrip(post(t, t.Context(), url, ""))
 	if err == nil || !strings.Contains(err.Error(), "101") {
 		t.Fatalf("err = %v, want a refusal of the 101", err)
