@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -23,94 +22,97 @@ type child struct {
 	name string
 	cmd  *exec.Cmd
 	log  string
-	done chan struct{} // closed when the process has exited and its output is drained
+	done chan struct{} // closed when the process has exited
 	err  error         // what Wait returned; read after done
 }
 
 // stopTimeout bounds a child's orderly stop before it is killed.
 const stopTimeout = 15 * time.Second
 
-// startChild starts path with args and env. Each line of its output is written to
-// logDir/name.log and offered to ready; startChild returns when ready returns a non-empty
-// string (returned as the address), when the child exits, or after readyTimeout. A nil ready
-// means: return once started.
+// startChild starts path with args and env, its output going to logDir/name.log. Each line of
+// that log is offered to ready; startChild returns when ready returns a non-empty string
+// (returned as the address), when the child exits, or after readyTimeout. A nil ready means:
+// return once started.
 func startChild(ctx context.Context, name, path string, args, env []string, logDir string, ready func(line []byte) string) (*child, string, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, "", fmt.Errorf("start %s: %w", name, err)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		logf.Close()
-		return nil, "", fmt.Errorf("start %s: %w", name, err)
-	}
+	defer logf.Close() // the child has its own copy of the descriptor
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = pw, pw
+	// The log file itself, not a pipe: with a pipe this process would wake to copy every line
+	// the child writes (the connector logs one per turn), spending the CPU and the wake-ups of
+	// the machine it measures on the measuring tool's bookkeeping.
+	cmd.Stdout, cmd.Stderr = logf, logf
 	// Own process group: a Ctrl-C at the terminal reaches only the load generator, which then
 	// stops the load before the servers, in that order. Pdeathsig: if the load generator is
 	// killed outright, its children do not outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		pr.Close()
-		pw.Close()
-		logf.Close()
 		return nil, "", fmt.Errorf("start %s: %w", name, err)
 	}
-	pw.Close()
 	c := &child{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-
-	addrc := make(chan string, 1)
-	var drained sync.WaitGroup
-	drained.Add(1)
 	go func() {
-		defer drained.Done()
-		defer logf.Close()
-		defer pr.Close()
-		br := bufio.NewReader(pr)
-		found := ready == nil
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				_, _ = logf.Write(line)
-				if !found {
-					if addr := ready(line); addr != "" {
-						found = true
-						addrc <- addr
-					}
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		err := cmd.Wait()
-		drained.Wait()
-		c.err = err
+		c.err = cmd.Wait()
 		close(c.done)
 	}()
 
 	if ready == nil {
 		return c, "", nil
 	}
-	timer := time.NewTimer(readyTimeout)
-	defer timer.Stop()
-	select {
-	case addr := <-addrc:
-		return c, addr, nil
-	case <-c.done:
-		return c, "", fmt.Errorf("%s exited before it was ready (%v); log: %s%s", name, c.err, logPath, tail(logPath))
-	case <-timer.C:
-		c.stop()
-		return c, "", fmt.Errorf("%s not ready after %s; log: %s%s", name, readyTimeout, logPath, tail(logPath))
-	case <-ctx.Done():
-		c.stop()
-		return c, "", ctx.Err()
+	deadline := time.Now().Add(readyTimeout)
+	var offset int64
+	for {
+		// Checked before the exit, so a child that logged its address and then died is
+		// reported by whoever uses the address, with its log.
+		var addr string
+		if addr, offset = findInLog(logPath, offset, ready); addr != "" {
+			return c, addr, nil
+		}
+		select {
+		case <-c.done:
+			return c, "", fmt.Errorf("%s exited before it was ready (%v); log: %s%s", name, c.err, logPath, tail(logPath))
+		case <-ctx.Done():
+			c.stop()
+			return c, "", ctx.Err()
+		case <-time.After(readyPoll):
+		}
+		if time.Now().After(deadline) {
+			c.stop()
+			return c, "", fmt.Errorf("%s not ready after %s; log: %s%s", name, readyTimeout, logPath, tail(logPath))
+		}
 	}
 }
+
+// findInLog reads the whole lines of the log from offset on and returns what ready finds in the
+// first line it accepts, and the offset after the last whole line read.
+func findInLog(path string, offset int64, ready func(line []byte) string) (string, int64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", offset
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, offset, 1<<30))
+	if err != nil {
+		return "", offset
+	}
+	for {
+		line, rest, ok := bytes.Cut(b, []byte("\n"))
+		if !ok {
+			return "", offset // a partial line is read again, whole, next time
+		}
+		offset += int64(len(line)) + 1
+		if addr := ready(line); addr != "" {
+			return addr, offset
+		}
+		b = rest
+	}
+}
+
+// readyPoll is how often a starting child's log is read for its ready line.
+const readyPoll = 10 * time.Millisecond
 
 // readyTimeout bounds the wait for a child to listen.
 const readyTimeout = 60 * time.Second
