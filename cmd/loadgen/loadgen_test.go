@@ -145,6 +145,15 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	if len(rows) != 3 {
 		t.Errorf("%d rows, want 3:\n%s", len(rows), out)
 	}
+	// The timed rows alternate in three rounds (the default), the long streams run once.
+	for _, phase := range []string{"c=1 direct", "c=1 via connector", "c=3 direct", "c=3 via connector"} {
+		if n := strings.Count(stderr.String(), "== "+phase+": "); n != 3 {
+			t.Errorf("%d phases %q, want 3 rounds:\n%s", n, phase, stderr.String())
+		}
+	}
+	if n := strings.Count(stderr.String(), "== long streams direct: "); n != 1 {
+		t.Errorf("%d long-stream phases direct, want 1:\n%s", n, stderr.String())
+	}
 	if !strings.Contains(out, "fresh database, c=10 via the connector for 2s: 0–1 s ") || !strings.Contains(out, "; 0 errors") {
 		t.Errorf("no fresh-database line without errors in:\n%s", out)
 	}
@@ -296,6 +305,31 @@ func TestPercentile(t *testing.T) {
 				t.Errorf("percentile(%v) = %v, want %v", tt.p, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMergePoolsTheRounds: the rounds of one side add up to one phase: latencies pooled and
+// sorted, windows and CPU added (so the rate and CPU per turn are the whole's), the peaks the
+// highest, the later round's turn ends placed after the earlier window.
+func TestMergePoolsTheRounds(t *testing.T) {
+	t.Parallel()
+	ms := func(x int) time.Duration { return time.Duration(x) * time.Millisecond }
+	a := &phaseStats{turns: 2, errors: 1, window: ms(1000), lat: []time.Duration{ms(1), ms(5)}, first: []time.Duration{ms(1), ms(4)},
+		ends: []time.Duration{ms(10), ms(900)}, errSamples: map[string]int{"x": 1}, connectorCPU: ms(4), agentCPU: ms(2), pgCPU: ms(1),
+		selfCPU: ms(1), hasPG: true, connectorRSS: 50, agentPeak: 3, logged: &logCounts{warnings: 1, kinds: map[string]int{"WARN w": 1}}}
+	b := &phaseStats{turns: 1, window: ms(500), lat: []time.Duration{ms(3)}, first: []time.Duration{ms(2)},
+		ends: []time.Duration{ms(100)}, errSamples: map[string]int{}, connectorCPU: ms(2), agentCPU: ms(1), pgCPU: ms(2),
+		selfCPU: ms(1), hasPG: true, connectorRSS: 70, agentPeak: 2, logged: &logCounts{errors: 2, kinds: map[string]int{"ERROR e": 2}}}
+	got := (*phaseStats)(nil).merge(a).merge(b).merge(nil)
+	want := &phaseStats{turns: 3, errors: 1, window: ms(1500), lat: []time.Duration{ms(1), ms(3), ms(5)},
+		first: []time.Duration{ms(1), ms(2), ms(4)}, ends: []time.Duration{ms(10), ms(900), ms(1100)},
+		errSamples: map[string]int{"x": 1}, connectorCPU: ms(6), agentCPU: ms(3), pgCPU: ms(3), selfCPU: ms(2), hasPG: true,
+		connectorRSS: 70, agentPeak: 3, logged: &logCounts{errors: 2, warnings: 1, kinds: map[string]int{"WARN w": 1, "ERROR e": 2}}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(phaseStats{}, logCounts{})); diff != "" {
+		t.Errorf("merged (-want +got):\n%s", diff)
+	}
+	if r := got.rate(); r != 2 {
+		t.Errorf("rate %v, want 2 turns/s", r)
 	}
 }
 

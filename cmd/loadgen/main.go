@@ -52,6 +52,7 @@ type options struct {
 	concurrency     []int
 	duration        time.Duration
 	warmup          time.Duration
+	rounds          int
 	chunks          int
 	chunkDelay      time.Duration
 	turnsPerSession int
@@ -105,6 +106,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	conc := fs.String("c", "1,10,100", "concurrency levels, one table row each: concurrent turns, comma-separated")
 	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each phase (each row has a direct and a via-connector phase)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase's measured window")
+	fs.IntVar(&o.rounds, "rounds", 3, "each row's direct and via-connector phases alternate this many times, -duration split between them (a machine whose speed drifts during a run then slows both sides alike)")
 	fs.IntVar(&o.chunks, "chunks", 3, "text chunks per turn (artifact-update events)")
 	fs.DurationVar(&o.chunkDelay, "chunk-delay", 0, "agent's pause between chunks")
 	fs.IntVar(&o.turnsPerSession, "turns-per-session", 1, "turns per dialog session (1: a new session every turn)")
@@ -148,6 +150,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	}
 	check(o.duration > 0, "-duration must be positive")
 	check(o.warmup >= 0, "-warmup must not be negative")
+	check(o.rounds >= 1 && o.duration/time.Duration(max(o.rounds, 1)) >= 100*time.Millisecond, "-rounds must be at least 1, each round at least 100ms of -duration")
 	check(o.chunks >= 1 && o.chunks <= 10000, "-chunks: 1..10000")
 	check(o.longChunks >= 1 && o.longChunks <= 10000, "-long-chunks: 1..10000")
 	check(o.chunkDelay >= 0 && o.chunkDelay <= time.Minute, "-chunk-delay: 0..1m")
@@ -296,13 +299,9 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}})
 	}
 	for _, l := range levels {
-		rw := row{label: l.label}
-		rw.direct, err = r.phase(ctx, l.name, true, l.spec, w, l.chunks, l.delay)
-		count(rw.direct)
-		if err == nil {
-			rw.via, err = r.phase(ctx, l.name, false, l.spec, w, l.chunks, l.delay)
-			count(rw.via)
-		}
+		rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay)
+		rw.label = l.label
+		count(rw.direct, rw.via)
 		if rw.direct != nil {
 			rows = append(rows, rw)
 		}
@@ -311,6 +310,41 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		}
 	}
 	return failed, nil
+}
+
+// level measures one row: direct, then via the connector, alternating o.rounds times for a
+// timed level, each round a share of the duration. The first round of each side warms up for
+// the whole -warmup (the connector's agent connections, its pools); the later ones for a
+// quarter of it, enough for the load to settle after the switch. A machine whose speed drifts
+// during the run (a shared VM's does) then slows both sides alike, instead of whichever ran
+// second.
+func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watched, chunks int, delay time.Duration) (row, error) {
+	rounds := r.o.rounds
+	if spec.oneShot {
+		rounds = 1
+	}
+	var rw row
+	for i := range rounds {
+		s := spec
+		if !spec.oneShot {
+			s.duration = spec.duration / time.Duration(rounds)
+			if i > 0 {
+				s.warmup = spec.warmup / 4
+			}
+		}
+		for _, direct := range []bool{true, false} {
+			st, err := r.phase(ctx, name, direct, s, w, chunks, delay)
+			if direct {
+				rw.direct = rw.direct.merge(st)
+			} else {
+				rw.via = rw.via.merge(st)
+			}
+			if err != nil {
+				return rw, err
+			}
+		}
+	}
+	return rw, nil
 }
 
 // runner runs phases against one stack.
@@ -416,6 +450,11 @@ func describe(o options) string {
 	if o.chunkDelay > 0 {
 		pause = o.chunkDelay.String() + " between chunks"
 	}
-	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; each phase %s after %s warmup, direct then via the connector; %d CPUs, %s/%s",
-		o.chunks, pause, session, o.conns, o.duration, o.warmup, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via the connector", o.duration, o.warmup)
+	if o.rounds > 1 {
+		phases = fmt.Sprintf("each row %s direct and %s via the connector, alternating in %d rounds of %s (warmup %s, then %s)",
+			o.duration, o.duration, o.rounds, o.duration/time.Duration(o.rounds), o.warmup, o.warmup/4)
+	}
+	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; %d CPUs, %s/%s",
+		o.chunks, pause, session, o.conns, phases, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }

@@ -86,6 +86,56 @@ func (s *phaseStats) rateBetween(from, to time.Duration) float64 {
 	return float64(n) / (to - from).Seconds()
 }
 
+// merge adds o, a later phase of the same side and load, to s and returns the sum (s may be
+// nil; o nil leaves s as it is). Latencies are pooled, the windows and CPU times added, so the
+// rate and the CPU per turn are those of all the rounds together; o's turn ends are placed after
+// s's window.
+func (s *phaseStats) merge(o *phaseStats) *phaseStats {
+	switch {
+	case o == nil:
+		return s
+	case s == nil:
+		return o
+	}
+	for _, e := range o.ends {
+		s.ends = append(s.ends, s.window+e)
+	}
+	s.turns += o.turns
+	s.errors += o.errors
+	s.window += o.window
+	s.lat = slices.Sorted(slices.Values(append(s.lat, o.lat...)))
+	s.first = slices.Sorted(slices.Values(append(s.first, o.first...)))
+	for k, v := range o.errSamples {
+		if _, ok := s.errSamples[k]; ok || len(s.errSamples) < maxErrorKinds {
+			s.errSamples[k] += v
+		}
+	}
+	s.connectorCPU += o.connectorCPU
+	s.agentCPU += o.agentCPU
+	s.pgCPU += o.pgCPU
+	s.selfCPU += o.selfCPU
+	s.hasPG = s.hasPG && o.hasPG
+	s.connectorRSS = max(s.connectorRSS, o.connectorRSS)
+	if s.agentPeak >= 0 && o.agentPeak >= 0 {
+		s.agentPeak = max(s.agentPeak, o.agentPeak)
+	} else {
+		s.agentPeak = -1
+	}
+	if o.logged != nil {
+		if s.logged == nil {
+			s.logged = &logCounts{kinds: map[string]int{}}
+		}
+		s.logged.errors += o.logged.errors
+		s.logged.warnings += o.logged.warnings
+		for k, v := range o.logged.kinds {
+			if _, ok := s.logged.kinds[k]; ok || len(s.logged.kinds) < maxErrorKinds {
+				s.logged.kinds[k] += v
+			}
+		}
+	}
+	return s
+}
+
 // percentile is the nearest-rank p-quantile (0 < p ≤ 1) of sorted durations, in milliseconds.
 func percentile(sorted []time.Duration, p float64) float64 {
 	if len(sorted) == 0 {
