@@ -112,10 +112,6 @@ const serviceName = "a2a-connector"
 // version is stamped at build time (-ldflags "-X main.version=..."; see Dockerfile).
 var version = "dev"
 
-// logFlushInterval: the connector's INFO lines (one per turn) are written out together, at most
-// this long after the first of them; WARN and ERROR at once (telemetry.NewBufferedLogger).
-const logFlushInterval = 200 * time.Millisecond
-
 // Sessions idle this long are swept from the database, every sweepInterval.
 const (
 	sweepInterval = 10 * time.Minute
@@ -123,8 +119,7 @@ const (
 )
 
 func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
-	log, flushLog := telemetry.NewBufferedLogger(stderr, cfg.LogLevel, logFlushInterval)
-	defer func() { _ = flushLog() }() // deferred first, so it runs last: every line is out before run returns
+	log := telemetry.NewLogger(stderr, cfg.LogLevel)
 	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
 	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
 	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 )
@@ -40,23 +39,16 @@ func TestEveryTurnLogsOneLineWithoutText(t *testing.T) {
 	wantOutcome(t, s.turn(t, "s-log", s.agent, words), pb.Outcome_OUTCOME_COMPLETED)
 	wantOutcome(t, s.turn(t, "s-log-2", "", "无人"), pb.Outcome_OUTCOME_NO_AGENT)
 
-	// The lines are held for up to logFlushInterval and written together.
 	var turns []map[string]any
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		turns = turns[:0]
-		sc := bufio.NewScanner(strings.NewReader(logs.String()))
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "turn" {
-				turns = append(turns, line)
-			}
-		}
-		if len(turns) >= 2 || time.Now().After(deadline) {
-			break
+	sc := bufio.NewScanner(strings.NewReader(logs.String()))
+	for sc.Scan() {
+		var line map[string]any
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == "turn" {
+			turns = append(turns, line)
 		}
 	}
 	if len(turns) != 2 {
-		t.Fatalf("%d turn lines within 10s, want 2:\n%s", len(turns), logs.String())
+		t.Fatalf("%d turn lines, want 2:\n%s", len(turns), logs.String())
 	}
 	first := turns[0]
 	if first["level"] != "INFO" || first["tenant_id"] != s.tenant || first["agent_id"] != s.agent ||

@@ -453,7 +453,7 @@ func describe(o options) string {
 	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via the connector", o.duration, o.warmup)
 	if o.rounds > 1 {
 		phases = fmt.Sprintf("each row %s direct and %s via the connector, alternating in %d rounds of %s (warmup %s, then %s)",
-			o.duration, o.duration, o.rounds, (o.duration / time.Duration(o.rounds)).Round(time.Millisecond), o.warmup, o.warmup/4)
+			o.duration, o.duration, o.rounds, o.duration/time.Duration(o.rounds), o.warmup, o.warmup/4)
 	}
 	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; %d CPUs, %s/%s",
 		o.chunks, pause, session, o.conns, phases, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
