@@ -104,8 +104,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fs.PrintDefaults()
 	}
 	conc := fs.String("c", "1,10,100", "concurrency levels, one table row each: concurrent turns, comma-separated")
-	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each phase (each row has a direct and a via-connector phase)")
-	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each phase's measured window")
+	fs.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each side of a row (direct and via the connector), split over -rounds")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured time before each side's first round (a quarter of it before the later rounds)")
 	fs.IntVar(&o.rounds, "rounds", 3, "each row's direct and via-connector phases alternate this many times, -duration split between them (a machine whose speed drifts during a run then slows both sides alike)")
 	fs.IntVar(&o.chunks, "chunks", 3, "text chunks per turn (artifact-update events)")
 	fs.DurationVar(&o.chunkDelay, "chunk-delay", 0, "agent's pause between chunks")
@@ -327,7 +327,7 @@ func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watch
 	for i := range rounds {
 		s := spec
 		if !spec.oneShot {
-			s.duration = spec.duration / time.Duration(rounds)
+			s.duration = (spec.duration / time.Duration(rounds)).Round(time.Millisecond)
 			if i > 0 {
 				s.warmup = spec.warmup / 4
 			}
@@ -453,7 +453,7 @@ func describe(o options) string {
 	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via the connector", o.duration, o.warmup)
 	if o.rounds > 1 {
 		phases = fmt.Sprintf("each row %s direct and %s via the connector, alternating in %d rounds of %s (warmup %s, then %s)",
-			o.duration, o.duration, o.rounds, o.duration/time.Duration(o.rounds), o.warmup, o.warmup/4)
+			o.duration, o.duration, o.rounds, (o.duration / time.Duration(o.rounds)).Round(time.Millisecond), o.warmup, o.warmup/4)
 	}
 	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; %d CPUs, %s/%s",
 		o.chunks, pause, session, o.conns, phases, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
