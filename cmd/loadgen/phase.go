@@ -103,8 +103,9 @@ func (s *phaseStats) merge(o *phaseStats) *phaseStats {
 	s.turns += o.turns
 	s.errors += o.errors
 	s.window += o.window
-	s.lat = slices.Sorted(slices.Values(append(s.lat, o.lat...)))
-	s.first = slices.Sorted(slices.Values(append(s.first, o.first...)))
+	s.lat, s.first = append(s.lat, o.lat...), append(s.first, o.first...)
+	slices.Sort(s.lat)
+	slices.Sort(s.first)
 	for k, v := range o.errSamples {
 		if _, ok := s.errSamples[k]; ok || len(s.errSamples) < maxErrorKinds {
 			s.errSamples[k] += v
