@@ -45,14 +45,16 @@ func (l *lateSaves) start(k sessionKey, save func()) {
 	})
 }
 
-// wait returns once no late save of the session runs, or with ctx's error.
-func (l *lateSaves) wait(ctx context.Context, k sessionKey) error {
+// wait returns once no late save of the session runs, or with ctx's error. A save still
+// waiting for company in the store is sent at once (send).
+func (l *lateSaves) wait(ctx context.Context, k sessionKey, send func()) error {
 	l.mu.Lock()
 	done := l.pending[k]
 	l.mu.Unlock()
 	if done == nil {
 		return nil
 	}
+	send()
 	select {
 	case <-done:
 		return nil

@@ -37,6 +37,8 @@ type Store interface {
 	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
 	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
 	SweepSessions(ctx context.Context, before time.Time) (int64, error)
+	// SendDeferredSaves sends the saves left for after their turns' Finals now.
+	SendDeferredSaves()
 }
 
 // Invoker runs one turn against one agent (internal/invoke implements it).
@@ -207,7 +209,7 @@ type routed struct {
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
 // the engine's choice (§6.1); a hold on one that cannot is dropped for good.
 func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
-	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}); err != nil {
+	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}, r.store.SendDeferredSaves); err != nil {
 		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
 	}
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
@@ -271,15 +273,15 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata}
+	durableFirst := savesBeforeFinal(change.Kind, rt.held)
 	save := func(ctx context.Context) error {
-		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change)
+		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change, !durableFirst)
 		if err != nil {
 			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
 				slog.String("agent_id", rt.agent.ID), slog.String("change", change.Kind.String()), slog.Any("error", err))
 		}
 		return err
 	}
-	durableFirst := savesBeforeFinal(change.Kind, rt.held)
 	if durableFirst {
 		if err := save(ctx); err != nil && change.Kind == Set {
 			// The agent wants the next turn but we could not remember that: say so rather
@@ -322,13 +324,14 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 }
 
 // save records the turn: the session's context with the agent, and the hold change (none for
-// Keep). It runs even when the caller went away, with its own bound.
-func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change) error {
+// Keep). It runs even when the caller went away, with its own bound. A deferrable save (one
+// after the turn's Final) may wait a moment to share the next turn's round trip.
+func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change, deferrable bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	rec := store.TurnRecord{
 		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
-		StartedAt: startedAt, ContextID: contextID,
+		StartedAt: startedAt, ContextID: contextID, Deferrable: deferrable,
 	}
 	switch c.Kind {
 	case Set:

@@ -40,6 +40,9 @@ type memStore struct {
 	saveErr  error
 	// saveGate, when set, holds every SaveTurn until it is closed.
 	saveGate chan struct{}
+	// deferrable records each SaveTurn's Deferrable; sentDeferred counts SendDeferredSaves.
+	deferrable   []bool
+	sentDeferred int
 }
 
 type memSession struct {
@@ -76,6 +79,9 @@ func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string
 }
 
 func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
+	s.mu.Lock()
+	s.deferrable = append(s.deferrable, r.Deferrable)
+	s.mu.Unlock()
 	if s.saveGate != nil {
 		<-s.saveGate
 	}
@@ -143,6 +149,17 @@ func (s *memStore) GetHold(ctx context.Context, tenant, session string, now time
 func (s *memStore) ListAgents(context.Context, string) ([]connector.Agent, error) { return nil, nil }
 
 func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
+func (s *memStore) SendDeferredSaves() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sentDeferred++
+}
+
+func (s *memStore) saves() (deferrable []bool, sentDeferred int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.deferrable), s.sentDeferred
+}
 
 func (s *memStore) setEnabled(id string, enabled bool) {
 	s.mu.Lock()
@@ -303,6 +320,10 @@ func TestRouter_input_required_holds_the_session_durably_before_the_Final(t *tes
 	if f.Outcome != connector.OutcomeCompleted || !f.HoldExpiresAt.IsZero() {
 		t.Fatalf("final = %+v", f)
 	}
+	// Both saves come before their Final: neither may wait in the store for company.
+	if deferrable, _ := h.store.saves(); !slices.Equal(deferrable, []bool{false, false}) {
+		t.Fatalf("saves deferrable %v, want [false false] (a hold set or released is durable before the Final)", deferrable)
+	}
 }
 
 func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
@@ -403,6 +424,10 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	}
 	if n := len(h.inv.requests); n != 1 {
 		t.Fatalf("the agent was called %d times, want 1 (the waiting turn must not call it)", n)
+	}
+	// The save after the Final may wait in the store for company; the waiting turn sends it.
+	if deferrable, sent := h.store.saves(); !slices.Equal(deferrable, []bool{true}) || sent != 1 {
+		t.Fatalf("saves deferrable %v, deferred saves sent %d times; want [true] and 1 (by the waiting turn)", deferrable, sent)
 	}
 	// Another session does not wait.
 	h.inv.replies = append([]reply{completed("ok", "task-x", "ctx-x")}, h.inv.replies...)

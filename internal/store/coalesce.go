@@ -14,7 +14,7 @@ import (
 )
 
 // coalescer sends the turn-path statements of concurrent turns to Postgres together, as one
-// pipelined pgx.Batch on one connection: group commit without a background goroutine.
+// pipelined pgx.Batch on one connection: group commit without a goroutine of its own.
 //
 // A caller that finds fewer than maxInFlight batches in flight sends at once, together with
 // whatever is queued — it never waits for company, so a lone turn pays nothing but a mutex.
@@ -29,6 +29,12 @@ import (
 // fails rolls back the others; the runner then runs each statement of that batch on its own, and
 // every caller gets its own statement's result. To keep concurrent batches from deadlocking on
 // row locks, a batch's statements run in the order of their lock keys.
+//
+// A deferred statement (doDeferred: the save of a turn whose Final has gone out) does not start
+// a batch and is not taken by one: deferred statements collect for linger after the first of
+// them, then queue as writes together and start a batch from the timer's goroutine. At low load
+// a lone turn's save would otherwise be a round trip and a commit of its own right when the
+// next turn starts, slowing it; under load lookups no longer queue behind saves.
 type coalescer struct {
 	pool        *pgxpool.Pool
 	maxInFlight int
@@ -41,6 +47,11 @@ type coalescer struct {
 	writes   []*statement // queued, taken first
 	reads    []*statement
 	inFlight int
+	// deferred statements wait for the lingering timer (or sendDeferred), then go together.
+	deferred  []*statement
+	lingering *time.Timer
+	// linger is how long the first deferred statement waits for others.
+	linger time.Duration
 }
 
 // statement is one caller's SQL in a batch.
@@ -54,10 +65,19 @@ type statement struct {
 	// write: the statement changes rows (queued ahead of reads).
 	write bool
 
+	// ctx is a deferred statement's caller's: the batch the linger's timer starts runs with it.
+	ctx context.Context
+
 	done chan error // buffered: the runner never waits for a caller that has gone
 	// lead receives the batch this waiter must run; buffered.
 	lead chan []*statement
 }
+
+// deferredLinger is how long a deferred write waits for a statement to go with. It is the
+// longest a save that follows a turn's Final can be late on top of its round trip: what another
+// replica may miss when the session's next turn reaches it sooner (docs/decisions.md), and far
+// below the seconds between a user's turns.
+const deferredLinger = 5 * time.Millisecond
 
 func newCoalescer(pool *pgxpool.Pool) *coalescer {
 	// Two batches in flight: under load the statements of concurrent turns wait for a batch
@@ -67,7 +87,7 @@ func newCoalescer(pool *pgxpool.Pool) *coalescer {
 	// runs measured Postgres CPU per turn at c=10 0.27 / 0.37 -> 0.22 / 0.23 ms and at c=100
 	// 0.14 / 0.19 -> 0.12 / 0.14 ms, with turn latency no worse (docs/performance.md).
 	const inFlight = 2
-	return &coalescer{pool: pool, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second}
+	return &coalescer{pool: pool, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second, linger: deferredLinger}
 }
 
 // do runs s, alone or in a batch, and returns its own result.
@@ -88,7 +108,11 @@ func (c *coalescer) do(ctx context.Context, s *statement) error {
 		c.reads = append(c.reads, s)
 	}
 	c.mu.Unlock()
+	return c.await(ctx, s)
+}
 
+// await waits for queued s's result, running the batch it is handed.
+func (c *coalescer) await(ctx context.Context, s *statement) error {
 	select {
 	case err := <-s.done:
 		return err
@@ -97,10 +121,61 @@ func (c *coalescer) do(ctx context.Context, s *statement) error {
 		return <-s.done
 	case <-ctx.Done():
 	}
+	return c.withdraw(ctx, s)
+}
+
+// doDeferred runs s together with the other deferred statements of the last c.linger, and
+// returns s's own result. It is for a write nobody waits for (the save of a turn whose Final
+// has gone out): at low load a lone turn's save no longer costs a round trip and a commit of
+// its own right when the next turn starts, and lookups do not queue behind saves
+// (docs/performance.md). sendDeferred sends them at once.
+func (c *coalescer) doDeferred(ctx context.Context, s *statement) error {
+	s.done = make(chan error, 1)
+	s.lead = make(chan []*statement, 1)
+	s.ctx = ctx
 	c.mu.Lock()
-	for _, q := range []*[]*statement{&c.writes, &c.reads} {
+	c.deferred = append(c.deferred, s)
+	if len(c.deferred) == 1 {
+		c.lingering = time.AfterFunc(c.linger, c.sendDeferred)
+	}
+	c.mu.Unlock()
+	return c.await(ctx, s)
+}
+
+// sendDeferred queues the deferred statements as writes and starts a batch with them when one
+// may start (otherwise they go with the hand-off of one in flight).
+func (c *coalescer) sendDeferred() {
+	c.mu.Lock()
+	if len(c.deferred) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	c.lingering.Stop()
+	// The batch's spans go to the trace of its oldest deferred statement, like a batch's
+	// to its runner's.
+	ctx := c.deferred[0].ctx
+	c.writes = append(c.writes, c.deferred...)
+	c.deferred = nil
+	if c.inFlight >= c.maxInFlight {
+		c.mu.Unlock()
+		return
+	}
+	c.inFlight++
+	batch := c.takeLocked(c.maxBatch)
+	c.mu.Unlock()
+	c.runAndHandOff(ctx, batch)
+}
+
+// withdraw takes s out of the queue for a caller that has gone, or, when s is already in a
+// batch, waits for that batch (running it when s was chosen to).
+func (c *coalescer) withdraw(ctx context.Context, s *statement) error {
+	c.mu.Lock()
+	for _, q := range []*[]*statement{&c.writes, &c.reads, &c.deferred} {
 		if i := slices.Index(*q, s); i >= 0 {
 			*q = slices.Delete(*q, i, i+1)
+			if len(c.deferred) == 0 && c.lingering != nil {
+				c.lingering.Stop()
+			}
 			c.mu.Unlock()
 			return ctx.Err()
 		}

@@ -149,3 +149,104 @@ func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
 		}
 	}
 }
+
+// deferredRecord is the save a turn leaves for after its Final: a free session's context and
+// turn order.
+func deferredRecord(tenant, session, agent string, started time.Time) store.TurnRecord {
+	return store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: "t1", StartedAt: started,
+		ContextID: "ctx-" + session, ReleaseHold: true, Deferrable: true}
+}
+
+// Saves left for after their turns' Finals wait for each other and go in one transaction; a
+// lookup in the meantime runs at once and does not take them along.
+func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := store.New(testDB.Pool)
+	s.SetDeferredLinger(time.Hour) // only SendDeferredSaves sends them
+	tenant := testDB.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://deferred.example.com"))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	const n = 3
+	var (
+		wg   sync.WaitGroup
+		errs [n]error
+	)
+	for i := range n {
+		wg.Go(func() { errs[i] = s.SaveTurn(ctx, deferredRecord(tenant, fmt.Sprint("d-", i), a.ID, now)) })
+	}
+	waitDeferred(t, s, n)
+	l, err := s.LookupTurn(ctx, tenant, "d-0", a.ID, now)
+	if err != nil || l.ContextID != "" {
+		t.Fatalf("lookup while the saves wait: context %q, %v; want none yet", l.ContextID, err)
+	}
+	if got := s.DeferredQueued(); got != n {
+		t.Fatalf("deferred saves still waiting after a lookup ran: %d, want %d", got, n)
+	}
+
+	s.SendDeferredSaves()
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("save %d: %v", i, err)
+		}
+		l, err := s.LookupTurn(ctx, tenant, fmt.Sprint("d-", i), a.ID, now)
+		if want := fmt.Sprint("ctx-d-", i); err != nil || l.ContextID != want {
+			t.Errorf("session d-%d after the saves: context %q, %v; want %q", i, l.ContextID, err, want)
+		}
+	}
+	var transactions int
+	if err := testDB.Pool.QueryRow(ctx, `select count(distinct xmin::text) from session_contexts where tenant_id = $1`,
+		tenant).Scan(&transactions); err != nil {
+		t.Fatal(err)
+	}
+	if transactions != 1 {
+		t.Errorf("the %d deferred saves were written by %d transactions, want 1", n, transactions)
+	}
+}
+
+// A deferred save goes on its own once its linger has passed; one whose caller gave up first
+// is not written.
+func TestTurnStatements_a_deferred_save_goes_after_its_linger_unless_given_up(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := store.New(testDB.Pool)
+	s.SetDeferredLinger(time.Hour)
+	tenant := testDB.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://linger.example.com"))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	gone, giveUp := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- s.SaveTurn(gone, deferredRecord(tenant, "gone", a.ID, now)) }()
+	waitDeferred(t, s, 1)
+	giveUp()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("save given up while it waited: err = %v, want context.Canceled", err)
+	}
+	if got := s.DeferredQueued(); got != 0 {
+		t.Fatalf("%d deferred saves still waiting after the only one gave up", got)
+	}
+
+	s.SetDeferredLinger(time.Millisecond)
+	if err := s.SaveTurn(ctx, deferredRecord(tenant, "kept", a.ID, now)); err != nil {
+		t.Fatalf("a deferred save with nothing to go with: %v", err)
+	}
+	for session, want := range map[string]string{"kept": "ctx-kept", "gone": ""} {
+		if l, err := s.LookupTurn(ctx, tenant, session, a.ID, now); err != nil || l.ContextID != want {
+			t.Errorf("session %s: context %q, %v; want %q", session, l.ContextID, err, want)
+		}
+	}
+}
+
+// waitDeferred waits for n deferred saves to be queued (goroutines getting there; a minute is
+// far more than they need, so no verdict depends on the machine's speed).
+func waitDeferred(t *testing.T, s *store.Store, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); s.DeferredQueued() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d deferred saves waiting after a minute, want %d", s.DeferredQueued(), n)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // PauseTurns takes every in-flight slot of the turn statements' coalescer, so the next
 // statements queue; resume runs everything queued as one batch (tests of the batch path).
@@ -29,4 +32,18 @@ func (s *Store) SetTurnLimits(batch, inFlight int) {
 	s.turns.mu.Lock()
 	defer s.turns.mu.Unlock()
 	s.turns.maxBatch, s.turns.maxInFlight = batch, inFlight
+}
+
+// SetDeferredLinger sets how long deferred saves wait for each other; call it before any.
+func (s *Store) SetDeferredLinger(d time.Duration) {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	s.turns.linger = d
+}
+
+// DeferredQueued tells how many deferred saves wait for their linger to end.
+func (s *Store) DeferredQueued() int {
+	s.turns.mu.Lock()
+	defer s.turns.mu.Unlock()
+	return len(s.turns.deferred)
 }

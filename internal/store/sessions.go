@@ -90,6 +90,9 @@ type TurnRecord struct {
 	ContextID   string
 	SetHold     *connector.Hold
 	ReleaseHold bool
+	// Deferrable: nobody waits for this write (the turn's Final has gone out), so it goes
+	// with the next turn statement anyone sends, or on its own after deferredLinger.
+	Deferrable bool
 }
 
 // SaveTurn writes a turn's result in one statement, or none when there is nothing to write.
@@ -123,12 +126,20 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	default:
 		return nil // no context and no hold change: nothing to write
 	}
-	err := s.turns.do(ctx, st)
+	do := s.turns.do
+	if r.Deferrable {
+		do = s.turns.doDeferred
+	}
+	err := do(ctx, st)
 	if err != nil {
 		return fmt.Errorf("save turn of session %q: %w", r.SessionID, classify(err))
 	}
 	return nil
 }
+
+// SendDeferredSaves sends the deferred saves (TurnRecord.Deferrable) now, instead of with the
+// next lookup or after the linger: for a turn that must wait for its session's save.
+func (s *Store) SendDeferredSaves() { s.turns.sendDeferred() }
 
 // saveContextSQL records the context a session now has with an agent (none when the agent is
 // gone: a context row needs its agent).
