@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -93,27 +96,34 @@ func tableRows(t *testing.T, out string) ([]string, map[string][]string) {
 	return head, rows
 }
 
+// runLoadgen runs the built loadgen end to end on a fresh database, its programs' logs in logs,
+// with args after those, and returns what it printed; a failed run fails the test.
+func runLoadgen(t *testing.T, logs string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	bin := buildBinaries(t)
+	cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "loadgen"),
+		append([]string{"-bin", bin, "-database-url", testDB.EmptyDatabase(t), "-logs", logs}, args...)...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("loadgen: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
+	}
+	t.Log("\n" + out.String())
+	return out.String(), errOut.String()
+}
+
 // TestSmokeRunPrintsEveryRowWithoutErrors runs the real programs end to end on a fresh
 // database: a tiny run of every kind of phase. It asserts the table's shape and that no turn
 // failed — never on speed.
 func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
-	bin := buildBinaries(t)
 	logs := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), filepath.Join(bin, "loadgen"),
-		"-bin", bin, "-database-url", testDB.EmptyDatabase(t), "-logs", logs,
+	out, errOut := runLoadgen(t, logs,
 		"-c", "1,3", "-duration", "1s", "-warmup", "200ms", "-turns-per-session", "2", "-conns", "2",
 		"-long-streams", "20", "-long-chunks", "2", "-long-delay", "20ms", "-long-ramp", "0s",
 		"-decay", "2s", "-decay-window", "1s", "-markdown")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("loadgen: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	out := stdout.String()
-	t.Log("\n" + out)
 
 	head, rows := tableRows(t, out)
-	if diff := cmp.Diff(columns(), head); diff != "" {
+	if diff := cmp.Diff(columns(viaConnector), head); diff != "" {
 		t.Errorf("table heading (-want +got):\n%s", diff)
 	}
 	col := map[string]int{}
@@ -147,19 +157,70 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	}
 	// The timed rows alternate in three rounds (the default), the long streams run once.
 	for _, phase := range []string{"c=1 direct", "c=1 via connector", "c=3 direct", "c=3 via connector"} {
-		if n := strings.Count(stderr.String(), "== "+phase+": "); n != 3 {
-			t.Errorf("%d phases %q, want 3 rounds:\n%s", n, phase, stderr.String())
+		if n := strings.Count(errOut, "== "+phase+": "); n != 3 {
+			t.Errorf("%d phases %q, want 3 rounds:\n%s", n, phase, errOut)
 		}
 	}
-	if n := strings.Count(stderr.String(), "== long streams direct: "); n != 1 {
-		t.Errorf("%d long-stream phases direct, want 1:\n%s", n, stderr.String())
+	if n := strings.Count(errOut, "== long streams direct: "); n != 1 {
+		t.Errorf("%d long-stream phases direct, want 1:\n%s", n, errOut)
 	}
 	if !strings.Contains(out, "fresh database, c=10 via the connector for 2s: 0–1 s ") || !strings.Contains(out, "; 0 errors") {
 		t.Errorf("no fresh-database line without errors in:\n%s", out)
 	}
 
-	// Every program was stopped in order, not killed: the servers logged their shutdown.
-	for _, name := range []string{"connector", "console-api"} {
+	// Every program was stopped in order, not killed.
+	checkShutDown(t, logs, "connector", "console-api")
+}
+
+// TestSmokeRunViaRelay runs the minimal relay (loadgen relay) in place of the connector: the
+// header and the headings say so, every turn through it succeeds, the connector never ran, and
+// the relay stopped in order. Never on speed.
+func TestSmokeRunViaRelay(t *testing.T) {
+	logs := t.TempDir()
+	out, errOut := runLoadgen(t, logs, "-via", "relay", "-c", "1", "-duration", "600ms", "-warmup", "100ms",
+		"-long-streams", "0", "-decay", "0", "-markdown")
+
+	if !strings.Contains(out, "via the minimal relay (loadgen relay), not the connector") {
+		t.Errorf("the header does not name the relay:\n%s", out)
+	}
+	head, rows := tableRows(t, out)
+	if diff := cmp.Diff(columns(viaRelay), head); diff != "" {
+		t.Errorf("table heading (-want +got):\n%s", diff)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	r, ok := rows["c=1"]
+	if !ok || len(rows) != 1 {
+		t.Fatalf("want one row c=1 in:\n%s", out)
+	}
+	if got := r[col["errors direct/via"]]; got != "0 / 0" {
+		t.Errorf("errors %q, want 0 / 0", got)
+	}
+	var d, v int
+	if _, err := fmt.Sscanf(r[col["turns direct/via"]], "%d / %d", &d, &v); err != nil || d == 0 || v == 0 {
+		t.Errorf("turns %q, want some of both", r[col["turns direct/via"]])
+	}
+	for _, name := range []string{"relay CPU ms/turn", "relay peak RSS MiB", "relay log ERROR/WARN"} {
+		if r[col[name]] == "—" {
+			t.Errorf("%s is empty: the relay's process was not watched", name)
+		}
+	}
+	if n := strings.Count(errOut, "== c=1 via relay: "); n != 3 {
+		t.Errorf("%d phases via relay, want 3 rounds:\n%s", n, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(logs, "connector.log")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("connector.log: %v; want none, the connector must not run", err)
+	}
+	checkShutDown(t, logs, "relay", "console-api")
+}
+
+// checkShutDown checks that each named server logged its orderly shutdown: it was stopped in
+// order (SIGTERM, drain), not killed.
+func checkShutDown(t *testing.T, logs string, names ...string) {
+	t.Helper()
+	for _, name := range names {
 		b, err := os.ReadFile(filepath.Join(logs, name+".log"))
 		if err != nil {
 			t.Fatal(err)
@@ -217,15 +278,7 @@ func TestInterruptStopsEveryProgram(t *testing.T) {
 			t.Errorf("child %d still runs after loadgen exited", pid)
 		}
 	}
-	for _, name := range []string{"connector", "console-api"} {
-		b, err := os.ReadFile(filepath.Join(logs, name+".log"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b, []byte(`"msg":"shutting down"`)) {
-			t.Errorf("%s did not shut down in order; log:\n%s", name, b)
-		}
-	}
+	checkShutDown(t, logs, "connector", "console-api")
 }
 
 // childPIDs lists the processes whose parent is pid.
@@ -272,6 +325,39 @@ func TestParseTurnText(t *testing.T) {
 			}
 			if err == nil && got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseFlagsVia: -via takes connector or relay, and the relay refuses what it cannot measure
+// (the -decay run ages the connector's sessions, -debug-addr serves the connector's profiles).
+func TestParseFlagsVia(t *testing.T) {
+	t.Parallel()
+	base := []string{"-database-url", "postgres://unused", "-bin", t.TempDir()}
+	tests := []struct {
+		name    string
+		args    []string
+		want    string // o.via
+		wantErr string // part of the error; "" for none
+	}{
+		{name: "the_default_is_the_connector", want: viaConnector},
+		{name: "relay_with_decay_0", args: []string{"-via", "relay", "-decay", "0"}, want: viaRelay},
+		{name: "an_unknown_value_is_an_error", args: []string{"-via", "floor"}, wantErr: `-via "floor": want connector or relay`},
+		{name: "relay_with_the_default_decay_is_an_error", args: []string{"-via", "relay"}, wantErr: "-via relay needs -decay 0"},
+		{name: "relay_with_debug_addr_is_an_error", args: []string{"-via", "relay", "-decay", "0", "-debug-addr", "127.0.0.1:0"}, wantErr: "-debug-addr"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := parseFlags(append(slices.Clip(base), tt.args...), io.Discard)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
+			case tt.wantErr == "" && o.via != tt.want:
+				t.Errorf("via %q, want %q", o.via, tt.want)
 			}
 		})
 	}

@@ -10,6 +10,10 @@
 // peak RSS read from /proc. Every turn is checked (completed, exact text); failures are counted,
 // never hidden.
 //
+// With -via relay, the via phases go to `loadgen relay` (this binary) instead of the connector:
+// a minimal relay with only the connector's required parts (relay.go), which measures how close
+// any relay can get to the bare client on this machine. It is an instrument, not a product.
+//
 // It does not judge the numbers: targets belong to the issue that set them, and tests never
 // assert on speed. It runs on Linux only (it reads /proc).
 package main
@@ -44,6 +48,7 @@ func main() {
 
 const usage = `usage: loadgen [run] [flags]     measure (default; loadgen -h for the flags)
        loadgen agent [flags]       serve the stub A2A agent alone (loadgen agent -h)
+       loadgen relay [flags]       serve the minimal relay alone (loadgen relay -h; what -via relay runs)
 
 make loadtest builds the binaries, starts a private Postgres and runs loadgen.`
 
@@ -72,7 +77,14 @@ type options struct {
 	logDir          string
 	agentHost       string
 	debugAddr       string
+	via             string // viaConnector or viaRelay
 }
+
+// The values of -via: what the via phases' HandleTurn calls go to.
+const (
+	viaConnector = "connector" // bin/connector, the product
+	viaRelay     = "relay"     // loadgen relay, the minimal relay: the architecture's floor
+)
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd := "run"
@@ -82,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "agent":
 		return runAgent(ctx, args, stdout, stderr)
+	case "relay":
+		return runRelay(ctx, args, stderr)
 	case "run":
 		o, err := parseFlags(args, stderr)
 		if err != nil {
@@ -125,6 +139,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "Postgres database to migrate and use (default $DATABASE_URL); a fresh one for the -decay figures")
 	fs.StringVar(&o.logDir, "logs", "", "folder for the programs' logs (default: a temp folder, removed after a run without errors)")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "A2AC_DEBUG_ADDR of the connector: serve its pprof profiles there during the run (e.g. 127.0.0.1:6060)")
+	fs.StringVar(&o.via, "via", viaConnector, "what the via phases call: connector (bin/connector) or relay (loadgen relay: the minimal relay, the floor of any relay on this machine, not the product; needs -decay 0)")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -163,6 +178,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.decayC >= 1, "-decay-c must be at least 1")
 	check(o.decay == 0 || (o.decayWindow > 0 && 2*o.decayWindow <= o.decay), "-decay-window must be positive and at most half of -decay")
 	check(o.turnTimeout > 0, "-turn-timeout must be positive")
+	check(o.via == viaConnector || o.via == viaRelay, fmt.Sprintf("-via %q: want connector or relay", o.via))
+	// The -decay run measures the rate as the connector's sessions fill a fresh database; the
+	// relay saves none, so there is nothing to age. It serves no profiles either.
+	check(o.via != viaRelay || o.decay == 0, "-via relay needs -decay 0 (the relay saves no sessions: its database does not age)")
+	check(o.via != viaRelay || o.debugAddr == "", "-via relay: -debug-addr is the connector's; the relay serves no profiles")
 	check(o.databaseURL != "", "-database-url (or $DATABASE_URL) is required")
 	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0, "nothing to run: -c is empty, -long-streams 0 and -decay 0")
 	if len(bad) > 0 {
@@ -370,7 +390,7 @@ func (r *runner) fail(err error) error {
 func (r *runner) phase(ctx context.Context, label string, direct bool, spec phaseSpec, w watched, chunks int, delay time.Duration) (*phaseStats, error) {
 	r.phases++
 	prefix := r.id + "-p" + strconv.Itoa(r.phases)
-	side := "via connector"
+	side := "via " + r.o.via
 	if direct {
 		side = "direct"
 		w.connector = 0 // the connector idles; its RSS and CPU are not this phase's
@@ -420,7 +440,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 		label, side, num(st.rate()), ms(percentile(st.lat, 0.5)), ms(percentile(st.first, 0.5)), st.turns, st.errors,
 		st.agentPeak, ms(st.perTurn(st.agentCPU)), ms(st.perTurn(st.selfCPU)))
 	if !direct {
-		fmt.Fprintf(r.progress, ", connector %s", ms(st.perTurn(st.connectorCPU)))
+		fmt.Fprintf(r.progress, ", %s %s", r.o.via, ms(st.perTurn(st.connectorCPU)))
 		if st.hasPG {
 			fmt.Fprintf(r.progress, ", postgres %s", ms(st.perTurn(st.pgCPU)))
 		}
@@ -431,7 +451,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	}
 	if st.logged != nil {
 		for kind, n := range st.logged.kinds {
-			fmt.Fprintf(r.progress, "      connector logged %d× %s\n", n, kind)
+			fmt.Fprintf(r.progress, "      %s logged %d× %s\n", r.o.via, n, kind)
 		}
 	}
 	if dead := r.s.dead(); dead != "" {
@@ -450,10 +470,14 @@ func describe(o options) string {
 	if o.chunkDelay > 0 {
 		pause = o.chunkDelay.String() + " between chunks"
 	}
-	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via the connector", o.duration, o.warmup)
+	via := "the connector"
+	if o.via == viaRelay {
+		via = "the minimal relay (loadgen relay), not the connector"
+	}
+	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via %s", o.duration, o.warmup, via)
 	if o.rounds > 1 {
-		phases = fmt.Sprintf("each row %s direct and %s via the connector, alternating in %d rounds of %s (warmup %s, then %s)",
-			o.duration, o.duration, o.rounds, (o.duration / time.Duration(o.rounds)).Round(time.Millisecond), o.warmup, o.warmup/4)
+		phases = fmt.Sprintf("each row %s direct and %s via %s, alternating in %d rounds of %s (warmup %s, then %s)",
+			o.duration, o.duration, via, o.rounds, (o.duration / time.Duration(o.rounds)).Round(time.Millisecond), o.warmup, o.warmup/4)
 	}
 	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; %d CPUs, %s/%s",
 		o.chunks, pause, session, o.conns, phases, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)

@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// columns are the table's headings, in order.
-func columns() []string {
+// columns are the table's headings, in order; via names what the via phases called (-via), whose
+// CPU, RSS and log the table shows.
+func columns(via string) []string {
 	return []string{
 		"load",
 		"direct turns/s",
@@ -23,13 +24,13 @@ func columns() []string {
 		"direct first text p50/p99 ms",
 		"via first text p50/p99 ms",
 		"added first text p50 ms",
-		"connector CPU ms/turn",
+		via + " CPU ms/turn",
 		"Postgres CPU ms/turn",
-		"connector peak RSS MiB",
+		via + " peak RSS MiB",
 		"agent streams open at most direct/via",
 		"turns direct/via",
 		"errors direct/via",
-		"connector log ERROR/WARN",
+		via + " log ERROR/WARN",
 	}
 }
 
@@ -105,14 +106,14 @@ func writeReport(w io.Writer, o options, rows []row, decay *phaseStats) {
 	fmt.Fprintln(w)
 	if len(rows) > 0 {
 		if o.markdown {
-			fmt.Fprintln(w, "| "+strings.Join(columns(), " | ")+" |")
-			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(columns())))
+			fmt.Fprintln(w, "| "+strings.Join(columns(o.via), " | ")+" |")
+			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(columns(o.via))))
 			for _, r := range rows {
 				fmt.Fprintln(w, "| "+strings.Join(cells(r), " | ")+" |")
 			}
 		} else {
 			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(columns(), "\t")+"\t")
+			fmt.Fprintln(tw, strings.Join(columns(o.via), "\t")+"\t")
 			for _, r := range rows {
 				fmt.Fprintln(tw, strings.Join(cells(r), "\t")+"\t")
 			}

@@ -23,10 +23,12 @@ import (
 // stack is the system under test, each part its own process: the stub agent, console-api and
 // connector, all on loopback, against the database the caller named.
 type stack struct {
+	// connector serves HandleTurn: bin/connector, or with -via relay `loadgen relay` (named
+	// "relay": its log is relay.log). Its CPU, RSS and log are the table's.
 	agent, console, connector *child
 
 	agentURL  string // the stub agent's base URL (its card's url)
-	grpcAddr  string // the connector
+	grpcAddr  string // the connector's (or the relay's)
 	tenantID  string
 	agentID   string
 	pgRoot    int // the Postgres postmaster's pid, 0 when it is not on this machine
@@ -48,7 +50,13 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	}
 	connectorBin := filepath.Join(o.binDir, "connector")
 	consoleBin := filepath.Join(o.binDir, "console-api")
-	for _, b := range []string{connectorBin, consoleBin} {
+	bins := []string{connectorBin, consoleBin}
+	// The relay reads the connector's environment and logs its ready line, so it starts alike.
+	viaName, viaPath, viaArgs := "connector", connectorBin, []string{"serve"}
+	if o.via == viaRelay {
+		viaName, viaPath, viaArgs, bins = "relay", self, []string{"relay"}, bins[1:]
+	}
+	for _, b := range bins {
 		if _, err := os.Stat(b); err != nil {
 			return s, fmt.Errorf("%w (build them: go build -o %s ./cmd/connector ./cmd/console-api, or pass -bin)", err, o.binDir)
 		}
@@ -78,7 +86,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		return s, err
 	}
 
-	fmt.Fprintln(progress, "== starting stub agent, console-api, connector (logs in "+logDir+")")
+	fmt.Fprintln(progress, "== starting stub agent, console-api, "+viaName+" (logs in "+logDir+")")
 	var addr string
 	s.agent, addr, err = startChild(ctx, "agent", self, []string{"agent", "-addr", o.agentHost + ":0"}, env, logDir,
 		func(line []byte) string {
@@ -107,7 +115,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	if o.debugAddr != "" {
 		connectorEnv = append(slices.Clip(env), "A2AC_DEBUG_ADDR="+o.debugAddr)
 	}
-	s.connector, s.grpcAddr, err = startChild(ctx, "connector", connectorBin, []string{"serve"}, connectorEnv, logDir, logAddr("connector listening"))
+	s.connector, s.grpcAddr, err = startChild(ctx, viaName, viaPath, viaArgs, connectorEnv, logDir, logAddr("connector listening"))
 	if s.connector != nil {
 		s.childrens = append(s.childrens, s.connector)
 	}
