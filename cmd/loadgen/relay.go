@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // The minimal relay (`loadgen relay`, run in place of the connector by `loadgen -via relay`) is
@@ -36,8 +37,8 @@ import (
 // are the connector's:
 //
 //   - HandleTurn over grpc-go, with the connector's server options;
-//   - the session lookup, store.LookupTurn's query verbatim, on a pgx pool sized like the
-//     connector's;
+//   - the session lookup, the connector's own (store.LookupTurn, with its batching of concurrent
+//     lookups), on a pgx pool sized like the connector's;
 //   - the agent call, A2A message/stream over HTTP/1.1 + SSE (net/http, no gzip);
 //   - a TextDelta per text chunk and a Final.
 //
@@ -51,20 +52,6 @@ import (
 // Settings are the connector's environment, which loadgen sets for both (DATABASE_URL,
 // A2AC_GRPC_ADDR, A2AC_SHUTDOWN_TIMEOUT), each also a flag. Once listening it logs the
 // connector's ready line ("connector listening" with the addr), which loadgen waits for.
-
-// relayLookupSQL is store.LookupTurn's query, verbatim: the one database round trip a relay
-// must make before it can call the agent (the session's hold and the agent's context).
-const relayLookupSQL = `
-		select s.hold_agent_id::text, s.hold_task_id, s.hold_context_id, s.hold_turn_id,
-		       s.hold_expires_at, s.updated_at, ha.updated_at, ra.updated_at, c.context_id
-		  from (select $1::uuid as tenant_id) k
-		  left join sessions s
-		         on s.tenant_id = k.tenant_id and s.session_id = $2
-		        and s.hold_agent_id is not null and s.hold_expires_at > $4
-		  left join agents ha on ha.tenant_id = k.tenant_id and ha.id = s.hold_agent_id
-		  left join agents ra on ra.tenant_id = k.tenant_id and ra.id = $3::uuid
-		  left join session_contexts c
-		         on c.tenant_id = k.tenant_id and c.session_id = $2 and c.agent_id = $3::uuid`
 
 // relayEndpointSQL finds an agent's JSON-RPC endpoint (its live revision's profile). The
 // connector keeps agents in a cache too, so the relay asks once per agent.
@@ -114,7 +101,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	defer pool.Close()
 
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	r := &relay{pool: pool, http: &http.Client{Transport: &http.Transport{
+	r := &relay{pool: pool, store: store.New(pool), http: &http.Client{Transport: &http.Transport{
 		DialContext:  dialer.DialContext,
 		MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
 		DisableCompression: true, // the connector's HTTP/1 client asks for no gzip either
@@ -152,7 +139,8 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 // relay is the minimal relay's HandleTurn.
 type relay struct {
 	pb.UnimplementedConnectorServer
-	pool      *pgxpool.Pool
+	pool      *pgxpool.Pool // for the agents' endpoints
+	store     *store.Store  // for the session lookup
 	http      *http.Client
 	endpoints sync.Map // tenant "\x00" agent -> stream URL
 }
@@ -191,14 +179,10 @@ type relayRequest struct {
 func (s *relay) HandleTurn(req *pb.HandleTurnRequest, stream grpc.ServerStreamingServer[pb.TurnEvent]) error {
 	ctx := stream.Context()
 	tenant, agent := req.GetTenantId(), req.GetAgentId()
-	// Scanned into the types the store scans into: decoding them is part of the lookup's cost.
-	var r struct {
-		holdAgent, holdTask, holdContext, holdTurn, contextID pgtype.Text
-		holdExpires, holdUpdated, holdAgentUpdated, agentUpd  pgtype.Timestamptz
-	}
-	if err := s.pool.QueryRow(ctx, relayLookupSQL, tenant, req.GetSessionId(), agent, time.Now()).Scan(
-		&r.holdAgent, &r.holdTask, &r.holdContext, &r.holdTurn, &r.holdExpires, &r.holdUpdated,
-		&r.holdAgentUpdated, &r.agentUpd, &r.contextID); err != nil {
+	// The one database round trip a relay must make before it can call the agent: the
+	// session's hold and its context with the agent. (The relay ignores a hold.)
+	l, err := s.store.LookupTurn(ctx, tenant, req.GetSessionId(), agent, time.Now())
+	if err != nil {
 		return status.Errorf(codes.Unavailable, "lookup: %v", err)
 	}
 	target, err := s.endpoint(ctx, tenant, agent)
@@ -209,7 +193,7 @@ func (s *relay) HandleTurn(req *pb.HandleTurnRequest, stream grpc.ServerStreamin
 	var body relayRequest
 	body.JSONRPC, body.ID, body.Method = "2.0", uuid.NewString(), "message/stream"
 	m := &body.Params.Message
-	m.Kind, m.Role, m.MessageID, m.ContextID = "message", "user", uuid.NewString(), r.contextID.String
+	m.Kind, m.Role, m.MessageID, m.ContextID = "message", "user", uuid.NewString(), l.ContextID
 	m.Parts = []textPart{{Kind: "text", Text: req.GetText()}}
 	b, _ := json.Marshal(&body) // plain strings: cannot fail
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(b))
