@@ -96,6 +96,21 @@ func tableRows(t *testing.T, out string) ([]string, map[string][]string) {
 	return head, rows
 }
 
+// table parses the Markdown table loadgen printed with -via via, checks its heading, and returns
+// each cell's column by heading and the rows by their first cell.
+func table(t *testing.T, out, via string) (col map[string]int, rows map[string][]string) {
+	t.Helper()
+	head, rows := tableRows(t, out)
+	if diff := cmp.Diff(columns(via), head); diff != "" {
+		t.Errorf("table heading (-want +got):\n%s", diff)
+	}
+	col = map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	return col, rows
+}
+
 // runLoadgen runs the built loadgen end to end on a fresh database, its programs' logs in logs,
 // with args after those, and returns what it printed; a failed run fails the test.
 func runLoadgen(t *testing.T, logs string, args ...string) (stdout, stderr string) {
@@ -122,14 +137,7 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 		"-long-streams", "20", "-long-chunks", "2", "-long-delay", "20ms", "-long-ramp", "0s",
 		"-decay", "2s", "-decay-window", "1s", "-markdown")
 
-	head, rows := tableRows(t, out)
-	if diff := cmp.Diff(columns(viaConnector), head); diff != "" {
-		t.Errorf("table heading (-want +got):\n%s", diff)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
+	col, rows := table(t, out, viaConnector)
 	for _, label := range []string{"c=1", "c=3", "20 long streams (2×20ms)"} {
 		r, ok := rows[label]
 		if !ok {
@@ -183,14 +191,7 @@ func TestSmokeRunViaRelay(t *testing.T) {
 	if !strings.Contains(out, "via the minimal relay (loadgen relay), not the connector") {
 		t.Errorf("the header does not name the relay:\n%s", out)
 	}
-	head, rows := tableRows(t, out)
-	if diff := cmp.Diff(columns(viaRelay), head); diff != "" {
-		t.Errorf("table heading (-want +got):\n%s", diff)
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		col[h] = i
-	}
+	col, rows := table(t, out, viaRelay)
 	r, ok := rows["c=1"]
 	if !ok || len(rows) != 1 {
 		t.Fatalf("want one row c=1 in:\n%s", out)
