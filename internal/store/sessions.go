@@ -91,7 +91,8 @@ type TurnRecord struct {
 	SetHold     *connector.Hold
 	ReleaseHold bool
 	// Deferrable: nobody waits for this write (the turn's Final has gone out), so it goes
-	// with the next turn statement anyone sends, or on its own after deferredLinger.
+	// together with the other deferred saves after deferredLinger, at once when they make a
+	// whole batch, or when SendDeferredSaves is called.
 	Deferrable bool
 }
 
