@@ -180,41 +180,53 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	checkShutDown(t, logs, "connector", "console-api")
 }
 
-// TestSmokeRunViaRelay runs the minimal relay (loadgen relay) in place of the connector: the
-// header and the headings say so, every turn through it succeeds, the connector never ran, and
-// the relay stopped in order. Never on speed.
+// TestSmokeRunViaRelay runs the minimal relay (loadgen relay) in place of the connector, with
+// its session lookup (-via relay) and without (-via hop): the header and the headings say so,
+// every turn through it succeeds, the connector never ran, the relay was started as asked, and
+// it stopped in order. Never on speed.
 func TestSmokeRunViaRelay(t *testing.T) {
-	logs := t.TempDir()
-	out, errOut := runLoadgen(t, logs, "-via", "relay", "-c", "1", "-duration", "600ms", "-warmup", "100ms",
-		"-long-streams", "0", "-decay", "0", "-markdown")
+	for _, tt := range []struct{ via, header, started string }{
+		{via: viaRelay, header: "via the minimal relay (loadgen relay), not the connector", started: `"lookup":true`},
+		{via: viaHop, header: "via the minimal relay without its session lookup (loadgen relay -lookup=false: the gRPC hop alone), not the connector",
+			started: `"lookup":false`},
+	} {
+		t.Run(tt.via, func(t *testing.T) {
+			logs := t.TempDir()
+			out, errOut := runLoadgen(t, logs, "-via", tt.via, "-c", "1", "-duration", "600ms", "-warmup", "100ms",
+				"-long-streams", "0", "-decay", "0", "-markdown")
 
-	if !strings.Contains(out, "via the minimal relay (loadgen relay), not the connector") {
-		t.Errorf("the header does not name the relay:\n%s", out)
+			if !strings.Contains(out, tt.header) {
+				t.Errorf("the header does not name the relay:\n%s", out)
+			}
+			col, rows := table(t, out, tt.via)
+			r, ok := rows["c=1"]
+			if !ok || len(rows) != 1 {
+				t.Fatalf("want one row c=1 in:\n%s", out)
+			}
+			if got := r[col["errors direct/via"]]; got != "0 / 0" {
+				t.Errorf("errors %q, want 0 / 0", got)
+			}
+			var d, v int
+			if _, err := fmt.Sscanf(r[col["turns direct/via"]], "%d / %d", &d, &v); err != nil || d == 0 || v == 0 {
+				t.Errorf("turns %q, want some of both", r[col["turns direct/via"]])
+			}
+			for _, name := range []string{" CPU ms/turn", " peak RSS MiB", " log ERROR/WARN"} {
+				if r[col[tt.via+name]] == "—" {
+					t.Errorf("%s%s is empty: the relay's process was not watched", tt.via, name)
+				}
+			}
+			if n := strings.Count(errOut, "== c=1 via "+tt.via+": "); n != 3 {
+				t.Errorf("%d phases via %s, want 3 rounds:\n%s", n, tt.via, errOut)
+			}
+			if _, err := os.Stat(filepath.Join(logs, "connector.log")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("connector.log: %v; want none, the connector must not run", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(logs, "relay.log")); err != nil || !strings.Contains(string(b), tt.started) {
+				t.Errorf("relay.log (%v) does not say %s:\n%s", err, tt.started, b)
+			}
+			checkShutDown(t, logs, "relay", "console-api")
+		})
 	}
-	col, rows := table(t, out, viaRelay)
-	r, ok := rows["c=1"]
-	if !ok || len(rows) != 1 {
-		t.Fatalf("want one row c=1 in:\n%s", out)
-	}
-	if got := r[col["errors direct/via"]]; got != "0 / 0" {
-		t.Errorf("errors %q, want 0 / 0", got)
-	}
-	var d, v int
-	if _, err := fmt.Sscanf(r[col["turns direct/via"]], "%d / %d", &d, &v); err != nil || d == 0 || v == 0 {
-		t.Errorf("turns %q, want some of both", r[col["turns direct/via"]])
-	}
-	for _, name := range []string{"relay CPU ms/turn", "relay peak RSS MiB", "relay log ERROR/WARN"} {
-		if r[col[name]] == "—" {
-			t.Errorf("%s is empty: the relay's process was not watched", name)
-		}
-	}
-	if n := strings.Count(errOut, "== c=1 via relay: "); n != 3 {
-		t.Errorf("%d phases via relay, want 3 rounds:\n%s", n, errOut)
-	}
-	if _, err := os.Stat(filepath.Join(logs, "connector.log")); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("connector.log: %v; want none, the connector must not run", err)
-	}
-	checkShutDown(t, logs, "relay", "console-api")
 }
 
 // checkShutDown checks that each named server logged its orderly shutdown: it was stopped in
@@ -331,7 +343,7 @@ func TestParseTurnText(t *testing.T) {
 	}
 }
 
-// TestParseFlagsVia: -via takes connector or relay, and the relay refuses what it cannot measure
+// TestParseFlagsVia: -via takes connector, relay or hop, and the relay refuses what it cannot measure
 // (the -decay run ages the connector's sessions, -debug-addr serves the connector's profiles).
 func TestParseFlagsVia(t *testing.T) {
 	t.Parallel()
@@ -344,8 +356,10 @@ func TestParseFlagsVia(t *testing.T) {
 	}{
 		{name: "the_default_is_the_connector", want: viaConnector},
 		{name: "relay_with_decay_0", args: []string{"-via", "relay", "-decay", "0"}, want: viaRelay},
-		{name: "an_unknown_value_is_an_error", args: []string{"-via", "floor"}, wantErr: `-via "floor": want connector or relay`},
+		{name: "hop_with_decay_0", args: []string{"-via", "hop", "-decay", "0"}, want: viaHop},
+		{name: "an_unknown_value_is_an_error", args: []string{"-via", "floor"}, wantErr: `-via "floor": want connector, relay or hop`},
 		{name: "relay_with_the_default_decay_is_an_error", args: []string{"-via", "relay"}, wantErr: "-via relay needs -decay 0"},
+		{name: "hop_with_the_default_decay_is_an_error", args: []string{"-via", "hop"}, wantErr: "-via hop needs -decay 0"},
 		{name: "relay_with_debug_addr_is_an_error", args: []string{"-via", "relay", "-decay", "0", "-debug-addr", "127.0.0.1:0"}, wantErr: "-debug-addr"},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@
 // With -via relay, the via phases go to `loadgen relay` (this binary) instead of the connector:
 // a minimal relay with only the connector's required parts (relay.go), which measures how close
 // any relay can get to the bare client on this machine. It is an instrument, not a product.
+// With -via hop the same relay skips its session lookup: what the gRPC hop alone costs.
 //
 // It does not judge the numbers: targets belong to the issue that set them, and tests never
 // assert on speed. It runs on Linux only (it reads /proc).
@@ -48,7 +49,7 @@ func main() {
 
 const usage = `usage: loadgen [run] [flags]     measure (default; loadgen -h for the flags)
        loadgen agent [flags]       serve the stub A2A agent alone (loadgen agent -h)
-       loadgen relay [flags]       serve the minimal relay alone (loadgen relay -h; what -via relay runs)
+       loadgen relay [flags]       serve the minimal relay alone (loadgen relay -h; what -via relay and -via hop run)
 
 make loadtest builds the binaries, starts a private Postgres and runs loadgen.`
 
@@ -84,6 +85,7 @@ type options struct {
 const (
 	viaConnector = "connector" // bin/connector, the product
 	viaRelay     = "relay"     // loadgen relay, the minimal relay: the architecture's floor
+	viaHop       = "hop"       // loadgen relay -lookup=false: the gRPC hop alone
 )
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -139,7 +141,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.databaseURL, "database-url", os.Getenv("DATABASE_URL"), "Postgres database to migrate and use (default $DATABASE_URL); a fresh one for the -decay figures")
 	fs.StringVar(&o.logDir, "logs", "", "folder for the programs' logs (default: a temp folder, removed after a run without errors)")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "A2AC_DEBUG_ADDR of the connector: serve its pprof profiles there during the run (e.g. 127.0.0.1:6060)")
-	fs.StringVar(&o.via, "via", viaConnector, "what the via phases call: connector (bin/connector) or relay (loadgen relay: the minimal relay, the floor of any relay on this machine, not the product; needs -decay 0)")
+	fs.StringVar(&o.via, "via", viaConnector, "what the via phases call: connector (bin/connector), relay (loadgen relay: the minimal relay, the floor of any relay on this machine, not the product; needs -decay 0) or hop (the minimal relay without its session lookup: what the gRPC hop alone costs; needs -decay 0)")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -178,11 +180,11 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.decayC >= 1, "-decay-c must be at least 1")
 	check(o.decay == 0 || (o.decayWindow > 0 && 2*o.decayWindow <= o.decay), "-decay-window must be positive and at most half of -decay")
 	check(o.turnTimeout > 0, "-turn-timeout must be positive")
-	check(o.via == viaConnector || o.via == viaRelay, fmt.Sprintf("-via %q: want connector or relay", o.via))
+	check(o.via == viaConnector || o.via == viaRelay || o.via == viaHop, fmt.Sprintf("-via %q: want connector, relay or hop", o.via))
 	// The -decay run measures the rate as the connector's sessions fill a fresh database; the
 	// relay saves none, so there is nothing to age. It serves no profiles either.
-	check(o.via != viaRelay || o.decay == 0, "-via relay needs -decay 0 (the relay saves no sessions: its database does not age)")
-	check(o.via != viaRelay || o.debugAddr == "", "-via relay: -debug-addr is the connector's; the relay serves no profiles")
+	check(o.via == viaConnector || o.decay == 0, fmt.Sprintf("-via %s needs -decay 0 (the relay saves no sessions: its database does not age)", o.via))
+	check(o.via == viaConnector || o.debugAddr == "", fmt.Sprintf("-via %s: -debug-addr is the connector's; the relay serves no profiles", o.via))
 	check(o.databaseURL != "", "-database-url (or $DATABASE_URL) is required")
 	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0, "nothing to run: -c is empty, -long-streams 0 and -decay 0")
 	if len(bad) > 0 {
@@ -471,8 +473,11 @@ func describe(o options) string {
 		pause = o.chunkDelay.String() + " between chunks"
 	}
 	via := "the connector"
-	if o.via == viaRelay {
+	switch o.via {
+	case viaRelay:
 		via = "the minimal relay (loadgen relay), not the connector"
+	case viaHop:
+		via = "the minimal relay without its session lookup (loadgen relay -lookup=false: the gRPC hop alone), not the connector"
 	}
 	phases := fmt.Sprintf("each phase %s after %s warmup, direct then via %s", o.duration, o.warmup, via)
 	if o.rounds > 1 {

@@ -49,6 +49,11 @@ import (
 // connector's table. So its numbers are a lower bound for the connector's, never a comparison
 // of features; changing it to "win" a measurement defeats its purpose.
 //
+// With -lookup=false (what `loadgen -via hop` runs) it skips the session lookup too: a relay
+// with no database at all, whose numbers are what the gRPC hop itself costs on the machine
+// (the hop from the caller and back, and the relay's own HTTP client), the part of the floor no
+// relay called over gRPC can avoid.
+//
 // Settings are the connector's environment, which loadgen sets for both (DATABASE_URL,
 // A2AC_GRPC_ADDR, A2AC_SHUTDOWN_TIMEOUT), each also a flag. Once listening it logs the
 // connector's ready line ("connector listening" with the addr), which loadgen waits for.
@@ -69,6 +74,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	addr := fs.String("addr", "127.0.0.1:0", "gRPC listen address ($A2AC_GRPC_ADDR)")
 	databaseURL := fs.String("database-url", "", "Postgres database the connector's migrations made ($DATABASE_URL)")
 	shutdown := fs.Duration("shutdown-timeout", 10*time.Second, "bound of the drain on SIGTERM ($A2AC_SHUTDOWN_TIMEOUT)")
+	lookup := fs.Bool("lookup", true, "look the session up before the agent call (false: the gRPC hop alone, what -via hop runs)")
 	// The connector's environment sets the defaults, so loadgen starts both alike; flags win.
 	for name, env := range map[string]string{"addr": "A2AC_GRPC_ADDR", "database-url": "DATABASE_URL", "shutdown-timeout": "A2AC_SHUTDOWN_TIMEOUT"} {
 		if v, ok := os.LookupEnv(env); ok {
@@ -101,7 +107,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	defer pool.Close()
 
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	r := &relay{pool: pool, store: store.New(pool), http: &http.Client{Transport: &http.Transport{
+	r := &relay{pool: pool, store: store.New(pool), lookup: *lookup, http: &http.Client{Transport: &http.Transport{
 		DialContext:  dialer.DialContext,
 		MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second,
 		DisableCompression: true, // the connector's HTTP/1 client asks for no gzip either
@@ -115,7 +121,7 @@ func runRelay(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("relay: listen %s: %w", *addr, err)
 	}
-	log.Info("connector listening", "addr", ln.Addr().String(), "relay", true)
+	log.Info("connector listening", "addr", ln.Addr().String(), "relay", true, "lookup", *lookup)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -141,6 +147,7 @@ type relay struct {
 	pb.UnimplementedConnectorServer
 	pool      *pgxpool.Pool // for the agents' endpoints
 	store     *store.Store  // for the session lookup
+	lookup    bool          // false: no session lookup (-via hop)
 	http      *http.Client
 	endpoints sync.Map // tenant "\x00" agent -> stream URL
 }
@@ -181,9 +188,12 @@ func (s *relay) HandleTurn(req *pb.HandleTurnRequest, stream grpc.ServerStreamin
 	tenant, agent := req.GetTenantId(), req.GetAgentId()
 	// The one database round trip a relay must make before it can call the agent: the
 	// session's hold and its context with the agent. (The relay ignores a hold.)
-	l, err := s.store.LookupTurn(ctx, tenant, req.GetSessionId(), agent, time.Now())
-	if err != nil {
-		return status.Errorf(codes.Unavailable, "lookup: %v", err)
+	var l store.TurnLookup
+	if s.lookup {
+		var err error
+		if l, err = s.store.LookupTurn(ctx, tenant, req.GetSessionId(), agent, time.Now()); err != nil {
+			return status.Errorf(codes.Unavailable, "lookup: %v", err)
+		}
 	}
 	target, err := s.endpoint(ctx, tenant, agent)
 	if err != nil {

@@ -53,8 +53,11 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	bins := []string{connectorBin, consoleBin}
 	// The relay reads the connector's environment and logs its ready line, so it starts alike.
 	viaName, viaPath, viaArgs := "connector", connectorBin, []string{"serve"}
-	if o.via == viaRelay {
+	switch o.via {
+	case viaRelay:
 		viaName, viaPath, viaArgs, bins = "relay", self, []string{"relay"}, bins[1:]
+	case viaHop:
+		viaName, viaPath, viaArgs, bins = "relay", self, []string{"relay", "-lookup=false"}, bins[1:]
 	}
 	for _, b := range bins {
 		if _, err := os.Stat(b); err != nil {
