@@ -82,9 +82,9 @@ type statement struct {
 // Why 50 ms and not less: every batch wakes a Postgres backend, and on the shared VMs measured
 // here a process woken after a few idle milliseconds runs several times slower than a busy one
 // (a `select 1` costs its backend ~30 µs of CPU back to back, ~170 µs after 5 ms idle). At c=1,
-// 5 ms meant ~4 saves per wake-up; 50 ms took Postgres's CPU per turn from 0.26–0.30 to
-// 0.22–0.23 ms and the added latency down by ~0.05 ms in three alternating pairs
-// (docs/performance.md, "Eighth pass").
+// 5 ms meant ~4 saves per wake-up; 50 ms took Postgres's CPU per turn from 0.22–0.30 to
+// 0.18–0.23 ms, and c=1 was faster in five of six alternating pairs (docs/performance.md,
+// "Eighth pass").
 const deferredLinger = 50 * time.Millisecond
 
 func newCoalescer(pool *pgxpool.Pool) *coalescer {
