@@ -32,10 +32,9 @@ import (
 //
 // A deferred statement (doDeferred: the save of a turn whose Final has gone out) does not start
 // a batch and is not taken by one: deferred statements collect for linger after the first of
-// them (or until a whole batch has collected), then queue as writes together and start a batch
-// from the timer's goroutine (or the last one's caller). At low load a lone turn's save would
-// otherwise be a round trip and a commit of its own right when the next turn starts, slowing
-// it; under load lookups no longer queue behind saves.
+// them, then queue as writes together and start a batch from the timer's goroutine. At low load
+// a lone turn's save would otherwise be a round trip and a commit of its own right when the
+// next turn starts, slowing it; under load lookups no longer queue behind saves.
 type coalescer struct {
 	pool        *pgxpool.Pool
 	maxInFlight int
@@ -74,18 +73,16 @@ type statement struct {
 	lead chan []*statement
 }
 
-// deferredLinger is how long a deferred write waits for others to go with (a whole batch goes at
-// once). It is the longest a save that follows a turn's Final can be late on top of its round
-// trip: what another replica may miss when the session's next turn reaches it sooner
-// (docs/decisions.md), and far below the seconds between a user's turns.
+// deferredLinger is how long a deferred write waits for a statement to go with. It is the
+// longest a save that follows a turn's Final can be late on top of its round trip: what another
+// replica may miss when the session's next turn reaches it sooner (docs/decisions.md), and far
+// below the seconds between a user's turns.
 //
-// Why 50 ms and not less: every batch wakes a Postgres backend, and on the shared VMs measured
-// here a process woken after a few idle milliseconds runs several times slower than a busy one
-// (a `select 1` costs its backend ~30 µs of CPU back to back, ~170 µs after 5 ms idle). At c=1,
-// 5 ms meant ~4 saves per wake-up; 50 ms took Postgres's CPU per turn from 0.22–0.30 to
-// 0.18–0.23 ms, and c=1 was faster in five of six alternating pairs (docs/performance.md,
-// "Eighth pass").
-const deferredLinger = 50 * time.Millisecond
+// Why not longer: 50 ms (with a whole batch of 64 going at once) cost Postgres less CPU at c=1,
+// but the rate on a fresh database then fell as the tables grew: over 80 s at c=10, 2,163 →
+// 1,555 and 2,199 → 1,697 turns/s, where 5 ms went 1,720 → 2,130 and 1,339 → 2,013
+// (docs/performance.md, "Eighth pass").
+const deferredLinger = 5 * time.Millisecond
 
 func newCoalescer(pool *pgxpool.Pool) *coalescer {
 	// Two batches in flight: under load the statements of concurrent turns wait for a batch
@@ -136,22 +133,17 @@ func (c *coalescer) await(ctx context.Context, s *statement) error {
 // returns s's own result. It is for a write nobody waits for (the save of a turn whose Final
 // has gone out): at low load a lone turn's save no longer costs a round trip and a commit of
 // its own right when the next turn starts, and lookups do not queue behind saves
-// (docs/performance.md). sendDeferred sends them at once; so does the statement that makes a
-// whole batch, since waiting longer would only make a second one.
+// (docs/performance.md). sendDeferred sends them at once.
 func (c *coalescer) doDeferred(ctx context.Context, s *statement) error {
 	s.done = make(chan error, 1)
 	s.lead = make(chan []*statement, 1)
 	s.ctx = ctx
 	c.mu.Lock()
 	c.deferred = append(c.deferred, s)
-	full := len(c.deferred) >= c.maxBatch
-	if len(c.deferred) == 1 && !full {
+	if len(c.deferred) == 1 {
 		c.lingering = time.AfterFunc(c.linger, c.sendDeferred)
 	}
 	c.mu.Unlock()
-	if full {
-		c.sendDeferred()
-	}
 	return c.await(ctx, s)
 }
 
@@ -163,9 +155,7 @@ func (c *coalescer) sendDeferred() {
 		c.mu.Unlock()
 		return
 	}
-	if c.lingering != nil {
-		c.lingering.Stop()
-	}
+	c.lingering.Stop()
 	// The batch's spans go to the trace of its oldest deferred statement, like a batch's
 	// to its runner's.
 	ctx := c.deferred[0].ctx

@@ -206,42 +206,6 @@ func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testi
 	}
 }
 
-// Deferred saves that make a whole batch go at once, together, without waiting out the linger.
-func TestTurnStatements_a_whole_batch_of_deferred_saves_goes_at_once(t *testing.T) {
-	t.Parallel()
-	ctx := t.Context()
-	s := store.New(testDB.Pool)
-	s.SetDeferredLinger(time.Hour)
-	const n = 4
-	s.SetTurnLimits(n, 2)
-	tenant := testDB.NewTenant(t)
-	a := mustCreate(t, s, newAgent(tenant, "https://full.example.com"))
-	now := time.Now().UTC().Truncate(time.Microsecond)
-
-	errc := make(chan error, n)
-	for i := range n {
-		go func() { errc <- s.SaveTurn(ctx, deferredRecord(tenant, fmt.Sprint("f-", i), a.ID, now)) }()
-	}
-	for range n {
-		select {
-		case err := <-errc:
-			if err != nil {
-				t.Fatalf("save: %v", err)
-			}
-		case <-time.After(time.Minute): // the linger is an hour: only the full batch sends them
-			t.Fatalf("deferred saves of a whole batch still waiting after a minute (%d queued)", s.DeferredQueued())
-		}
-	}
-	var rows, transactions int
-	if err := testDB.Pool.QueryRow(ctx, `select count(*), count(distinct xmin::text) from session_contexts where tenant_id = $1`,
-		tenant).Scan(&rows, &transactions); err != nil {
-		t.Fatal(err)
-	}
-	if rows != n || transactions != 1 {
-		t.Errorf("%d deferred saves wrote %d rows in %d transactions, want %d in 1", n, rows, transactions, n)
-	}
-}
-
 // A deferred save goes on its own once its linger has passed; one whose caller gave up first
 // is not written.
 func TestTurnStatements_a_deferred_save_goes_after_its_linger_unless_given_up(t *testing.T) {

@@ -91,8 +91,8 @@ type TurnRecord struct {
 	SetHold     *connector.Hold
 	ReleaseHold bool
 	// Deferrable: nobody waits for this write (the turn's Final has gone out), so it goes
-	// together with the other deferred saves after deferredLinger, at once when they make a
-	// whole batch, or when SendDeferredSaves is called.
+	// together with the other deferred saves after deferredLinger, or when SendDeferredSaves
+	// is called.
 	Deferrable bool
 }
 
