@@ -154,8 +154,8 @@ func NewBreaker(o BreakerOptions) *Breaker {
 type ticket struct {
 	key      breakerKey
 	tenantID string
-	gen   uint64
-	probe bool
+	gen      uint64
+	probe    bool
 }
 
 // verdict is what a turn says about whether the agent is up.
