@@ -15,10 +15,10 @@ const (
 	budgetSlots = 10
 )
 
-// RetryBudgetOptions configure a RetryBudget. Zero values mean the defaults.
+// RetryBudgetOptions configure a RetryBudget. Zero values mean the defaults, except Percent.
 type RetryBudgetOptions struct {
-	// Percent is the share of an endpoint's calls over Window that may be retried (default 20;
-	// negative: 0, which leaves MinRetries).
+	// Percent is the share of an endpoint's calls over Window that may be retried, from 0 (only
+	// MinRetries) to 100; DefaultRetryBudgetPercent is 20.
 	Percent int
 	// MinRetries is how many retries an endpoint may get per Window whatever its traffic
 	// (default 1), so that a quiet agent's single blip is still retried.
@@ -55,10 +55,7 @@ type budgetWindow struct {
 
 // NewRetryBudget returns a RetryBudget.
 func NewRetryBudget(o RetryBudgetOptions) *RetryBudget {
-	if o.Percent == 0 {
-		o.Percent = DefaultRetryBudgetPercent
-	}
-	o.Percent = max(o.Percent, 0)
+	o.Percent = min(max(o.Percent, 0), 100)
 	if o.MinRetries <= 0 {
 		o.MinRetries = DefaultRetryBudgetMin
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -353,4 +354,17 @@ func (b *Breaker) State(agentID, endpoint string) string {
 		return c.state
 	}
 	return BreakerClosed
+}
+
+// Resilience builds a process's Breaker (nil when failures is 0: breaking off) and RetryBudget
+// from the settings (internal/config), with the process's MeterProvider and the publisher of
+// breaker changes.
+func Resilience(failures int, cooldown, maxCooldown time.Duration, retryPercent int, mp metric.MeterProvider,
+	onChange func(BreakerChange)) (*Breaker, *a2a.RetryBudget) {
+	var b *Breaker
+	if failures > 0 {
+		b = NewBreaker(BreakerOptions{Failures: failures, Cooldown: cooldown, MaxCooldown: maxCooldown,
+			MeterProvider: mp, OnChange: onChange})
+	}
+	return b, a2a.NewRetryBudget(a2a.RetryBudgetOptions{Percent: retryPercent})
 }

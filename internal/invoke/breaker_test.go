@@ -367,7 +367,7 @@ func TestBreakerIgnoresCallerCancel(t *testing.T) {
 func TestRetryBudgetBoundsA503Agent(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock() // one instant: every call falls in one window
-	budget := a2a.NewRetryBudget(a2a.RetryBudgetOptions{Now: clock.Now})
+	budget := a2a.NewRetryBudget(a2a.RetryBudgetOptions{Percent: a2a.DefaultRetryBudgetPercent, Now: clock.Now})
 	h := newHarness(t, func(o *invoke.Options) { o.RetryBudget = budget })
 	const turns = 20
 	for _, streaming := range []bool{true, false} {
