@@ -1,7 +1,9 @@
 package invoke_test
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -116,34 +118,36 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: invoke.CodeProtocolError},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			bh := newBreakerHarness(t, func(o *invoke.Options) {
-				o.FirstEventTimeout = shortLimit
-				o.TurnTimeout = 2 * time.Second // bounds the hanging send
-				o.MaxRetries = -1               // the retry budget has its own test
-			})
-			srv := fixtureagent.New(t)
-			srv.SetBehavior(tt.behavior)
-			a := agentAt(srv.URL, tt.streaming)
-			for i := range invoke.DefaultBreakerFailures {
-				res, _ := bh.run(t, &a, "hello")
-				if res.Err == nil || res.Err.Code != tt.wantCode {
-					t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, tt.wantCode)
+		for _, w := range fixtureWires {
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				t.Parallel()
+				bh := newBreakerHarness(t, func(o *invoke.Options) {
+					o.FirstEventTimeout = shortLimit
+					o.TurnTimeout = 2 * time.Second // bounds the hanging send
+					o.MaxRetries = -1               // the retry budget has its own test
+				})
+				srv := w.start(t)
+				srv.SetBehavior(tt.behavior)
+				a := fixtureAgentFor(srv, tt.streaming)
+				for i := range invoke.DefaultBreakerFailures {
+					res, _ := bh.run(t, &a, "hello")
+					if res.Err == nil || res.Err.Code != tt.wantCode {
+						t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, tt.wantCode)
+					}
 				}
-			}
-			contacted := len(srv.Requests())
-			for range 5 {
-				res, took := bh.run(t, &a, "hello")
-				wantUnavailable(t, res, took)
-			}
-			if got := len(srv.Requests()); got != contacted {
-				t.Errorf("agent got %d requests after the breaker opened, want 0", got-contacted)
-			}
-			if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerOpen {
-				t.Errorf("state = %s, want open", got)
-			}
-		})
+				contacted := len(srv.Requests())
+				for range 5 {
+					res, took := bh.run(t, &a, "hello")
+					wantUnavailable(t, res, took)
+				}
+				if got := len(srv.Requests()); got != contacted {
+					t.Errorf("agent got %d requests after the breaker opened, want 0", got-contacted)
+				}
+				if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerOpen {
+					t.Errorf("state = %s, want open", got)
+				}
+			})
+		}
 	}
 	t.Run("connection_refused", func(t *testing.T) {
 		t.Parallel()
@@ -229,6 +233,13 @@ func newGatedAgent(t *testing.T) *gatedAgent {
 			return
 		}
 		if g.gated.Load() {
+			// Read the body first: only then does the server notice a client that goes away
+			// (and end r.Context()).
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			g.arrived <- struct{}{}
 			select {
 			case <-g.gate:
@@ -386,5 +397,39 @@ func TestRetryBudgetBoundsA503Agent(t *testing.T) {
 		if got != turns+budgetShare {
 			t.Errorf("streaming=%v: agent got %d requests for %d turns, want %d (turns + %d%%)", streaming, got, turns, turns+budgetShare, a2a.DefaultRetryBudgetPercent)
 		}
+	}
+}
+
+// TestBreakerCanceledProbeLetsTheNextTurnProbe: a probe the caller cancels (barge-in) says
+// nothing about the agent; the breaker stays half-open and the next turn probes.
+func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures {
+		bh.run(t, &a, "hello")
+	}
+	g.failing.Store(false)
+	g.gated.Store(true)
+	bh.clock.Add(invoke.DefaultBreakerCooldown)
+	ctx, cancel := context.WithCancel(t.Context())
+	probe := make(chan *invoke.Result, 1)
+	go func() { probe <- bh.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "probe", Text: "hello"}, nil) }()
+	<-g.arrived
+	cancel()
+	if res := <-probe; res.Outcome != connector.OutcomeCanceled {
+		t.Fatalf("canceled probe = %+v, want CANCELED", res)
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerHalfOpen {
+		t.Fatalf("state after a canceled probe = %s, want half_open", got)
+	}
+	g.gated.Store(false)
+	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("next turn = %+v, want it to probe and complete", res)
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+		t.Errorf("state = %s, want closed", got)
 	}
 }
