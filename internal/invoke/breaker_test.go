@@ -12,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // fastBound is what "fails fast" may take at most: generous against a busy machine, and still
@@ -431,5 +435,49 @@ func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
 	}
 	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
 		t.Errorf("state = %s, want closed", got)
+	}
+}
+
+// TestBreakerMetrics: operators see transitions by state, refused turns and open breakers.
+func TestBreakerMetrics(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	p, err := telemetry.Setup(t.Context(), telemetry.Options{MetricReader: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	clock := newFakeClock()
+	b := invoke.NewBreaker(invoke.BreakerOptions{Now: clock.Now, MeterProvider: p.MeterProvider})
+	h := newHarness(t, func(o *invoke.Options) { o.Breaker, o.MaxRetries = b, -1 })
+	o := &observed{reader: reader}
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	run := func() *invoke.Result {
+		return h.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+	}
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures + 2 {
+		run()
+	}
+	if v, _ := o.int64Metric(t, invoke.MetricBreakerOpen); v != 1 {
+		t.Errorf("%s = %d while open, want 1", invoke.MetricBreakerOpen, v)
+	}
+	g.failing.Store(false)
+	clock.Add(invoke.DefaultBreakerCooldown)
+	if res := run(); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("probe = %+v", res)
+	}
+	state := attribute.Key("a2ac.breaker.state")
+	for _, s := range []string{invoke.BreakerOpen, invoke.BreakerHalfOpen, invoke.BreakerClosed} {
+		if v, _ := o.int64Metric(t, invoke.MetricBreakerTransitions, state.String(s)); v != 1 {
+			t.Errorf("%s{%s} = %d, want 1", invoke.MetricBreakerTransitions, s, v)
+		}
+	}
+	if v, _ := o.int64Metric(t, invoke.MetricBreakerRefused); v != 2 {
+		t.Errorf("%s = %d, want 2", invoke.MetricBreakerRefused, v)
+	}
+	if v, ok := o.int64Metric(t, invoke.MetricBreakerOpen); !ok || v != 0 {
+		t.Errorf("%s = %d (recorded %v) after recovery, want 0", invoke.MetricBreakerOpen, v, ok)
 	}
 }
