@@ -224,6 +224,13 @@ func TestHealthCardInBrowser(t *testing.T) {
 	e.expect(r, http.StatusCreated)
 	id := r.json(t)["id"].(string)
 	e.turns(tenantID, token, id)
+	// One replica has stopped calling the agent: the card lists its breaker.
+	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
+	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
+		Since: time.Now().Add(-time.Minute), Cause: "timeout: the agent sent no event within 10s", RetryAt: time.Now().Add(time.Minute)})
+	if err := pub.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 
 	b.do("open the console", chromedp.Navigate(e.api.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token-input")))
 	b.typeInto("#token-input", token)
@@ -264,6 +271,7 @@ func TestHealthCardInBrowser(t *testing.T) {
 		t.Errorf("duration row = %q, want p50 / p95 of both windows", got)
 	}
 	b.waitText(sel+" .health-failures", "FAILED", "agent_unauthorized")
+	b.waitText(sel+" .health-breakers", "connector/pod-1", "Open", "timeout: the agent sent no event")
 	b.snapElement("health-card", sel)
 	if card := b.text(sel); strings.Contains(card, "相加") || strings.Contains(card, "joke") {
 		t.Errorf("the health card shows the user's text: %q", card)
