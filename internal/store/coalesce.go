@@ -68,6 +68,10 @@ type statement struct {
 	lockKey string
 	// write: the statement changes rows (queued ahead of reads).
 	write bool
+	// durable: the statement's commit must wait for the WAL flush (and, under synchronous
+	// replication, for the standby) although the pool commits asynchronously: its batch then
+	// commits so, as one transaction.
+	durable bool
 
 	// ctx is a deferred statement's caller's: the batch the linger's timer starts runs with it.
 	ctx context.Context
@@ -261,14 +265,33 @@ func (c *coalescer) run(ctx context.Context, batch []*statement) {
 	}
 }
 
-// send runs batch as one pipelined pgx.Batch and returns each statement's error.
+// synchronousCommitSQL makes the rest of the batch's transaction commit synchronously; it
+// goes first in a batch with a durable statement.
+const synchronousCommitSQL = `select set_config('synchronous_commit', 'on', true)`
+
+// send runs batch as one pipelined pgx.Batch (one implicit transaction) and returns each
+// statement's error.
 func (c *coalescer) send(ctx context.Context, batch []*statement) []error {
 	var b pgx.Batch
+	durable := slices.ContainsFunc(batch, func(s *statement) bool { return s.durable })
+	if durable {
+		b.Queue(synchronousCommitSQL)
+	}
 	for _, s := range batch {
 		b.Queue(s.sql, s.args...)
 	}
 	errs := make([]error, len(batch))
 	br := c.pool.SendBatch(ctx, &b)
+	if durable {
+		if _, err := br.Exec(); err != nil {
+			// The transaction is aborted: nothing after it ran.
+			_ = br.Close()
+			for i := range errs {
+				errs[i] = err
+			}
+			return errs
+		}
+	}
 	failed := false
 	for i, s := range batch {
 		if s.scan != nil {
@@ -313,6 +336,9 @@ func statementFailed(errs []error) bool {
 // runOne runs s on its own, again on a fresh connection if its connection failed.
 func (c *coalescer) runOne(ctx context.Context, s *statement) error {
 	return c.retry.do(ctx, true, func(ctx context.Context) error {
+		if s.durable {
+			return c.send(ctx, []*statement{s})[0]
+		}
 		if s.scan != nil {
 			return s.scan(c.pool.QueryRow(ctx, s.sql, s.args...))
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -165,4 +166,49 @@ func batchOfTurns(ctx context.Context, s *store.Store, tenant, session, agentID 
 	resume()
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// A hold the engine is told of outlives a crash of Postgres right after its save, although the
+// pool commits asynchronously as the connector's does: a hold change someone waits for commits
+// synchronously, alone or in a coalesced batch.
+func TestDurableHold_survives_a_crash_right_after_its_save(t *testing.T) {
+	t.Parallel()
+	pg := pgtest.NewCluster(t)
+	db := pg.NewDB(t)
+	ctx := t.Context()
+	pool, err := pgpool.Open(ctx, db.URL, pgpool.Options{RuntimeParams: map[string]string{"synchronous_commit": "off"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	var setting string
+	if err := pool.QueryRow(ctx, "show synchronous_commit").Scan(&setting); err != nil || setting != "off" {
+		t.Fatalf("synchronous_commit = %q, %v; want off, as the connector's pool", setting, err)
+	}
+	s := store.New(pool.Pool)
+	tenant := db.NewTenant(t)
+	a := mustCreate(t, s, newAgent(tenant, "https://durable.example.com"))
+	now := time.Now().UTC().Truncate(time.Microsecond)
+
+	if err := s.SaveTurn(ctx, holdRecord(tenant, "alone", a.ID, "t1", now, "task-alone", time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := batchOfTurns(ctx, s, tenant, "batch", a.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Crash(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pg.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, session := range []string{"alone", "batch-0", "batch-7"} {
+		l, err := s.LookupTurn(ctx, tenant, session, a.ID, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Hold == nil {
+			t.Errorf("session %s: the hold saved before the crash is gone", session)
+		}
+	}
 }

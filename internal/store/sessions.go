@@ -118,6 +118,11 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	switch {
 	case r.SetHold != nil || r.ReleaseHold:
 		st.sql = saveTurnAndHoldSQL
+		// A hold change the engine waits for (it is told of it in the turn's Final) must
+		// outlive a Postgres crash and a failover to a synchronous standby, although the
+		// connector's pool commits asynchronously: that costs a WAL flush (and the standby's
+		// acknowledgement) on these saves only.
+		st.durable = !r.Deferrable
 		st.args = []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt}
 	case r.ContextID != "":
 		// Most turns: the hold is unchanged, so only the context is written. (Postgres's CPU
