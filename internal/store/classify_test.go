@@ -37,6 +37,7 @@ func TestClassify(t *testing.T) {
 		{name: "connection_failure_is_unavailable", err: pg("08006"), want: connector.ErrUnavailable},
 		{name: "admin_shutdown_is_unavailable", err: pg("57P01"), want: connector.ErrUnavailable},
 		{name: "starting_up_is_unavailable", err: pg("57P03"), want: connector.ErrUnavailable},
+		{name: "read_only_is_unavailable", err: pg("25006"), want: connector.ErrUnavailable},
 		{name: "too_many_connections_is_unavailable", err: pg("53300"), want: connector.ErrUnavailable},
 		{name: "syntax_error_is_a_bug", err: pg("42601")},
 		{name: "eof_is_unavailable", err: fmt.Errorf("read: %w", io.ErrUnexpectedEOF), want: connector.ErrUnavailable},
