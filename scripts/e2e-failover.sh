@@ -37,8 +37,9 @@ if ((${#need[@]})); then
 	is_root || die "missing ${need[*]}: sudo apt-get install -y ${need[*]}"
 	echo "$prog: installing ${need[*]} (apt-get)" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
-		{ apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
+	apt="apt-get -o DPkg::Lock::Timeout=300" # another install may hold the dpkg lock
+	$apt install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 ||
+		{ $apt update -qq >/dev/null && $apt install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
 fi
 pgbin=
 for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
