@@ -131,10 +131,11 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	}
 	defer stopTelemetry() // last out: flush the spans of the drained turns
 	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
-		// The connector writes only session state (holds, contexts), which is ephemeral:
-		// losing the last few hundred milliseconds of it in a Postgres crash costs a user one
-		// re-asked question. Not waiting for the WAL flush takes a disk sync off every turn's
-		// final event.
+		// The connector writes only session state (contexts, the racing-turn order), which is
+		// ephemeral: losing the last few hundred milliseconds of it in a Postgres crash costs a
+		// user one re-asked question. Not waiting for the WAL flush takes a disk sync off most
+		// turns' final events. A hold change the Final announces commits synchronously anyway
+		// (internal/store), so a crash or a failover keeps it.
 		RuntimeParams: map[string]string{"synchronous_commit": "off"},
 		// pgxpool's default (4, or the CPU count) queues every turn's two round trips behind
 		// each other under thousands of open streams, until saves time out.

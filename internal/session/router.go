@@ -285,10 +285,13 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	if durableFirst {
 		if err := save(ctx); err != nil && change.Kind == Set {
 			// The agent wants the next turn but we could not remember that: say so rather
-			// than let the engine believe the session is held.
+			// than let the engine believe the session is held. (The store has already tried
+			// again on a fresh connection.) The agent's task waits for an answer no turn
+			// will bring: cancel it, or it stays input-required at the agent for good.
 			final.Outcome = connector.OutcomeFailed
 			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
 			change.Kind = Release // an unsaved hold is no hold: no expiry to report
+			r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
 		}
 	}
 	switch {
