@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
+	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -55,14 +56,6 @@ const scope = "github.com/a2a-connector/a2a-connector/internal/admission"
 
 var attrCap = attribute.Key("a2ac.admission.cap")
 
-// Limits are one tenant's overrides; 0 means the process's default.
-type Limits struct {
-	// Tenant caps the tenant's turns in flight in this process.
-	Tenant int
-	// Agent caps the turns in flight of each agent of the tenant in this process.
-	Agent int
-}
-
 // RefusedError is a turn refused by a cap. Its message names the cap and its value, and holds
 // nothing else: edges may show it as is.
 type RefusedError struct {
@@ -91,7 +84,7 @@ const shards = 64
 type Limiter struct {
 	replicaCap, tenantCap, agentCap int64
 	inFlight                        atomic.Int64
-	overrides                       atomic.Pointer[map[string]Limits]
+	overrides                       atomic.Pointer[map[string]connector.TenantLimits]
 	seed                            maphash.Seed
 	shards                          [shards]shard
 	log                             *slog.Logger
@@ -122,7 +115,7 @@ func New(c Config) *Limiter {
 	for i := range l.shards {
 		l.shards[i].m = map[key]*atomic.Int64{}
 	}
-	empty := map[string]Limits{}
+	empty := map[string]connector.TenantLimits{}
 	l.overrides.Store(&empty)
 	m := telemetry.Meter(c.MeterProvider, scope)
 	var err error
@@ -164,9 +157,9 @@ func (l *Limiter) InFlight() int { return int(l.inFlight.Load()) }
 
 // SetOverrides replaces every tenant's overrides at once; tenants absent from m get the
 // defaults. The map is kept: the caller must not change it afterwards.
-func (l *Limiter) SetOverrides(m map[string]Limits) {
+func (l *Limiter) SetOverrides(m map[string]connector.TenantLimits) {
 	if m == nil {
-		m = map[string]Limits{}
+		m = map[string]connector.TenantLimits{}
 	}
 	l.overrides.Store(&m)
 }
@@ -175,11 +168,11 @@ func (l *Limiter) SetOverrides(m map[string]Limits) {
 func (l *Limiter) limits(tenantID string) (tenant, agent int64) {
 	tenant, agent = l.tenantCap, l.agentCap
 	if o, ok := (*l.overrides.Load())[tenantID]; ok {
-		if o.Tenant > 0 {
-			tenant = int64(o.Tenant)
+		if o.MaxTurns > 0 {
+			tenant = int64(o.MaxTurns)
 		}
-		if o.Agent > 0 {
-			agent = int64(o.Agent)
+		if o.MaxTurnsPerAgent > 0 {
+			agent = int64(o.MaxTurnsPerAgent)
 		}
 	}
 	return tenant, agent
@@ -313,8 +306,8 @@ func (l *Limiter) keys() int {
 	return n
 }
 
-// LoadFunc reads every tenant's overrides (internal/store's TenantLimits).
-type LoadFunc func(ctx context.Context) (map[string]Limits, error)
+// LoadFunc reads every tenant's overrides (internal/store's AllTenantLimits).
+type LoadFunc func(ctx context.Context) (map[string]connector.TenantLimits, error)
 
 // Refresh loads the overrides now and then every interval until ctx ends, and sweeps unused
 // counters each time. A failed load keeps the overrides it had (logged once per failure), so a

@@ -14,6 +14,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/goleak"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -144,7 +146,7 @@ func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	l := New(Config{Replica: 100, Tenant: 1, Agent: 1})
-	l.SetOverrides(map[string]Limits{"big": {Tenant: 3, Agent: 2}, "half": {Agent: 5}})
+	l.SetOverrides(map[string]connector.TenantLimits{"big": {MaxTurns: 3, MaxTurnsPerAgent: 2}, "half": {MaxTurnsPerAgent: 5}})
 	count := func(tenant, agent string) (admitted int, refusedBy Cap, limit int) {
 		var held []Permit
 		defer func() {
@@ -351,10 +353,10 @@ func TestRefresh_loads_at_once_and_keeps_the_last_overrides_when_a_load_fails(t 
 	l := New(Config{Replica: 10, Tenant: 1, Agent: 1})
 	loads := make(chan struct{}, 1)
 	var n atomic.Int32
-	load := func(context.Context) (map[string]Limits, error) {
+	load := func(context.Context) (map[string]connector.TenantLimits, error) {
 		defer func() { loads <- struct{}{} }()
 		if n.Add(1) == 1 {
-			return map[string]Limits{"t": {Tenant: 2}}, nil
+			return map[string]connector.TenantLimits{"t": {MaxTurns: 2}}, nil
 		}
 		return nil, errors.New("database down")
 	}

@@ -9,15 +9,6 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 )
 
-// TenantLimits are the operator's overrides of a tenant's admission caps (internal/admission);
-// nil is the connector's default.
-type TenantLimits struct {
-	// MaxTurns caps the tenant's turns in flight in one process.
-	MaxTurns *int
-	// MaxTurnsPerAgent caps each of the tenant's agents' turns in flight in one process.
-	MaxTurnsPerAgent *int
-}
-
 // Tenant returns one tenant with its counts and overrides; a missing tenant is ErrNotFound.
 func (s *Store) Tenant(ctx context.Context, tenantID string) (TenantInfo, error) {
 	tid, ok := parseID(tenantID)
@@ -34,15 +25,16 @@ func (s *Store) Tenant(ctx context.Context, tenantID string) (TenantInfo, error)
 	return out[0], nil
 }
 
-// SetTenantLimits replaces the tenant's overrides (nil fields: back to the default). A missing
-// tenant is ErrNotFound; a value below 1 is ErrInvalid.
-func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l TenantLimits) error {
+// SetTenantLimits replaces the tenant's overrides (0: back to the default, stored as null). A
+// missing tenant is ErrNotFound; a negative value is ErrInvalid.
+func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l connector.TenantLimits) error {
 	tid, ok := parseID(tenantID)
 	if !ok {
 		return fmt.Errorf("set limits of tenant %q: %w", tenantID, connector.ErrNotFound)
 	}
 	tag, err := s.pool.Exec(ctx, `
-		update tenants set max_concurrent_turns = $2, max_concurrent_turns_per_agent = $3
+		update tenants set max_concurrent_turns = nullif($2::integer, 0),
+		                   max_concurrent_turns_per_agent = nullif($3::integer, 0)
 		 where id = $1`, tid, l.MaxTurns, l.MaxTurnsPerAgent)
 	if err != nil {
 		return fmt.Errorf("set limits of tenant %s: %w", tid, classify(err))
@@ -55,22 +47,21 @@ func (s *Store) SetTenantLimits(ctx context.Context, tenantID string, l TenantLi
 
 // AllTenantLimits returns the overrides of every tenant that has one, by tenant id: one small
 // query, which each connector process runs every A2AC_LIMITS_REFRESH (never per turn).
-func (s *Store) AllTenantLimits(ctx context.Context) (map[string]TenantLimits, error) {
+func (s *Store) AllTenantLimits(ctx context.Context) (map[string]connector.TenantLimits, error) {
 	rows, err := s.pool.Query(ctx, `
-		select id, max_concurrent_turns, max_concurrent_turns_per_agent
+		select id, coalesce(max_concurrent_turns, 0), coalesce(max_concurrent_turns_per_agent, 0)
 		  from tenants
 		 where max_concurrent_turns is not null or max_concurrent_turns_per_agent is not null`)
 	if err != nil {
 		return nil, fmt.Errorf("tenant limits: %w", classify(err))
 	}
-	out := map[string]TenantLimits{}
+	out := map[string]connector.TenantLimits{}
 	var (
 		id string
-		l  TenantLimits
+		l  connector.TenantLimits
 	)
 	_, err = pgx.ForEachRow(rows, []any{&id, &l.MaxTurns, &l.MaxTurnsPerAgent}, func() error {
 		out[id] = l
-		l = TenantLimits{} // the pointers were stored: scan the next row into fresh ones
 		return nil
 	})
 	if err != nil {

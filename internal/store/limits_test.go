@@ -10,29 +10,27 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
-func ptr(n int) *int { return &n }
-
 func TestTenantLimits_are_set_read_back_listed_and_reset(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := store.New(testDB.Pool)
 	limited, other := testDB.NewTenant(t), testDB.NewTenant(t)
 
-	if err := s.SetTenantLimits(ctx, limited, store.TenantLimits{MaxTurns: ptr(40), MaxTurnsPerAgent: ptr(10)}); err != nil {
+	if err := s.SetTenantLimits(ctx, limited, connector.TenantLimits{MaxTurns: 40, MaxTurnsPerAgent: 10}); err != nil {
 		t.Fatalf("SetTenantLimits: %v", err)
 	}
-	if err := s.SetTenantLimits(ctx, other, store.TenantLimits{MaxTurnsPerAgent: ptr(3)}); err != nil {
+	if err := s.SetTenantLimits(ctx, other, connector.TenantLimits{MaxTurnsPerAgent: 3}); err != nil {
 		t.Fatalf("SetTenantLimits: %v", err)
 	}
 	all, err := s.AllTenantLimits(ctx)
 	if err != nil {
 		t.Fatalf("AllTenantLimits: %v", err)
 	}
-	want := map[string]store.TenantLimits{
-		limited: {MaxTurns: ptr(40), MaxTurnsPerAgent: ptr(10)},
-		other:   {MaxTurnsPerAgent: ptr(3)},
+	want := map[string]connector.TenantLimits{
+		limited: {MaxTurns: 40, MaxTurnsPerAgent: 10},
+		other:   {MaxTurnsPerAgent: 3},
 	}
-	got := map[string]store.TenantLimits{limited: all[limited], other: all[other]}
+	got := map[string]connector.TenantLimits{limited: all[limited], other: all[other]}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("AllTenantLimits (-want +got):\n%s", diff)
 	}
@@ -45,7 +43,7 @@ func TestTenantLimits_are_set_read_back_listed_and_reset(t *testing.T) {
 	}
 
 	// Both null: the tenant is back on the defaults and no longer among the overrides.
-	if err := s.SetTenantLimits(ctx, limited, store.TenantLimits{}); err != nil {
+	if err := s.SetTenantLimits(ctx, limited, connector.TenantLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	all, err = s.AllTenantLimits(ctx)
@@ -56,11 +54,11 @@ func TestTenantLimits_are_set_read_back_listed_and_reset(t *testing.T) {
 		t.Errorf("reset tenant still overridden: %+v", l)
 	}
 
-	if err := s.SetTenantLimits(ctx, limited, store.TenantLimits{MaxTurns: ptr(0)}); !errors.Is(err, connector.ErrInvalid) {
-		t.Errorf("a cap of 0: %v, want ErrInvalid", err)
+	if err := s.SetTenantLimits(ctx, limited, connector.TenantLimits{MaxTurns: -1}); !errors.Is(err, connector.ErrInvalid) {
+		t.Errorf("a cap of -1: %v, want ErrInvalid", err)
 	}
 	for _, id := range []string{"not-a-uuid", "00000000-0000-4000-8000-000000000000"} {
-		if err := s.SetTenantLimits(ctx, id, store.TenantLimits{}); !errors.Is(err, connector.ErrNotFound) {
+		if err := s.SetTenantLimits(ctx, id, connector.TenantLimits{}); !errors.Is(err, connector.ErrNotFound) {
 			t.Errorf("SetTenantLimits(%s): %v, want ErrNotFound", id, err)
 		}
 		if _, err := s.Tenant(ctx, id); !errors.Is(err, connector.ErrNotFound) {

@@ -27,7 +27,7 @@ type TenantInfo struct {
 	connector.Tenant
 	Tokens int
 	Agents int
-	Limits TenantLimits
+	Limits connector.TenantLimits
 }
 
 // TouchInterval is how stale a token's last use may get: TenantByTokenHash writes last_used_at
@@ -151,7 +151,7 @@ func (s *Store) tenantInfos(ctx context.Context, id *string) ([]TenantInfo, erro
 		select t.id, t.name, t.created_at,
 		       (select count(*) from tenant_tokens k where k.tenant_id = t.id),
 		       (select count(*) from agents a where a.tenant_id = t.id),
-		       t.max_concurrent_turns, t.max_concurrent_turns_per_agent
+		       coalesce(t.max_concurrent_turns, 0), coalesce(t.max_concurrent_turns_per_agent, 0)
 		  from tenants t
 		 where $1::uuid is null or t.id = $1
 		 order by t.created_at, t.id`, id)
