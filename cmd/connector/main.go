@@ -168,10 +168,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	// A2AC_LIMITS_REFRESH in the background, never on a turn.
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
 		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
-	limitsCtx, stopLimits := context.WithCancel(ctx)
-	limitsDone := make(chan struct{})
-	go func() { defer close(limitsDone); limiter.Refresh(limitsCtx, cfg.LimitsRefresh, st.AllTenantLimits) }()
-	defer func() { stopLimits(); <-limitsDone }()
+	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
 	router := session.New(session.Config{
 		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec, Admission: limiter,

@@ -333,3 +333,12 @@ func (l *Limiter) Refresh(ctx context.Context, every time.Duration, load LoadFun
 		}
 	}
 }
+
+// RefreshInBackground runs Refresh on a goroutine of its own until the returned stop is called
+// (or ctx ends); stop waits for the goroutine to return.
+func (l *Limiter) RefreshInBackground(ctx context.Context, every time.Duration, load LoadFunc) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); l.Refresh(ctx, every, load) }()
+	return func() { cancel(); <-done }
+}
