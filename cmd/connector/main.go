@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
@@ -163,9 +164,15 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
+	st := store.New(pool.Pool)
+	// Concurrent-turn caps of this process; the operator's per-tenant overrides are read every
+	// A2AC_LIMITS_REFRESH in the background, never on a turn.
+	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
+	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
 	router := session.New(session.Config{
-		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
+		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec, Admission: limiter,
 	})
 	// After the server has stopped (the defers run at return) and before the pool closes: the
 	// saves that finished turns left for after their Final.

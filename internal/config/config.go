@@ -36,6 +36,16 @@ type Config struct {
 	// DebugAddr, when set (A2AC_DEBUG_ADDR), serves Go's pprof profiles at
 	// http://DebugAddr/debug/pprof/ — for an operator's port-forward, never a Service.
 	DebugAddr string
+	// Admission caps on turns in flight in one process (A2AC_MAX_TURNS, A2AC_TENANT_MAX_TURNS,
+	// A2AC_AGENT_MAX_TURNS; 0 takes internal/admission's defaults) and how often a process
+	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
+	Admission     AdmissionCaps
+	LimitsRefresh time.Duration
+}
+
+// AdmissionCaps are the default concurrent-turn caps of a process; 0 means the built-in default.
+type AdmissionCaps struct {
+	Replica, Tenant, Agent int
 }
 
 // Need says which settings a command requires; the rest get defaults.
@@ -107,6 +117,10 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 	c.HoldTTL = duration(getenv, "A2AC_HOLD_TTL", 10*time.Minute, bad)
 	c.TurnTimeout = duration(getenv, "A2AC_TURN_TIMEOUT", 30*time.Second, bad)
 	c.ShutdownTimeout = duration(getenv, "A2AC_SHUTDOWN_TIMEOUT", 25*time.Second, bad)
+	c.Admission.Replica = positiveInt(getenv, "A2AC_MAX_TURNS", bad)
+	c.Admission.Tenant = positiveInt(getenv, "A2AC_TENANT_MAX_TURNS", bad)
+	c.Admission.Agent = positiveInt(getenv, "A2AC_AGENT_MAX_TURNS", bad)
+	c.LimitsRefresh = duration(getenv, "A2AC_LIMITS_REFRESH", 10*time.Second, bad)
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -138,6 +152,20 @@ func duration(getenv func(string) string, name string, def time.Duration, bad fu
 	return d
 }
 
+// positiveInt reads a count that must be at least 1; unset is 0 (the caller's default).
+func positiveInt(getenv func(string) string, name string, bad func(string, string, ...any)) int {
+	v := getenv(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		bad(name, "%q is not a positive integer", v)
+		return 0
+	}
+	return n
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -161,6 +189,7 @@ var names = []string{
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
 	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
+	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
 }
 
 // FlagName is the command-line flag that mirrors an environment variable:

@@ -96,3 +96,24 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 		t.Errorf("FlagName = %q", FlagName("DATABASE_URL"))
 	}
 }
+
+func TestAdmissionCaps(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{"A2AC_MAX_TURNS": "800", "A2AC_TENANT_MAX_TURNS": "200",
+		"A2AC_AGENT_MAX_TURNS": "100", "A2AC_LIMITS_REFRESH": "2s"}), Need{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (AdmissionCaps{Replica: 800, Tenant: 200, Agent: 100}); cfg.Admission != want || cfg.LimitsRefresh != 2*time.Second {
+		t.Errorf("caps %+v every %s, want %+v every 2s", cfg.Admission, cfg.LimitsRefresh, want)
+	}
+	if cfg, _ := Load(env(nil), Need{}); cfg.Admission != (AdmissionCaps{}) || cfg.LimitsRefresh != 10*time.Second {
+		t.Errorf("unset: caps %+v every %s, want zeros (the defaults) every 10s", cfg.Admission, cfg.LimitsRefresh)
+	}
+	_, err = Load(env(map[string]string{"A2AC_MAX_TURNS": "0", "A2AC_TENANT_MAX_TURNS": "many", "A2AC_AGENT_MAX_TURNS": "-3"}), Need{})
+	for _, w := range []string{"A2AC_MAX_TURNS:", "A2AC_TENANT_MAX_TURNS:", "A2AC_AGENT_MAX_TURNS:"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q: %v", w, err)
+		}
+	}
+}

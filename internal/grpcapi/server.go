@@ -16,6 +16,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 )
 
@@ -113,6 +114,12 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
+	}
+	// Over a cap: refused at once, never queued. The message names the cap and its value, and
+	// nothing else (admission.RefusedError).
+	var refused *admission.RefusedError
+	if errors.As(err, &refused) {
+		return status.Error(codes.ResourceExhausted, refused.Error())
 	}
 	switch {
 	case errors.Is(err, context.Canceled):

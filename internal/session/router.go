@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -71,6 +72,9 @@ type Config struct {
 	// StartedWithin is how long Started may wait for the agent's first event once the agent is
 	// being called (it goes out with that event, so as not to delay the call); default 50ms.
 	StartedWithin time.Duration
+	// Admission caps the turns in flight per tenant, per agent and in all; a turn over a cap
+	// is refused at once with an *admission.RefusedError. nil: no caps.
+	Admission *admission.Limiter
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -86,6 +90,7 @@ type Router struct {
 	// startedWithin: see Config.StartedWithin.
 	startedWithin time.Duration
 	late          lateSaves
+	admit         *admission.Limiter
 }
 
 // New returns a Router.
@@ -105,7 +110,7 @@ func New(c Config) *Router {
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
 		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health,
-		startedWithin: c.StartedWithin}
+		startedWithin: c.StartedWithin, admit: c.Admission}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -148,7 +153,8 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down). Agent misbehaviour is a Final{FAILED}.
+// ErrAPIKeyMissing, ErrUnavailable (store down), *admission.RefusedError (over a cap). Agent
+// misbehaviour is a Final{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
@@ -162,6 +168,14 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
 // sink), record (the hold decision, saved, and the Final).
 func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnObs) error {
+	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
+	// costs no database round trip; the agent's once routing has named the agent (a hold may
+	// send the turn to another than the one asked for). Never queued: a refusal is at once.
+	permit, err := r.admit.Acquire(ctx, t.TenantID)
+	if err != nil {
+		return err
+	}
+	defer permit.Release()
 	startedAt := r.now()
 	rt, err := r.route(ctx, t, startedAt)
 	if err != nil {
@@ -170,6 +184,9 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	if rt.agent == nil {
 		obs.outcome = connector.OutcomeNoAgent
 		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
+	}
+	if err := permit.AcquireAgent(ctx, rt.agent.ID); err != nil {
+		return err
 	}
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
 	started := newStartedOnce(sink, rt, r.startedWithin)
