@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -162,9 +163,14 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
+	st := store.New(pool.Pool)
+	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
+	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too.
+	inflight := session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: inv,
+		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log})
 	router := session.New(session.Config{
-		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
+		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec, Inflight: inflight,
 	})
 	// After the server has stopped (the defers run at return) and before the pool closes: the
 	// saves that finished turns left for after their Final.
@@ -213,6 +219,12 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		defer func() { stopDebug(); wait() }()
 	}
 
+	// Stopped in the shutdown sequence below, after the drain and before the invoker closes.
+	inflightCtx, stopInflight := context.WithCancel(context.WithoutCancel(ctx))
+	inflightDone := make(chan struct{})
+	go func() { defer close(inflightDone); inflight.Run(inflightCtx) }()
+	defer func() { stopInflight(); <-inflightDone }() // when serve fails before the drain
+
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
 	go func() { defer close(swept); router.Sweep(sweepCtx, sweepInterval, sweepIdle) }()
@@ -242,10 +254,15 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	case <-ctx.Done():
 	}
 
-	// Drain: report NOT_SERVING so load balancers move away, let in-flight turns finish within
-	// the bound, then cut what is left.
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	// Drain: report NOT_SERVING so load balancers move away, keep serving new and running
+	// turns for the drain delay while they do (a balancer that health-checks needs a check or
+	// two to notice), then stop accepting, let in-flight turns finish within the bound, and cut
+	// what is left.
+	log.Info("shutting down", "drain_delay", cfg.DrainDelay.String(), "timeout", cfg.ShutdownTimeout.String())
 	hs.Shutdown()
+	if err := drainDelay(errc, cfg.DrainDelay); err != nil {
+		return err
+	}
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
 	select {
@@ -257,6 +274,13 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	}
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	// The turns are over (drained, or cut and their tasks being canceled by invoke): nothing of
+	// this replica is left for another to sweep.
+	stopInflight()
+	<-inflightDone
+	if err := inflight.Close(closeCtx); err != nil {
+		log.Warn("in-flight tasks: delete this replica's rows", slog.Any("error", err))
+	}
 	if err := inv.Close(closeCtx); err != nil {
 		log.Warn("background cancels did not finish", slog.Any("error", err))
 	}
@@ -264,4 +288,29 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// drainDelay waits d with the server still serving; an error is the server failing meanwhile.
+func drainDelay(errc <-chan error, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-t.C:
+		return nil
+	}
+}
+
+// replicaID names this process among the connector's replicas: the host name (the pod's name on
+// Kubernetes), the pid and random bytes, so that a restarted pod is a new replica and never
+// takes over, or deletes, the rows its killed predecessor left for the sweep.
+func replicaID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }
