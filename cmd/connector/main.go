@@ -20,7 +20,6 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
@@ -197,7 +196,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		}),
 	)...)
 	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
-	hs := health.NewServer()
+	hs := grpcapi.NewHealth()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 
@@ -263,6 +262,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	if err := drainDelay(errc, cfg.DrainDelay); err != nil {
 		return err
 	}
+	hs.EndWatches() // else every client watching health would hold GracefulStop open
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
 	select {

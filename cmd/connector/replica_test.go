@@ -20,8 +20,10 @@ import (
 
 	"github.com/google/uuid"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
@@ -247,7 +249,9 @@ func testSIGTERMDrain(t *testing.T, bin string) {
 	p := newPacedAgent(t, 20, 50*time.Millisecond) // a reply of ~1 s
 	// 10 s: a new turn needs milliseconds to be taken, so its start inside the delay never
 	// depends on this machine's speed.
-	r := startReplica(t, bin, p, "A2AC_DRAIN_DELAY=10s")
+	// The shutdown timeout is far longer than the test waits for the exit: a drain that waited
+	// for it (a health Watch left open) fails the test.
+	r := startReplica(t, bin, p, "A2AC_DRAIN_DELAY=10s", "A2AC_SHUTDOWN_TIMEOUT=300s")
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 
@@ -284,8 +288,13 @@ func testSIGTERMDrain(t *testing.T, bin string) {
 			t.Errorf("%s: outcome %v, deltas %q; want COMPLETED, %q", name, turn.final.GetOutcome(), turn.text(), want)
 		}
 	}
-	if code := r.exitCode(t, 60*time.Second); code != 0 {
+	// The watch (a client with client-side health checking) is still open: it must not hold
+	// the process up.
+	if code := r.exitCode(t, 120*time.Second); code != 0 {
 		t.Fatalf("exit status %d after the drain, want 0\n%s", code, r.stderr)
+	}
+	if _, err := watch.Recv(); status.Code(err) != codes.Unavailable {
+		t.Errorf("the health watch ended with %v, want UNAVAILABLE", err)
 	}
 	if n := countReplicaRows(t); slices.Contains(n, r.cmd.Process.Pid) {
 		t.Errorf("the stopped replica left rows behind: %v", n)
@@ -340,6 +349,7 @@ func testReplicaKilledMidTurn(t *testing.T, bin string) {
 	if err := r1.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
+	killed := time.Now()
 	<-r1.exited
 	received := first.text()
 
@@ -366,6 +376,8 @@ func testReplicaKilledMidTurn(t *testing.T, bin string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	// Expected 13–17 s with the defaults; here stale 2 s + a sync of 0.2 s.
+	t.Logf("orphaned task canceled %s after the kill (A2AC_INFLIGHT_STALE=2s, SYNC=200ms)", time.Since(killed).Round(10*time.Millisecond))
 	if c := p.fx.Cancels(); len(c) != 1 {
 		t.Errorf("cancels at the agent: %v, want only the orphan %s", c, task1)
 	}
