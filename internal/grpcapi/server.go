@@ -25,6 +25,9 @@ const (
 	MaxTextBytes     = 16 << 10
 	MaxMetadataBytes = 64 << 10
 	MaxIDBytes       = 256
+	// MaxReceivedTextBytes bounds received_text_bytes: the connector's largest reply
+	// (invoke.DefaultMaxTextBytes).
+	MaxReceivedTextBytes = 256 << 10
 )
 
 // Server implements pb.ConnectorServer.
@@ -54,6 +57,7 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 	err = s.router.HandleTurn(ctx, session.Turn{
 		TenantID: req.GetTenantId(), SessionID: req.GetSessionId(), TurnID: req.GetTurnId(),
 		AgentID: req.GetAgentId(), Text: req.GetText(), Metadata: md,
+		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}, &sink{stream: stream})
 	return s.status(ctx, "HandleTurn", err)
 }
@@ -168,6 +172,7 @@ func (k *sink) Event(e connector.TurnEvent) error {
 func (k *sink) Final(f session.Final) error {
 	out := &pb.TurnFinal{
 		Outcome: toPBOutcome(f.Outcome), Text: f.Text, TaskId: f.TaskID, ContextId: f.ContextID,
+		WithheldTextBytes: uint64(f.WithheldTextBytes),
 	}
 	if f.Err != nil {
 		out.Error = &pb.TurnError{Code: f.Err.Code, Message: f.Err.Message}

@@ -110,7 +110,9 @@ type ConnectorClient interface {
 	// Idempotency: turn_id identifies the turn. The A2A messageId sent to the agent is derived from
 	// it, so retrying a turn with the same turn_id (after UNAVAILABLE, or a dropped connection) sends
 	// the agent the same message, which agents that deduplicate by messageId recognise. The
-	// connector does not cache or replay a finished turn's events: a retried turn runs again.
+	// connector does not cache or replay a finished turn's events: a retried turn runs again. When
+	// the lost attempt already streamed text, pass HandleTurnRequest.received_text_bytes so that
+	// the user does not hear it twice.
 	HandleTurn(ctx context.Context, in *HandleTurnRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TurnEvent], error)
 	// ReleaseSession ends the session's hold, if any (the user said "exit", or the engine took the
 	// dialog back). The held task is canceled at the agent best effort, in the background: the RPC
@@ -271,7 +273,9 @@ type ConnectorServer interface {
 	// Idempotency: turn_id identifies the turn. The A2A messageId sent to the agent is derived from
 	// it, so retrying a turn with the same turn_id (after UNAVAILABLE, or a dropped connection) sends
 	// the agent the same message, which agents that deduplicate by messageId recognise. The
-	// connector does not cache or replay a finished turn's events: a retried turn runs again.
+	// connector does not cache or replay a finished turn's events: a retried turn runs again. When
+	// the lost attempt already streamed text, pass HandleTurnRequest.received_text_bytes so that
+	// the user does not hear it twice.
 	HandleTurn(*HandleTurnRequest, grpc.ServerStreamingServer[TurnEvent]) error
 	// ReleaseSession ends the session's hold, if any (the user said "exit", or the engine took the
 	// dialog back). The held task is canceled at the agent best effort, in the background: the RPC
