@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots
+.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -22,6 +22,10 @@ bench:
 ## loadtest: the connector measured from outside against a bare A2A client, one table (LOADTEST_FLAGS: loadgen flags)
 loadtest:
 	scripts/loadtest.sh $(LOADTEST_FLAGS)
+
+## e2e-failover: the connector across a real Postgres failover (etcd + two nodes under Patroni, ~2 min; not in make test)
+e2e-failover:
+	scripts/e2e-failover.sh $(FAILOVER_FLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

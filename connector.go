@@ -19,6 +19,13 @@ type Tenant struct {
 	CreatedAt time.Time
 }
 
+// TenantLimits are the operator's overrides of a tenant's concurrent-turn caps in each
+// connector process (internal/admission); 0 is the process's default.
+type TenantLimits struct {
+	MaxTurns         int // the tenant's turns in flight
+	MaxTurnsPerAgent int // each of its agents' turns in flight
+}
+
 // Skill is one capability an agent declares in its card.
 type Skill struct {
 	ID          string

@@ -235,6 +235,8 @@ expect_refused 'secret.secretKey not 32 bytes b64' '/secret/secretKey' --set sec
 expect_refused 'secret.databaseUrl missing' 'secret.databaseUrl is required' --set secret.databaseUrl=
 expect_refused 'secret.adminToken too short' 'secret.adminToken is 11 characters' --set secret.adminToken=short-token
 expect_refused 'grace period <= shutdown timeout' 'terminationGracePeriodSeconds \(20\) must be larger' --set connector.terminationGracePeriodSeconds=20
+expect_refused 'grace period <= preStop + drain + shutdown' 'terminationGracePeriodSeconds \(35\) must be larger' --set connector.terminationGracePeriodSeconds=35
+expect_refused 'connector.inflightStale: 15sec' '/connector/inflightStale.*does not match pattern' --set-string connector.inflightStale=15sec
 expect_refused 'preStop sleep on Kubernetes 1.29' 'needs Kubernetes >= 1.30' --set consoleApi.preStopSleepSeconds=5 --kube-version 1.29.0
 expect_refused 'HPA maxReplicas < minReplicas' 'maxReplicas \(1\) is below minReplicas' --set connector.autoscaling.enabled=true --set connector.autoscaling.minReplicas=3 --set connector.autoscaling.maxReplicas=1
 expect_refused 'PDB with neither bound' 'set minAvailable or maxUnavailable' --set connector.pdb.maxUnavailable=null
@@ -290,6 +292,20 @@ if [[ "$(checksum)" != "$(checksum --set config.logLevel=debug)" && "$(checksum)
 	pass "config change rolls pods" "checksum/config follows the ConfigMap"
 else
 	fail "config change rolls pods" "checksum/config did not change with config.logLevel"
+fi
+
+# --- the connector's preStop sleep on a cluster without the sleep action ---------------------------
+step "connector drain on Kubernetes 1.29"
+# No preStop there (the image has no shell): the sleep is added to A2AC_DRAIN_DELAY, so the pod
+# still serves as long before its listener closes, and the grace period is the same.
+old_render=$("$helm" template "$release" "$chart" --kube-version 1.29.0 -f "$testdir/values-minimal.yaml" --show-only templates/connector-deployment.yaml 2>&1) || true
+if grep -q 'preStop:' <<<"$old_render"; then
+	fail "connector drain on 1.29" "a preStop sleep was rendered for a cluster without the sleep action"
+elif grep -A1 'name: A2AC_DRAIN_DELAY' <<<"$old_render" | grep -q 'value: "10s"' &&
+	grep -q 'terminationGracePeriodSeconds: 50' <<<"$old_render"; then
+	pass "connector drain on 1.29" "no preStop; A2AC_DRAIN_DELAY 10s (sleep folded in), grace 50 s"
+else
+	fail "connector drain on 1.29" "want A2AC_DRAIN_DELAY \"10s\" and grace 50: $(grep -A1 -e A2AC_DRAIN_DELAY -e terminationGrace <<<"$old_render" | tr '\n' ' ')"
 fi
 
 summary

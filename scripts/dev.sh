@@ -36,8 +36,8 @@ die() { printf 'dev: %s\n' "$*" >&2; exit 1; }
 if ! command -v curl >/dev/null; then
 	if [[ $(id -u) -eq 0 ]]; then
 		say "installing curl (apt-get)"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null 2>&1 ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq curl >/dev/null; }
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq curl >/dev/null 2>&1 ||
+			{ apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq curl >/dev/null; }
 	else
 		die "curl is needed: sudo apt-get install -y curl"
 	fi

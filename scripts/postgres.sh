@@ -69,9 +69,9 @@ Install them with:
 	fi
 	echo "$prog: installing PostgreSQL (apt-get install -y postgresql)" >&2
 	export DEBIAN_FRONTEND=noninteractive
-	if ! apt-get install -y -qq postgresql >/dev/null 2>&1; then
-		apt-get update -qq >/dev/null
-		apt-get install -y -qq postgresql >/dev/null
+	if ! apt-get -o DPkg::Lock::Timeout=300 install -y -qq postgresql >/dev/null 2>&1; then
+		apt-get -o DPkg::Lock::Timeout=300 update -qq >/dev/null
+		apt-get -o DPkg::Lock::Timeout=300 install -y -qq postgresql >/dev/null
 	fi
 	find_bin || die "apt-get installed postgresql but initdb/pg_ctl are still not found"
 }

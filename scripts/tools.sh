@@ -91,14 +91,14 @@ ensure_protoc() {
 	command -v protoc >/dev/null || need+=(protobuf-compiler)
 	[[ -f /usr/include/google/protobuf/struct.proto ]] || need+=(libprotobuf-dev)
 	if ((${#need[@]} > 0)); then
-		local cmd="apt-get install -y --no-install-recommends ${need[*]}"
+		local cmd="apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends ${need[*]}"
 		if [[ "$(id -u)" != 0 ]]; then
 			die "missing ${need[*]}; run as root: ${cmd}"
 		fi
 		log "installing ${need[*]} with apt-get"
 		# The package lists may be missing on a fresh image; update once and retry.
 		DEBIAN_FRONTEND=noninteractive ${cmd} >/dev/null ||
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive ${cmd} >/dev/null; } ||
+			{ apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive ${cmd} >/dev/null; } ||
 			die "apt-get could not install ${need[*]}"
 	fi
 	local got

@@ -29,7 +29,7 @@ func TestPostgresDownIsUnavailable(t *testing.T) {
 	addr := freeAddr(t)
 	vars := map[string]string{
 		"DATABASE_URL": deadDB, "A2AC_SECRET_KEY": base64.StdEncoding.EncodeToString(key),
-		"A2AC_GRPC_ADDR": addr, "A2AC_LOG_LEVEL": "error",
+		"A2AC_GRPC_ADDR": addr, "A2AC_LOG_LEVEL": "error", "A2AC_DRAIN_DELAY": "0",
 	}
 	ctx, stop := context.WithCancel(context.WithoutCancel(t.Context()))
 	done := make(chan error, 1)

@@ -164,6 +164,9 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
 		"A2AC_LOG_LEVEL":           "error",
 		"A2AC_TURN_TIMEOUT":        "10s",
+		// No balancer reads these connectors' health: shut down without the drain delay
+		// (drain_test.go sets it to test it).
+		"A2AC_DRAIN_DELAY": "0",
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,12 +20,12 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
@@ -131,10 +132,11 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	}
 	defer stopTelemetry() // last out: flush the spans of the drained turns
 	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
-		// The connector writes only session state (holds, contexts), which is ephemeral:
-		// losing the last few hundred milliseconds of it in a Postgres crash costs a user one
-		// re-asked question. Not waiting for the WAL flush takes a disk sync off every turn's
-		// final event.
+		// The connector writes only session state (contexts, the racing-turn order), which is
+		// ephemeral: losing the last few hundred milliseconds of it in a Postgres crash costs a
+		// user one re-asked question. Not waiting for the WAL flush takes a disk sync off most
+		// turns' final events. A hold change the Final announces commits synchronously anyway
+		// (internal/store), so a crash or a failover keeps it.
 		RuntimeParams: map[string]string{"synchronous_commit": "off"},
 		// pgxpool's default (4, or the CPU count) queues every turn's two round trips behind
 		// each other under thousands of open streams, until saves time out.
@@ -170,9 +172,20 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
+	st := store.New(pool.Pool)
+	// Concurrent-turn caps of this process; the operator's per-tenant overrides are read every
+	// A2AC_LIMITS_REFRESH in the background, never on a turn.
+	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
+	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
+	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
+	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too.
+	inflight := session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: inv,
+		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log})
 	router := session.New(session.Config{
-		Store: store.New(pool.Pool), Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
+		Admission: limiter, Inflight: inflight,
 	})
 	// After the server has stopped (the defers run at return) and before the pool closes: the
 	// saves that finished turns left for after their Final.
@@ -199,7 +212,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		}),
 	)...)
 	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
-	hs := health.NewServer()
+	hs := grpcapi.NewHealth()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 
@@ -220,6 +233,12 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		}
 		defer func() { stopDebug(); wait() }()
 	}
+
+	// Stopped in the shutdown sequence below, after the drain and before the invoker closes.
+	inflightCtx, stopInflight := context.WithCancel(context.WithoutCancel(ctx))
+	inflightDone := make(chan struct{})
+	go func() { defer close(inflightDone); inflight.Run(inflightCtx) }()
+	defer func() { stopInflight(); <-inflightDone }() // when serve fails before the drain
 
 	sweepCtx, stopSweep := context.WithCancel(ctx)
 	swept := make(chan struct{})
@@ -250,10 +269,16 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	case <-ctx.Done():
 	}
 
-	// Drain: report NOT_SERVING so load balancers move away, let in-flight turns finish within
-	// the bound, then cut what is left.
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
+	// Drain: report NOT_SERVING so load balancers move away, keep serving new and running
+	// turns for the drain delay while they do (a balancer that health-checks needs a check or
+	// two to notice), then stop accepting, let in-flight turns finish within the bound, and cut
+	// what is left.
+	log.Info("shutting down", "drain_delay", cfg.DrainDelay.String(), "timeout", cfg.ShutdownTimeout.String())
 	hs.Shutdown()
+	if err := drainDelay(errc, cfg.DrainDelay); err != nil {
+		return err
+	}
+	hs.EndWatches() // else every client watching health would hold GracefulStop open
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
 	select {
@@ -265,6 +290,13 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	}
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
+	// The turns are over (drained, or cut and their tasks being canceled by invoke): nothing of
+	// this replica is left for another to sweep.
+	stopInflight()
+	<-inflightDone
+	if err := inflight.Close(closeCtx); err != nil {
+		log.Warn("in-flight tasks: delete this replica's rows", slog.Any("error", err))
+	}
 	if err := inv.Close(closeCtx); err != nil {
 		log.Warn("background cancels did not finish", slog.Any("error", err))
 	}
@@ -272,4 +304,29 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil
+}
+
+// drainDelay waits d with the server still serving; an error is the server failing meanwhile.
+func drainDelay(errc <-chan error, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-t.C:
+		return nil
+	}
+}
+
+// replicaID names this process among the connector's replicas: the host name (the pod's name on
+// Kubernetes), the pid and random bytes, so that a restarted pod is a new replica and never
+// takes over, or deletes, the rows its killed predecessor left for the sweep.
+func replicaID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return fmt.Sprintf("%s/%d/%x", host, os.Getpid(), b)
 }

@@ -27,6 +27,7 @@ import (
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -506,6 +507,7 @@ func TestPrometheusEndpointServesTurnMetrics(t *testing.T) {
 		regexp.MustCompile(`(?m)^a2ac_turn_duration_seconds_count\{[^}]*a2ac_outcome="COMPLETED"[^}]*\} 1$`),
 		regexp.MustCompile(`(?m)^a2ac_turn_time_to_first_text_seconds_bucket\{[^}]*a2ac_outcome="COMPLETED"`),
 		regexp.MustCompile(`(?m)^a2ac_streams_active\{[^}]*\} 0$`),
+		regexp.MustCompile(`(?m)^a2ac_admission_in_flight\{[^}]*\} 0$`),
 		regexp.MustCompile(`(?m)^a2ac_db_pool_acquires_total\{[^}]*\} [1-9]`),
 		regexp.MustCompile(`(?m)^rpc_server_call_duration_seconds_count\{[^}]*HandleTurn`),
 		regexp.MustCompile(`(?m)^http_client_request_duration_seconds_count\{`),
@@ -558,6 +560,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 		pgpool.MetricPoolAcquired, pgpool.MetricPoolIdle, pgpool.MetricPoolTotal, pgpool.MetricPoolMax,
 		pgpool.MetricPoolAcquires, pgpool.MetricPoolAcquireTime, pgpool.MetricPoolWaits,
 		pgpool.MetricPoolWaitTime, pgpool.MetricPoolCanceledWaits,
+		admission.MetricRefused, admission.MetricInFlight,
 	}
 	for _, name := range code {
 		if !strings.Contains(doc, "| `"+name+"` / ") {

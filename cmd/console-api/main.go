@@ -18,6 +18,7 @@ import (
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
@@ -160,9 +161,14 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	// continuation and release work as for the dialog engine, in sessions of their own.
 	// They are not recorded for the agent's health view (no Health), which shows production
 	// turns only (docs/api.md).
+	// The console's test turns and checks count against the tenant's and agent's caps like the
+	// connector's turns, in this process's own counts (caps are per process).
+	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
+	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
 	router := session.New(session.Config{
 		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Admission: limiter,
 	})
 	defer router.Wait() // the saves test turns left for after their Final, before the pool closes
 	api := console.New(console.Config{
@@ -175,7 +181,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Health:     health.NewStore(pool.Pool),
 		Router:     router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
-		Prober: probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
+		Prober:    probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
+		Admission: limiter,
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

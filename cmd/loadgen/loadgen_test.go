@@ -73,14 +73,20 @@ func buildBinaries(t *testing.T) string {
 	return testBin.dir
 }
 
-// tableRows parses the Markdown table loadgen printed: heading cells, and each row by its first
-// cell.
+// tableRows parses the first Markdown table loadgen printed: heading cells, and each row by its
+// first cell.
 func tableRows(t *testing.T, out string) ([]string, map[string][]string) {
 	t.Helper()
 	var head []string
 	rows := map[string][]string{}
 	for _, line := range strings.Split(out, "\n") {
-		if !strings.HasPrefix(line, "| ") {
+		if !strings.HasPrefix(line, "|") {
+			if head != nil {
+				break // the table ended; the noisy neighbour's is another
+			}
+			continue
+		}
+		if strings.HasPrefix(line, "|---") {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "| "), " | ")
@@ -135,7 +141,9 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	out, errOut := runLoadgen(t, logs,
 		"-c", "1,3", "-duration", "1s", "-warmup", "200ms", "-turns-per-session", "2", "-conns", "2",
 		"-long-streams", "20", "-long-chunks", "2", "-long-delay", "20ms", "-long-ramp", "0s",
-		"-decay", "2s", "-decay-window", "1s", "-markdown")
+		"-decay", "2s", "-decay-window", "1s",
+		"-noisy", "12", "-noisy-cap", "4", "-noisy-c", "2", "-noisy-chunks", "3", "-noisy-delay", "50ms", "-noisy-retry", "20ms",
+		"-markdown")
 
 	col, rows := table(t, out, viaConnector)
 	for _, label := range []string{"c=1", "c=3", "20 long streams (2×20ms)"} {
@@ -176,8 +184,50 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 		t.Errorf("no fresh-database line without errors in:\n%s", out)
 	}
 
+	checkNoisy(t, out)
+
 	// Every program was stopped in order, not killed.
 	checkShutDown(t, logs, "connector", "console-api")
+}
+
+// checkNoisy checks the noisy-neighbour table: tenant B's turns ran without errors on both
+// sides, and tenant A, with 12 workers against a cap of 4, completed turns and was refused with
+// RESOURCE_EXHAUSTED, without other errors. Never on speed.
+func checkNoisy(t *testing.T, out string) {
+	t.Helper()
+	_, after, ok := strings.Cut(out, "\nnoisy neighbour: tenant B runs 2 concurrent turns")
+	if !ok {
+		t.Fatalf("no noisy-neighbour table in:\n%s", out)
+	}
+	head, rows := tableRows(t, after)
+	if diff := cmp.Diff(noisyColumns, head); diff != "" {
+		t.Errorf("noisy heading (-want +got):\n%s", diff)
+	}
+	for _, side := range []string{"quiet", "beside A"} {
+		r, ok := rows[side]
+		if !ok {
+			t.Errorf("no noisy row %q in:\n%s", side, after)
+			continue
+		}
+		if n, _ := strconv.Atoi(r[slices.Index(noisyColumns, "turns")]); n == 0 {
+			t.Errorf("%s: no turns of tenant B", side)
+		}
+		if got := r[slices.Index(noisyColumns, "errors")]; got != "0" {
+			t.Errorf("%s: %s errors of tenant B", side, got)
+		}
+	}
+	var ratio string
+	var turns, refused int
+	line := after[strings.Index(after, "tenant B's p99"):]
+	if _, err := fmt.Sscanf(strings.ReplaceAll(line, "(in p50/p99", ""), "tenant B's p99 beside A: %s its quiet p99. tenant A: %d turns completed, %d refused", &ratio, &turns, &refused); err != nil {
+		t.Fatalf("tenant A's line %q: %v", line, err)
+	}
+	if !strings.Contains(line, " 0 other errors.") {
+		t.Errorf("tenant A had errors other than refusals: %q", line)
+	}
+	if turns == 0 || refused == 0 {
+		t.Errorf("tenant A: %d turns, %d refused; want some of both: %q", turns, refused, line)
+	}
 }
 
 // TestSmokeRunViaRelay runs the minimal relay (loadgen relay) in place of the connector, with

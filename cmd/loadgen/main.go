@@ -79,6 +79,10 @@ type options struct {
 	agentHost       string
 	debugAddr       string
 	via             string // viaConnector or viaRelay
+	// The noisy-neighbour row (noisy.go): tenant A's workers, cap, slow turns and retry pause;
+	// tenant B's concurrency.
+	noisy, noisyCap, noisyC, noisyChunks int
+	noisyDelay, noisyRetry               time.Duration
 }
 
 // The values of -via: what the via phases' HandleTurn calls go to.
@@ -142,6 +146,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.logDir, "logs", "", "folder for the programs' logs (default: a temp folder, removed after a run without errors)")
 	fs.StringVar(&o.debugAddr, "debug-addr", "", "A2AC_DEBUG_ADDR of the connector: serve its pprof profiles there during the run (e.g. 127.0.0.1:6060)")
 	fs.StringVar(&o.via, "via", viaConnector, "what the via phases call: connector (bin/connector), relay (loadgen relay: the minimal relay, the floor of any relay on this machine, not the product; needs -decay 0) or hop (the minimal relay without its session lookup: what the gRPC hop alone costs; needs -decay 0)")
+	fs.IntVar(&o.noisy, "noisy", 300, "noisy-neighbour row: tenant A's workers of slow turns, more than its cap lets in; 0 skips the row (so does -via relay or hop: the relay has no caps)")
+	fs.IntVar(&o.noisyCap, "noisy-cap", 100, "tenant A's concurrent-turn cap, set through the admin API")
+	fs.IntVar(&o.noisyC, "noisy-c", 10, "tenant B's concurrent fast turns in the noisy-neighbour row")
+	fs.IntVar(&o.noisyChunks, "noisy-chunks", 10, "text chunks of tenant A's slow turns")
+	fs.DurationVar(&o.noisyDelay, "noisy-delay", 100*time.Millisecond, "agent's pause between the chunks of tenant A's slow turns")
+	fs.DurationVar(&o.noisyRetry, "noisy-retry", 100*time.Millisecond, "pause of a tenant A worker after a refusal before it tries again")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -186,7 +196,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.via == viaConnector || o.decay == 0, fmt.Sprintf("-via %s needs -decay 0 (the relay saves no sessions: its database does not age)", o.via))
 	check(o.via == viaConnector || o.debugAddr == "", fmt.Sprintf("-via %s: -debug-addr is the connector's; the relay serves no profiles", o.via))
 	check(o.databaseURL != "", "-database-url (or $DATABASE_URL) is required")
-	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0, "nothing to run: -c is empty, -long-streams 0 and -decay 0")
+	check(o.noisy >= 0 && o.noisyCap >= 1 && o.noisyC >= 1, "-noisy must not be negative, -noisy-cap and -noisy-c at least 1")
+	check(o.noisyChunks >= 1 && o.noisyChunks <= 10000, "-noisy-chunks: 1..10000")
+	check(o.noisyDelay >= 0 && o.noisyDelay <= time.Minute && o.noisyRetry >= 0, "-noisy-delay: 0..1m; -noisy-retry must not be negative")
+	if o.via != viaConnector {
+		o.noisy = 0 // the relay has no caps: nothing to measure
+	}
+	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0 || o.noisy > 0, "nothing to run: -c is empty, -long-streams 0, -noisy 0 and -decay 0")
 	if len(bad) > 0 {
 		return o, errors.New(strings.Join(bad, "; "))
 	}
@@ -267,6 +283,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 
 	var rows []row
 	var decay *phaseStats
+	var noisy *noisyResult
 	count := func(ps ...*phaseStats) {
 		for _, p := range ps {
 			if p != nil {
@@ -275,9 +292,9 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		}
 	}
 	defer func() {
-		if len(rows) > 0 || decay != nil {
+		if len(rows) > 0 || decay != nil || noisy != nil {
 			fmt.Fprintln(stdout)
-			writeReport(stdout, o, rows, decay)
+			writeReport(stdout, o, rows, noisy, decay)
 		}
 		if err != nil {
 			err = r.fail(err)
@@ -320,7 +337,14 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 			chunks: o.longChunks, delay: o.longDelay,
 			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}})
 	}
-	for _, l := range levels {
+	// The timed rows, then the noisy neighbour (a table of its own), then the long streams,
+	// which leave a large heap behind.
+	for i, l := range levels {
+		if i == len(o.concurrency) {
+			if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
+				return failed, err
+			}
+		}
 		rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay)
 		rw.label = l.label
 		count(rw.direct, rw.via)
@@ -328,6 +352,11 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 			rows = append(rows, rw)
 		}
 		if err != nil {
+			return failed, err
+		}
+	}
+	if len(levels) == len(o.concurrency) { // no long-streams row
+		if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
 			return failed, err
 		}
 	}

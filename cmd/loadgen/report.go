@@ -101,31 +101,44 @@ func cells(r row) []string {
 }
 
 // writeReport prints the settings, the table and the fresh-database line.
-func writeReport(w io.Writer, o options, rows []row, decay *phaseStats) {
+func writeReport(w io.Writer, o options, rows []row, noisy *noisyResult, decay *phaseStats) {
 	fmt.Fprintln(w, "loadgen: "+describe(o))
 	fmt.Fprintln(w)
 	if len(rows) > 0 {
-		if o.markdown {
-			fmt.Fprintln(w, "| "+strings.Join(columns(o.via), " | ")+" |")
-			fmt.Fprintln(w, "|"+strings.Repeat("---|", len(columns(o.via))))
-			for _, r := range rows {
-				fmt.Fprintln(w, "| "+strings.Join(cells(r), " | ")+" |")
-			}
-		} else {
-			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-			fmt.Fprintln(tw, strings.Join(columns(o.via), "\t")+"\t")
-			for _, r := range rows {
-				fmt.Fprintln(tw, strings.Join(cells(r), "\t")+"\t")
-			}
-			tw.Flush()
+		var body [][]string
+		for _, r := range rows {
+			body = append(body, cells(r))
 		}
+		writeTable(w, o.markdown, columns(o.via), body)
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "p50/p99: until the call ended (the RPC after its Final; the response body after the completed status). added = via − direct (p50). CPU and RSS from /proc over each measured window; Postgres CPU is the whole cluster's.")
+	}
+	if noisy != nil {
+		fmt.Fprintln(w)
+		writeNoisy(w, o, noisy)
 	}
 	if decay != nil {
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, decayLine(o, decay))
 	}
+}
+
+// writeTable prints a table as Markdown or aligned text.
+func writeTable(w io.Writer, markdown bool, head []string, rows [][]string) {
+	if markdown {
+		fmt.Fprintln(w, "| "+strings.Join(head, " | ")+" |")
+		fmt.Fprintln(w, "|"+strings.Repeat("---|", len(head)))
+		for _, r := range rows {
+			fmt.Fprintln(w, "| "+strings.Join(r, " | ")+" |")
+		}
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t")+"\t")
+	}
+	tw.Flush()
 }
 
 // decayLine reports the rate at the start and the end of the run on the fresh database, and

@@ -27,12 +27,14 @@ type stack struct {
 	// "relay": its log is relay.log). Its CPU, RSS and log are the table's.
 	agent, console, connector *child
 
-	agentURL  string // the stub agent's base URL (its card's url)
-	grpcAddr  string // the connector's (or the relay's)
-	tenantID  string
-	agentID   string
-	pgRoot    int // the Postgres postmaster's pid, 0 when it is not on this machine
-	childrens []*child
+	agentURL string // the stub agent's base URL (its card's url)
+	grpcAddr string // the connector's (or the relay's)
+	tenantID string
+	agentID  string
+	// consoleURL and adminToken let the run add tenants and set their caps (noisy.go).
+	consoleURL, adminToken string
+	pgRoot                 int // the Postgres postmaster's pid, 0 when it is not on this machine
+	childrens              []*child
 }
 
 // startStack migrates the database, starts the three programs, creates a tenant and registers
@@ -82,6 +84,8 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		// Below stopTimeout, so a stop (Ctrl-C in a long phase) ends in the connector's own
 		// drain, not in a kill.
 		"A2AC_SHUTDOWN_TIMEOUT": "10s",
+		// The noisy-neighbour row sets a cap and waits for the connector to read it.
+		"A2AC_LIMITS_REFRESH": limitsRefresh.String(),
 	})
 
 	fmt.Fprintln(progress, "== console-api migrate")
@@ -126,17 +130,37 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		return s, err
 	}
 
-	var tenant struct{ ID, Token string }
-	if err := postJSON(ctx, consoleURL+"/v1/tenants", adminToken, map[string]string{"name": "loadgen"}, &tenant); err != nil {
-		return s, fmt.Errorf("create tenant: %w", err)
+	s.consoleURL, s.adminToken = consoleURL, adminToken
+	if s.tenantID, s.agentID, err = s.addTenant(ctx, "loadgen"); err != nil {
+		return s, err
 	}
-	var agent struct{ ID string }
-	if err := postJSON(ctx, consoleURL+"/v1/agents", tenant.Token, map[string]string{"cardUrl": s.agentURL}, &agent); err != nil {
-		return s, fmt.Errorf("register stub agent %s: %w", s.agentURL, err)
-	}
-	s.tenantID, s.agentID = tenant.ID, agent.ID
 	s.pgRoot = postmasterPID(ctx, o.databaseURL)
 	return s, nil
+}
+
+// addTenant creates a tenant and registers the stub agent for it through the console API, as
+// an operator and a tenant would.
+func (s *stack) addTenant(ctx context.Context, name string) (tenantID, agentID string, err error) {
+	var tenant struct{ ID, Token string }
+	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/tenants", s.adminToken, map[string]string{"name": name}, &tenant); err != nil {
+		return "", "", fmt.Errorf("create tenant: %w", err)
+	}
+	var agent struct{ ID string }
+	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/agents", tenant.Token, map[string]string{"cardUrl": s.agentURL}, &agent); err != nil {
+		return "", "", fmt.Errorf("register stub agent %s: %w", s.agentURL, err)
+	}
+	return tenant.ID, agent.ID, nil
+}
+
+// setTenantCap sets the tenant's concurrent-turn cap through the admin API.
+func (s *stack) setTenantCap(ctx context.Context, tenantID string, n int) error {
+	var out struct{}
+	err := sendJSON(ctx, http.MethodPatch, s.consoleURL+"/v1/tenants/"+tenantID, s.adminToken,
+		map[string]any{"limits": map[string]any{"maxConcurrentTurns": n}}, &out)
+	if err != nil {
+		return fmt.Errorf("set the cap of tenant %s: %w", tenantID, err)
+	}
+	return nil
 }
 
 // stop ends every program, the connector first (it holds the load), in reverse start order.
@@ -173,15 +197,15 @@ func childEnv(base []string, set map[string]string) []string {
 	return env
 }
 
-// postJSON POSTs body as JSON with a bearer token and decodes a 2xx answer into out.
-func postJSON(ctx context.Context, url, token string, body, out any) error {
+// sendJSON sends body as JSON with a bearer token and decodes a 2xx answer into out.
+func sendJSON(ctx context.Context, method, url, token string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,16 @@ type Config struct {
 	HoldTTL             time.Duration
 	TurnTimeout         time.Duration
 	ShutdownTimeout     time.Duration
-	LogLevel            string
-	MetricsAddr         string
+	// DrainDelay (A2AC_DRAIN_DELAY) is how long the connector keeps serving new turns after
+	// SIGTERM while its gRPC health says NOT_SERVING, so that balancers move away before the
+	// listener closes; 0 turns it off.
+	DrainDelay time.Duration
+	// InflightSync (A2AC_INFLIGHT_SYNC) is how often a connector writes its heartbeat and its
+	// in-flight agent tasks; InflightStale (A2AC_INFLIGHT_STALE) is how old a heartbeat must be
+	// before other replicas cancel that replica's tasks as orphans.
+	InflightSync, InflightStale time.Duration
+	LogLevel                    string
+	MetricsAddr                 string
 	// DebugAddr, when set (A2AC_DEBUG_ADDR), serves Go's pprof profiles at
 	// http://DebugAddr/debug/pprof/ — for an operator's port-forward, never a Service.
 	DebugAddr string
@@ -43,6 +51,16 @@ type Config struct {
 	BreakerFailures                     int
 	BreakerCooldown, BreakerMaxCooldown time.Duration
 	RetryBudgetPercent                  int
+	// Admission caps on turns in flight in one process (A2AC_MAX_TURNS, A2AC_TENANT_MAX_TURNS,
+	// A2AC_AGENT_MAX_TURNS; 0 takes internal/admission's defaults) and how often a process
+	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
+	Admission     AdmissionCaps
+	LimitsRefresh time.Duration
+}
+
+// AdmissionCaps are the default concurrent-turn caps of a process; 0 means the built-in default.
+type AdmissionCaps struct {
+	Replica, Tenant, Agent int
 }
 
 // Need says which settings a command requires; the rest get defaults.
@@ -121,6 +139,22 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 		bad("A2AC_BREAKER_MAX_COOLDOWN", "%s is less than A2AC_BREAKER_COOLDOWN (%s)", c.BreakerMaxCooldown, c.BreakerCooldown)
 	}
 	c.RetryBudgetPercent = integer(getenv, "A2AC_RETRY_BUDGET_PERCENT", 20, 0, 100, bad)
+	c.Admission.Replica = positiveInt(getenv, "A2AC_MAX_TURNS", bad)
+	c.Admission.Tenant = positiveInt(getenv, "A2AC_TENANT_MAX_TURNS", bad)
+	c.Admission.Agent = positiveInt(getenv, "A2AC_AGENT_MAX_TURNS", bad)
+	c.LimitsRefresh = duration(getenv, "A2AC_LIMITS_REFRESH", 10*time.Second, bad)
+	// 0 is allowed here (off: a local run, or no balancer that reads health), unlike the others.
+	if d, err := time.ParseDuration(getenv("A2AC_DRAIN_DELAY")); err == nil && d == 0 {
+		c.DrainDelay = 0
+	} else {
+		c.DrainDelay = duration(getenv, "A2AC_DRAIN_DELAY", 5*time.Second, bad)
+	}
+	c.InflightSync = duration(getenv, "A2AC_INFLIGHT_SYNC", 2*time.Second, bad)
+	c.InflightStale = duration(getenv, "A2AC_INFLIGHT_STALE", 15*time.Second, bad)
+	if c.InflightStale < 3*c.InflightSync {
+		// A live replica that misses one or two syncs (a slow database) must not look dead.
+		bad("A2AC_INFLIGHT_STALE", "%s is less than 3 × A2AC_INFLIGHT_SYNC (%s)", c.InflightStale, c.InflightSync)
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -165,6 +199,20 @@ func integer(getenv func(string) string, name string, def, lo, hi int, bad func(
 	return n
 }
 
+// positiveInt reads a count that must be at least 1; unset is 0 (the caller's default).
+func positiveInt(getenv func(string) string, name string, bad func(string, string, ...any)) int {
+	v := getenv(name)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		bad(name, "%q is not a positive integer", v)
+		return 0
+	}
+	return n
+}
+
 func splitList(s string) []string {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
@@ -187,8 +235,10 @@ var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
 	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
+	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",
+	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
 }
 
 // FlagName is the command-line flag that mirrors an environment variable:

@@ -30,6 +30,9 @@ func TestLoad(t *testing.T) {
 			"A2AC_ALLOW_INSECURE_HTTP": "maybe", "A2AC_LOG_LEVEL": "loud",
 		}, all, []string{"A2AC_SECRET_KEY: key is 5 bytes", "A2AC_ADMIN_TOKEN: too short", "A2AC_HOLD_TTL:",
 			"A2AC_TURN_TIMEOUT:", "A2AC_ALLOWED_CIDRS:", "A2AC_ALLOW_INSECURE_HTTP:", "A2AC_LOG_LEVEL:"}},
+		{"in_flight_stale_below_three_syncs_is_refused", map[string]string{
+			"A2AC_INFLIGHT_SYNC": "5s", "A2AC_INFLIGHT_STALE": "10s", "A2AC_DRAIN_DELAY": "soon",
+		}, Need{}, []string{"A2AC_INFLIGHT_STALE: 10s is less than 3 × A2AC_INFLIGHT_SYNC", "A2AC_DRAIN_DELAY:"}},
 		{"valid", map[string]string{
 			"DATABASE_URL": "postgres://x", "A2AC_SECRET_KEY": goodKey, "A2AC_ADMIN_TOKEN": "0123456789abcdef",
 			"A2AC_HOLD_TTL": "2m", "A2AC_ALLOWED_CIDRS": "127.0.0.0/8, ::1/128", "A2AC_ALLOW_INSECURE_HTTP": "true",
@@ -70,6 +73,15 @@ func TestLoadDefaultsAndValues(t *testing.T) {
 	}
 	if cfg.ConsoleAddr != ":8080" || cfg.GRPCAddr != ":9090" || cfg.TurnTimeout != 30*time.Second || cfg.HoldTTL != 2*time.Minute {
 		t.Errorf("cfg = %+v", cfg)
+	}
+	if cfg.DrainDelay != 5*time.Second || cfg.InflightSync != 2*time.Second || cfg.InflightStale != 15*time.Second {
+		t.Errorf("drain delay %s, in-flight sync %s, stale %s; want 5s, 2s, 15s", cfg.DrainDelay, cfg.InflightSync, cfg.InflightStale)
+	}
+	for _, off := range []string{"0", "0s"} {
+		cfg, err := Load(env(map[string]string{"A2AC_DRAIN_DELAY": off}), Need{})
+		if err != nil || cfg.DrainDelay != 0 {
+			t.Errorf("A2AC_DRAIN_DELAY=%s: %v, %s; want off", off, err, cfg.DrainDelay)
+		}
 	}
 	if len(cfg.AllowedCIDRs) != 1 || cfg.AllowedCIDRs[0].String() != "127.0.0.0/8" {
 		t.Errorf("AllowedCIDRs = %v", cfg.AllowedCIDRs)
@@ -115,6 +127,27 @@ func TestBreakerAndRetryBudgetSettings(t *testing.T) {
 	for _, want := range []string{"A2AC_BREAKER_FAILURES:", "A2AC_RETRY_BUDGET_PERCENT:", "A2AC_BREAKER_MAX_COOLDOWN:"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
+
+func TestAdmissionCaps(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{"A2AC_MAX_TURNS": "800", "A2AC_TENANT_MAX_TURNS": "200",
+		"A2AC_AGENT_MAX_TURNS": "100", "A2AC_LIMITS_REFRESH": "2s"}), Need{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (AdmissionCaps{Replica: 800, Tenant: 200, Agent: 100}); cfg.Admission != want || cfg.LimitsRefresh != 2*time.Second {
+		t.Errorf("caps %+v every %s, want %+v every 2s", cfg.Admission, cfg.LimitsRefresh, want)
+	}
+	if cfg, _ := Load(env(nil), Need{}); cfg.Admission != (AdmissionCaps{}) || cfg.LimitsRefresh != 10*time.Second {
+		t.Errorf("unset: caps %+v every %s, want zeros (the defaults) every 10s", cfg.Admission, cfg.LimitsRefresh)
+	}
+	_, err = Load(env(map[string]string{"A2AC_MAX_TURNS": "0", "A2AC_TENANT_MAX_TURNS": "many", "A2AC_AGENT_MAX_TURNS": "-3"}), Need{})
+	for _, w := range []string{"A2AC_MAX_TURNS:", "A2AC_TENANT_MAX_TURNS:", "A2AC_AGENT_MAX_TURNS:"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("error lacks %q: %v", w, err)
 		}
 	}
 }

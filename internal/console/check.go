@@ -142,6 +142,15 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 		return &apiError{status: http.StatusTooManyRequests, code: "rate_limited",
 			detail: fmt.Sprintf("Too many agent checks for this tenant; try again in %d seconds.", secs)}
 	}
+	// A check calls the agent like a turn: it counts against the same caps (in this process).
+	permit, err := s.admit.Acquire(r.Context(), tenantID)
+	if err != nil {
+		return err
+	}
+	defer permit.Release()
+	if err := permit.AcquireAgent(r.Context(), a.ID); err != nil {
+		return err
+	}
 	revs, err := s.store.Revisions(r.Context(), tenantID, a.ID)
 	if err != nil {
 		return fmt.Errorf("check agent: %w", err)

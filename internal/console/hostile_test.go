@@ -205,7 +205,7 @@ func TestMethodNotAllowedNamesTheMethods(t *testing.T) {
 		{"PUT", "/v1/agents", "GET, HEAD, POST"},
 		{"POST", "/v1/agents/0b6a3c63-5c5b-4d4e-9f0a-1f2a3b4c5d6e", "GET, HEAD, PATCH, DELETE"},
 		{"PUT", "/v1/tenants", "GET, HEAD, POST"},
-		{"PATCH", "/v1/tenants/0b6a3c63-5c5b-4d4e-9f0a-1f2a3b4c5d6e", "DELETE"},
+		{"POST", "/v1/tenants/0b6a3c63-5c5b-4d4e-9f0a-1f2a3b4c5d6e", "GET, HEAD, PATCH, DELETE"},
 		{"POST", "/v1/tokens", "GET, HEAD"},
 		{"DELETE", "/healthz", "GET, HEAD"},
 		{"POST", "/", "GET, HEAD"},

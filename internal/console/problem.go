@@ -10,6 +10,7 @@ import (
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -18,7 +19,8 @@ import (
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
 // code (stable machine word), field (the request member at fault, for 400s that name one),
 // problems (card validation findings), reason (why a card could not be fetched), agentId (the
-// agent that already has the card, for already_registered).
+// agent that already has the card, for already_registered), cap and limit (the concurrent-turn
+// cap that refused a test turn or a check, and its value, for too_many_turns).
 type problemDoc struct {
 	Type     string              `json:"type"`
 	Title    string              `json:"title"`
@@ -29,6 +31,8 @@ type problemDoc struct {
 	Reason   string              `json:"reason,omitempty"`
 	AgentID  string              `json:"agentId,omitempty"`
 	Problems []connector.Problem `json:"problems,omitempty"`
+	Cap      string              `json:"cap,omitempty"`
+	Limit    int                 `json:"limit,omitempty"`
 }
 
 // apiError is an error that already knows its HTTP shape.
@@ -40,6 +44,8 @@ type apiError struct {
 	reason   string
 	agentID  string
 	problems []connector.Problem
+	cap      admission.Cap
+	limit    int
 	// allow is the Allow header of a 405.
 	allow string
 }
@@ -123,6 +129,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		mbe *http.MaxBytesError
 		dup *store.DuplicateError
 		ce  *agents.CardError
+		re  *admission.RefusedError
 	)
 	switch {
 	case errors.As(err, &api):
@@ -136,6 +143,10 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			detail: fmt.Sprintf("The request body is larger than %d bytes.", mbe.Limit)}
 	case errors.As(err, &fe):
 		api = fetchProblem(fe)
+	case errors.As(err, &re):
+		// Over a cap of this process: refused at once, never queued (internal/admission).
+		api = &apiError{status: http.StatusTooManyRequests, code: "too_many_turns", cap: re.Cap, limit: re.Limit,
+			detail: "Too many turns in flight: the " + re.Error() + ". Try again when some have ended."}
 	case errors.Is(err, connector.ErrNotFound):
 		api = errNotFound
 	case errors.Is(err, connector.ErrConflict):
@@ -174,6 +185,8 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		Reason:   api.reason,
 		AgentID:  api.agentID,
 		Problems: api.problems,
+		Cap:      string(api.cap),
+		Limit:    api.limit,
 	}
 	w.Header().Set("Content-Type", "application/problem+json")
 	switch api.status {

@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/health"
@@ -52,6 +53,9 @@ type Config struct {
 	CheckLimit CheckLimit
 	// Health reads GET /v1/agents/{id}/health; nil answers 501.
 	Health *health.Store
+	// Admission caps the checks this process runs at once, as the connector caps turns (the
+	// test turns are capped by Router's own); nil: no caps.
+	Admission *admission.Limiter
 }
 
 // Server serves the console API.
@@ -65,6 +69,7 @@ type Server struct {
 	prober    *probe.Prober
 	checks    *checkLimiter
 	health    *health.Store
+	admit     *admission.Limiter
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -107,6 +112,7 @@ func New(c Config) *Server {
 		prober:    c.Prober,
 		checks:    newCheckLimiter(c.CheckLimit),
 		health:    c.Health,
+		admit:     c.Admission,
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -121,6 +127,8 @@ func New(c Config) *Server {
 		{"GET", "/ui/{file}", public, s.webAssetFile},
 		{"POST", "/v1/tenants", admin, s.createTenant},
 		{"GET", "/v1/tenants", admin, s.listTenants},
+		{"GET", "/v1/tenants/{tenantId}", admin, s.getTenant},
+		{"PATCH", "/v1/tenants/{tenantId}", admin, s.patchTenant},
 		{"DELETE", "/v1/tenants/{tenantId}", admin, s.deleteTenant},
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
 		{"GET", "/v1/tenants/{tenantId}/tokens", admin, s.listTenantTokens},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -46,6 +47,31 @@ type tenantJSON struct {
 	CreatedAt  time.Time `json:"createdAt"`
 	TokenCount int       `json:"tokenCount"`
 	AgentCount int       `json:"agentCount"`
+	// Limits are the operator's overrides of the tenant's concurrent-turn caps.
+	Limits tenantLimitsJSON `json:"limits"`
+}
+
+// tenantLimitsJSON is a tenant's cap overrides, per connector (and console-api) process; null
+// is the process's default (A2AC_TENANT_MAX_TURNS, A2AC_AGENT_MAX_TURNS).
+type tenantLimitsJSON struct {
+	MaxConcurrentTurns         *int `json:"maxConcurrentTurns"`
+	MaxConcurrentTurnsPerAgent *int `json:"maxConcurrentTurnsPerAgent"`
+}
+
+// maxCap bounds an override: far above any replica's capacity, so a typo is refused rather
+// than taken as "no cap".
+const maxCap = 1_000_000
+
+func toTenantJSON(t store.TenantInfo) tenantJSON {
+	orNull := func(n int) *int {
+		if n <= 0 {
+			return nil
+		}
+		return &n
+	}
+	return tenantJSON{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, TokenCount: t.Tokens, AgentCount: t.Agents,
+		Limits: tenantLimitsJSON{MaxConcurrentTurns: orNull(t.Limits.MaxTurns),
+			MaxConcurrentTurnsPerAgent: orNull(t.Limits.MaxTurnsPerAgent)}}
 }
 
 // tokenJSON is a token as listed: its id and use, never the token or its hash.
@@ -112,9 +138,65 @@ func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]tenantJSON, 0, len(tenants))
 	for _, t := range tenants {
-		out = append(out, tenantJSON{ID: t.ID, Name: t.Name, CreatedAt: t.CreatedAt, TokenCount: t.Tokens, AgentCount: t.Agents})
+		out = append(out, toTenantJSON(t))
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"tenants": out})
+}
+
+func (s *Server) getTenant(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Tenant(r.Context(), id)
+	if err != nil {
+		return fmt.Errorf("get tenant: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, toTenantJSON(t))
+}
+
+// patchTenant sets the operator's overrides of a tenant's concurrent-turn caps. limits replaces
+// both: a member that is null or absent goes back to the default. Every connector process reads
+// them within A2AC_LIMITS_REFRESH (10 s by default); nothing is read per turn.
+func (s *Server) patchTenant(w http.ResponseWriter, r *http.Request) error {
+	id, err := pathID(r, "tenantId")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Limits *tenantLimitsJSON `json:"limits"`
+	}
+	if err := decode(r, &in); err != nil {
+		return err
+	}
+	if in.Limits == nil {
+		return fieldError("limits", "required", "limits is required: an object with maxConcurrentTurns and maxConcurrentTurnsPerAgent (null: the default).")
+	}
+	var l connector.TenantLimits
+	for _, f := range []struct {
+		name string
+		v    *int
+		to   *int
+	}{
+		{"limits.maxConcurrentTurns", in.Limits.MaxConcurrentTurns, &l.MaxTurns},
+		{"limits.maxConcurrentTurnsPerAgent", in.Limits.MaxConcurrentTurnsPerAgent, &l.MaxTurnsPerAgent},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 1 || *f.v > maxCap {
+			return fieldError(f.name, "out_of_range", "%s must be between 1 and %d, or null for the default.", f.name, maxCap)
+		}
+		*f.to = *f.v
+	}
+	if err := s.store.SetTenantLimits(r.Context(), id, l); err != nil {
+		return fmt.Errorf("set tenant limits: %w", err)
+	}
+	t, err := s.store.Tenant(r.Context(), id)
+	if err != nil {
+		return fmt.Errorf("set tenant limits: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, toTenantJSON(t))
 }
 
 // deleteTenant removes the tenant with everything it has (store.DeleteTenant). Tasks its

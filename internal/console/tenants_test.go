@@ -174,3 +174,60 @@ func TestTenants_list_and_delete_with_everything(t *testing.T) {
 	e.expect(e.do("DELETE", "/v1/tenants/"+doomedID, adminToken, nil), http.StatusNotFound)
 	e.expect(e.do("DELETE", "/v1/tenants/doomed", adminToken, nil), http.StatusNotFound)
 }
+
+// TestTenantLimits_are_set_shown_and_reset_by_the_operator: PATCH sets both overrides, GET and
+// the list show them, null puts one back on the default, and bad values name their member.
+func TestTenantLimits_are_set_shown_and_reset_by_the_operator(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id, token := e.newTenant("Limits")
+	path := "/v1/tenants/" + id
+	limitsOf := func(m map[string]any) map[string]any { return m["limits"].(map[string]any) }
+
+	r := e.do("GET", path, adminToken, nil)
+	e.expect(r, http.StatusOK)
+	if l := limitsOf(r.json(t)); l["maxConcurrentTurns"] != nil || l["maxConcurrentTurnsPerAgent"] != nil {
+		t.Fatalf("a new tenant has overrides: %s", r.body)
+	}
+	r = e.do("PATCH", path, adminToken, map[string]any{"limits": map[string]any{"maxConcurrentTurns": 40, "maxConcurrentTurnsPerAgent": 10}})
+	e.expect(r, http.StatusOK)
+	if l := limitsOf(r.json(t)); l["maxConcurrentTurns"] != float64(40) || l["maxConcurrentTurnsPerAgent"] != float64(10) {
+		t.Fatalf("PATCH answered %s", r.body)
+	}
+	r = e.do("GET", "/v1/tenants", adminToken, nil)
+	e.expect(r, http.StatusOK)
+	var listed bool
+	for _, item := range r.json(t)["tenants"].([]any) {
+		if m := item.(map[string]any); m["id"] == id {
+			listed = limitsOf(m)["maxConcurrentTurns"] == float64(40)
+		}
+	}
+	if !listed {
+		t.Errorf("the list does not show the override: %s", r.body)
+	}
+	r = e.do("PATCH", path, adminToken, map[string]any{"limits": map[string]any{"maxConcurrentTurns": nil, "maxConcurrentTurnsPerAgent": 5}})
+	e.expect(r, http.StatusOK)
+	if l := limitsOf(r.json(t)); l["maxConcurrentTurns"] != nil || l["maxConcurrentTurnsPerAgent"] != float64(5) {
+		t.Fatalf("null did not reset: %s", r.body)
+	}
+
+	for _, c := range []struct {
+		name  string
+		body  any
+		field string
+	}{
+		{"zero", map[string]any{"limits": map[string]any{"maxConcurrentTurns": 0}}, "limits.maxConcurrentTurns"},
+		{"too_large", map[string]any{"limits": map[string]any{"maxConcurrentTurnsPerAgent": 1_000_001}}, "limits.maxConcurrentTurnsPerAgent"},
+		{"not_an_integer", map[string]any{"limits": map[string]any{"maxConcurrentTurns": 2.5}}, "limits.maxConcurrentTurns"},
+		{"no_limits", map[string]any{}, "limits"},
+	} {
+		r := e.do("PATCH", path, adminToken, c.body)
+		e.expect(r, http.StatusBadRequest)
+		if f := r.json(t)["field"]; f != c.field {
+			t.Errorf("%s: field %v, want %s: %s", c.name, f, c.field, r.body)
+		}
+	}
+	e.expect(e.do("PATCH", path, token, map[string]any{"limits": map[string]any{}}), http.StatusUnauthorized)
+	e.expect(e.do("PATCH", "/v1/tenants/"+uuid.NewString(), adminToken, map[string]any{"limits": map[string]any{}}), http.StatusNotFound)
+	e.expect(e.do("GET", "/v1/tenants/"+uuid.NewString(), adminToken, nil), http.StatusNotFound)
+}

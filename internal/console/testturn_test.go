@@ -15,9 +15,11 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -26,6 +28,12 @@ import (
 // newDemoEnv is a console (with an invoker and the connector's session router) whose fetches and
 // agent calls may reach loopback over plain HTTP, and a demo agent that requires theAPIKey.
 func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
+	t.Helper()
+	return newDemoEnvWith(t, nil)
+}
+
+// newDemoEnvWith is newDemoEnv whose test turns and checks are capped by lim (nil: no caps).
+func newDemoEnvWith(t *testing.T, lim *admission.Limiter) (*env, *agent.Agent, string) {
 	t.Helper()
 	demo := agent.New(agent.Options{APIKey: theAPIKey})
 	demoSrv := httptest.NewServer(demo.Handler())
@@ -37,19 +45,23 @@ func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
 		t.Fatal(err)
 	}
 	logs := &syncBuffer{}
-	inv := invoke.New(invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box})
+	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box}
+	inv := invoke.New(invOpts)
 	t.Cleanup(func() { inv.Close(context.Background()) })
 	st := store.New(testDB.Pool)
-	router := session.New(session.Config{Store: st, Invoker: inv})
+	router := session.New(session.Config{Store: st, Invoker: inv, Admission: lim})
 	t.Cleanup(router.Wait) // registered before the API's Close, so it runs after it
+	cards := cardfetch.New(cardfetch.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true})
 	srv := New(Config{
 		Store:      st,
-		Cards:      cardfetch.New(cardfetch.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true}),
+		Cards:      cards,
 		Secrets:    box,
 		AdminToken: adminToken,
 		Logger:     slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Invoker:    inv,
 		Router:     router,
+		Prober:     probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
+		Admission:  lim,
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)
@@ -325,5 +337,50 @@ func TestTryItSessionsAreNotEngineSessions(t *testing.T) {
 	info, err := router.Get(t.Context(), tenantID, "s2")
 	if err != nil || !info.Held || info.Hold.TaskID != "engine-task" {
 		t.Fatalf("engine session s2 after test turns = %+v, %v; want its hold untouched", info, err)
+	}
+}
+
+// TestTryItAndCheck_count_against_the_caps: with the tenant's one place taken (as by a turn in
+// flight in this process), a test turn and a check are answered 429 at once, naming the cap and
+// its value, and never reach the agent; with the place free again both run.
+func TestTryItAndCheck_count_against_the_caps(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	lim := admission.New(admission.Config{Replica: 10, Tenant: 1, Agent: 1})
+	e, demo, demoURL := newDemoEnvWith(t, lim)
+	tenantID, token := e.newTenant("capped")
+	r := e.do("POST", "/v1/agents", token, map[string]any{"cardUrl": demoURL, "apiKey": theAPIKey})
+	e.expect(r, http.StatusCreated)
+	id := r.json(t)["id"].(string)
+
+	busy, err := lim.Acquire(ctx, tenantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := len(demo.Requests())
+	for _, req := range []struct {
+		path string
+		body any
+	}{
+		{"/v1/agents/" + id + "/test", map[string]string{"text": "hi"}},
+		{"/v1/agents/" + id + "/check", nil},
+	} {
+		path := req.path
+		r := e.do("POST", path, token, req.body)
+		e.expect(r, http.StatusTooManyRequests)
+		p := r.json(t)
+		if p["code"] != "too_many_turns" || p["cap"] != "tenant" || p["limit"] != float64(1) ||
+			!strings.Contains(p["detail"].(string), "tenant cap reached: at most 1 concurrent turns per replica") {
+			t.Errorf("POST %s: %s", path, r.body)
+		}
+	}
+	if n := len(demo.Requests()) - seen; n != 0 {
+		t.Errorf("the agent got %d requests from refused turns", n)
+	}
+	busy.Release()
+	e.expect(e.do("POST", "/v1/agents/"+id+"/test", token, map[string]string{"text": "hi"}), http.StatusOK)
+	e.expect(e.do("POST", "/v1/agents/"+id+"/check", token, nil), http.StatusOK)
+	if n := lim.InFlight(); n != 0 {
+		t.Errorf("%d turns still counted in flight", n)
 	}
 }

@@ -143,6 +143,10 @@ const (
 	// SlowStream: a submitted Task, then one chunk every ChunkDelay, up to 10000, until the client
 	// goes away or the task is canceled.
 	SlowStream Behavior = "slow-stream"
+	// PacedStream: like Stream (Chunks chunks, then completed), but each chunk comes ChunkDelay
+	// after the last, as a model generating its reply does. When the client goes away the task
+	// stays working (nothing finishes it but a cancel), like an agent whose caller was killed.
+	PacedStream Behavior = "paced-stream"
 	// InputRequired: a submitted Task, then input-required with the question "Which city?" in the
 	// status message, final=true, and the stream closes. A later message carrying that task's id
 	// (and naming no behaviour) completes it with the text "continued: done": streaming, as the
@@ -345,7 +349,7 @@ func (s *Server) SetChunks(n int) {
 	s.chunks = n
 }
 
-// SetChunkDelay sets the pause between SlowStream's chunks (default 50ms).
+// SetChunkDelay sets the pause between SlowStream's and PacedStream's chunks (default 50ms).
 func (s *Server) SetChunkDelay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -667,6 +671,18 @@ func (s *Server) message(c *call) {
 	case KeepAliveSilence:
 		c.event(submitted(t))
 		c.keepAlives(50 * time.Millisecond)
+	case PacedStream:
+		c.event(submitted(t))
+		c.event(status(t, stateWorking, "", false))
+		s.setState(t.id, stateWorking)
+		for i := range chunks {
+			if !c.wait(delay) {
+				return
+			}
+			c.event(chunk(t, ChunkText(i), i > 0, i == chunks-1))
+		}
+		s.setState(t.id, stateCompleted)
+		c.event(status(t, stateCompleted, "", true))
 	case SlowStream:
 		c.event(submitted(t))
 		for i := range 10000 {

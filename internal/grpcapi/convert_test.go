@@ -72,7 +72,8 @@ func TestAgentCarriesItsInterface(t *testing.T) {
 
 func TestCheckTurn(t *testing.T) {
 	t.Parallel()
-	ok := &pb.HandleTurnRequest{TenantId: "t", SessionId: "s", TurnId: "1", Text: "hi\tthere\r\nand more"}
+	ok := &pb.HandleTurnRequest{TenantId: "t", SessionId: "s", TurnId: "1", Text: "hi\tthere\r\nand more",
+		ReceivedTextBytes: MaxReceivedTextBytes}
 	if err := checkTurn(ok); err != nil {
 		t.Fatalf("valid request: %v", err)
 	}
@@ -101,6 +102,7 @@ func TestCheckTurn(t *testing.T) {
 		{"newline_in_session", func(r *pb.HandleTurnRequest) { r.SessionId = "a\nb" }, "session_id"},
 		{"c1_in_turn", func(r *pb.HandleTurnRequest) { r.TurnId = "a\u0085" }, "turn_id"},
 		{"invalid_utf8_session", func(r *pb.HandleTurnRequest) { r.SessionId = "a\xffb" }, "session_id"},
+		{"received_text_bytes_beyond_the_longest_reply", func(r *pb.HandleTurnRequest) { r.ReceivedTextBytes = MaxReceivedTextBytes + 1 }, "received_text_bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := &pb.HandleTurnRequest{TenantId: "t", SessionId: "s", TurnId: "1", Text: "hi"}

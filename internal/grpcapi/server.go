@@ -16,6 +16,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 )
 
@@ -24,6 +25,9 @@ const (
 	MaxTextBytes     = 16 << 10
 	MaxMetadataBytes = 64 << 10
 	MaxIDBytes       = 256
+	// MaxReceivedTextBytes bounds received_text_bytes: the connector's largest reply
+	// (invoke.DefaultMaxTextBytes).
+	MaxReceivedTextBytes = 256 << 10
 )
 
 // Server implements pb.ConnectorServer.
@@ -53,6 +57,7 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 	err = s.router.HandleTurn(ctx, session.Turn{
 		TenantID: req.GetTenantId(), SessionID: req.GetSessionId(), TurnID: req.GetTurnId(),
 		AgentID: req.GetAgentId(), Text: req.GetText(), Metadata: md,
+		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}, &sink{stream: stream})
 	return s.status(ctx, "HandleTurn", err)
 }
@@ -114,6 +119,12 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
+	// Over a cap: refused at once, never queued. The message names the cap and its value, and
+	// nothing else (admission.RefusedError).
+	var refused *admission.RefusedError
+	if errors.As(err, &refused) {
+		return status.Error(codes.ResourceExhausted, refused.Error())
+	}
 	switch {
 	case errors.Is(err, context.Canceled):
 		return status.Error(codes.Canceled, "canceled by the caller")
@@ -161,6 +172,7 @@ func (k *sink) Event(e connector.TurnEvent) error {
 func (k *sink) Final(f session.Final) error {
 	out := &pb.TurnFinal{
 		Outcome: toPBOutcome(f.Outcome), Text: f.Text, TaskId: f.TaskID, ContextId: f.ContextID,
+		WithheldTextBytes: uint64(f.WithheldTextBytes),
 	}
 	if f.Err != nil {
 		out.Error = &pb.TurnError{Code: f.Err.Code, Message: f.Err.Message}

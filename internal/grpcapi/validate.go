@@ -106,6 +106,9 @@ func checkTurn(req *pb.HandleTurnRequest) error {
 	if err := ruleOptionalID.check("agent_id", req.GetAgentId()); err != nil {
 		return err
 	}
+	if n := req.GetReceivedTextBytes(); n > MaxReceivedTextBytes {
+		return invalid("received_text_bytes", "larger than %d (the longest reply)", MaxReceivedTextBytes)
+	}
 	return ruleText.check("text", req.GetText())
 }
 

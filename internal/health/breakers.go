@@ -14,7 +14,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
-// Breaker publishing (migrations/006_agent_breakers.sql).
+// Breaker publishing (migrations/008_agent_breakers.sql).
 const (
 	// BreakerRecent is how long a replica's row is shown after it was last written: breakers
 	// that are not closed are rewritten every breakerRefresh, so a row older than this belongs

@@ -221,6 +221,11 @@ type Request struct {
 	TaskID string
 	// ContextID is the context the session last had with this agent ("" = none).
 	ContextID string
+	// OnTask, when set, is called on the turn's goroutine each time the agent names a task id
+	// other than the one the turn knew (at first the held task's, else none), so the caller can
+	// track in-flight tasks without reading every event. It must be quick: it runs between
+	// events.
+	OnTask func(taskID string)
 }
 
 // Result is how a turn ended.

@@ -371,6 +371,9 @@ func (t *turn) handle(ev a2a.Event) bool {
 
 func (t *turn) note(taskID, contextID string) {
 	if taskID != "" {
+		if taskID != t.taskID && t.req.OnTask != nil {
+			t.req.OnTask(taskID)
+		}
 		t.taskID = taskID
 		t.taskSeen = true
 	}

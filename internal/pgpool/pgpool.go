@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/exaring/otelpgx"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -64,6 +65,15 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 		// each turn until its own deadline; a Postgres that is down must fail turns fast.
 		cfg.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
+	if !strings.Contains(databaseURL, "pool_ping_timeout") {
+		// pgxpool pings a connection idle for over a second before handing it out, and
+		// destroys it when the ping fails: after a Postgres restart that keeps most dead
+		// connections from reaching a turn. Without a bound, a ping to a host that vanished
+		// (no reset, packets dropped) would hold the turn until its own deadline; a connection
+		// that does not answer in the time a new one may take to connect is not worth waiting for.
+		cfg.PingTimeout = cfg.ConnConfig.ConnectTimeout
+	}
+	cfg.ConnConfig.OnPgError = closeOnPgError
 	if o.MaxConns > 0 && !strings.Contains(databaseURL, "pool_max_conns") {
 		cfg.MaxConns = o.MaxConns
 	}
@@ -91,6 +101,15 @@ func Open(ctx context.Context, databaseURL string, o Options) (*Pool, error) {
 		return nil, err
 	}
 	return &Pool{Pool: pool, stats: stats}, nil
+}
+
+// closeOnPgError tells pgconn to close a connection on a FATAL error (its own default) and on
+// 25006 read_only_sql_transaction: the server at the other end is a standby, or an old primary
+// that came back read-only after a failover. Closed, the pool destroys the connection when it is
+// released, so no later statement is sent there; a new connection goes to the primary that
+// target_session_attrs=read-write finds.
+func closeOnPgError(_ *pgconn.PgConn, err *pgconn.PgError) bool {
+	return !strings.EqualFold(err.Severity, "FATAL") && err.Code != "25006"
 }
 
 // Close stops reporting the statistics and closes the pool, waiting for every connection to be

@@ -1,12 +1,14 @@
 package pgpool_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/jackc/pgx/v5/pgconn"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
@@ -175,6 +177,62 @@ func TestOpen_installs_no_tracer_when_nothing_records(t *testing.T) {
 			defer pool.Close()
 			if got := pool.Config().ConnConfig.Tracer != nil; got != tc.traced {
 				t.Errorf("query tracer installed: %v, want %v", got, tc.traced)
+			}
+		})
+	}
+}
+
+// A connection whose server refuses writes (25006: an old primary come back read-only, or a
+// standby) is closed at once, so the pool never hands it out again; the next write goes to a
+// fresh connection.
+func TestOpen_closes_a_connection_that_is_read_only(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool, err := pgpool.Open(ctx, withParam(testDB.URL, "pool_max_conns=1"), pgpool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a server in recovery does to every transaction, on this connection only.
+	if _, err := conn.Exec(ctx, "set default_transaction_read_only = on"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(ctx, "create temporary table t (x int)")
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "25006" {
+		t.Fatalf("write on a read-only connection: %v; want SQLSTATE 25006", err)
+	}
+	if !conn.Conn().IsClosed() {
+		t.Error("the read-only connection is still open; the pool would hand it out again")
+	}
+	conn.Release()
+	if _, err := pool.Exec(ctx, "create temporary table t (x int)"); err != nil {
+		t.Errorf("write after the read-only connection went: %v", err)
+	}
+}
+
+func TestOpen_bounds_the_ping_before_reuse(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, url string
+		want      time.Duration
+	}{
+		{"the_connect_timeout_by_default", withParam(testDB.URL, "connect_timeout=3"), 3 * time.Second},
+		{"pool_ping_timeout_from_the_url_wins", withParam(testDB.URL, "pool_ping_timeout=250ms"), 250 * time.Millisecond},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			pool, err := pgpool.Open(t.Context(), tt.url, pgpool.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer pool.Close()
+			if got := pool.Config().PingTimeout; got != tt.want {
+				t.Errorf("PingTimeout = %s, want %s", got, tt.want)
 			}
 		})
 	}

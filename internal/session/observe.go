@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -27,7 +28,7 @@ const (
 )
 
 // OutcomeError is the a2ac.outcome of a turn refused before it started (unknown or disabled
-// agent, missing API key, database down) or whose caller went away before it started; the
+// agent, missing API key, database down, over an admission cap) or whose caller went away before it started; the
 // gRPC status says which.
 const OutcomeError connector.Outcome = "ERROR"
 
@@ -215,6 +216,10 @@ func errorType(err error) string {
 		return "unavailable"
 	case errors.Is(err, connector.ErrInvalid):
 		return "invalid"
+	}
+	var refused *admission.RefusedError
+	if errors.As(err, &refused) {
+		return "resource_exhausted"
 	}
 	return "internal"
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -68,9 +69,15 @@ type Config struct {
 	MeterProvider metric.MeterProvider
 	// Health receives each turn for the tenant's per-agent health view; nil: none.
 	Health HealthRecorder
+	// Inflight, when set, is told the agent tasks of running turns, so that another replica
+	// can cancel them if this one dies mid-turn; nil: not tracked.
+	Inflight *Inflight
 	// StartedWithin is how long Started may wait for the agent's first event once the agent is
 	// being called (it goes out with that event, so as not to delay the call); default 50ms.
 	StartedWithin time.Duration
+	// Admission caps the turns in flight per tenant, per agent and in all; a turn over a cap
+	// is refused at once with an *admission.RefusedError. nil: no caps.
+	Admission *admission.Limiter
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -86,6 +93,8 @@ type Router struct {
 	// startedWithin: see Config.StartedWithin.
 	startedWithin time.Duration
 	late          lateSaves
+	admit         *admission.Limiter
+	inflight      *Inflight
 }
 
 // New returns a Router.
@@ -105,7 +114,7 @@ func New(c Config) *Router {
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
 		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health,
-		startedWithin: c.StartedWithin}
+		startedWithin: c.StartedWithin, admit: c.Admission, inflight: c.Inflight}
 }
 
 // Turn is one user turn as the dialog engine sends it.
@@ -114,6 +123,9 @@ type Turn struct {
 	AgentID                     string // the engine's choice; "" for none
 	Text                        string
 	Metadata                    map[string]any
+	// ReceivedTextBytes is, on a retry of a turn whose earlier attempt streamed text, how many
+	// bytes of that text the engine received: they are withheld from this attempt's deltas.
+	ReceivedTextBytes int
 }
 
 // Final is how a turn ended, as the engine sees it.
@@ -125,6 +137,9 @@ type Final struct {
 	Metadata          map[string]any
 	// HoldExpiresAt is set when the session is held after the turn.
 	HoldExpiresAt time.Time
+	// WithheldTextBytes is how many bytes of Text were kept out of the deltas
+	// (Turn.ReceivedTextBytes, rounded up to a character, at most len(Text) as streamed).
+	WithheldTextBytes int
 }
 
 // Sink receives a turn's events in order: Started (with the agent's first event, or at the
@@ -148,7 +163,8 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down). Agent misbehaviour is a Final{FAILED}.
+// ErrAPIKeyMissing, ErrUnavailable (store down), *admission.RefusedError (over a cap). Agent
+// misbehaviour is a Final{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
@@ -162,6 +178,14 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
 // sink), record (the hold decision, saved, and the Final).
 func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnObs) error {
+	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
+	// costs no database round trip; the agent's once routing has named the agent (a hold may
+	// send the turn to another than the one asked for). Never queued: a refusal is at once.
+	permit, err := r.admit.Acquire(ctx, t.TenantID)
+	if err != nil {
+		return err
+	}
+	defer permit.Release()
 	startedAt := r.now()
 	rt, err := r.route(ctx, t, startedAt)
 	if err != nil {
@@ -171,10 +195,13 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 		obs.outcome = connector.OutcomeNoAgent
 		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
 	}
+	if err := permit.AcquireAgent(ctx, rt.agent.ID); err != nil {
+		return err
+	}
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
 	started := newStartedOnce(sink, rt, r.startedWithin)
 	defer started.stop()
-	res := r.invoker.Turn(ctx, invoke.Request{
+	req := invoke.Request{
 		Agent:     rt.agent,
 		APIKey:    rt.key,
 		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
@@ -182,8 +209,23 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 		Metadata:  t.Metadata,
 		TaskID:    rt.taskID,
 		ContextID: rt.contextID,
-	}, func(e connector.TurnEvent) {
+	}
+	if r.inflight != nil {
+		it := r.inflight.begin(t.TenantID, rt.agent.ID, t.SessionID)
+		defer it.done() // after record: a hold saved there owns the task from then on
+		req.OnTask = it.task
+	}
+	var wh *withholder // only on a retry that says what the engine already has
+	if t.ReceivedTextBytes > 0 {
+		wh = &withholder{left: t.ReceivedTextBytes}
+	}
+	res := r.invoker.Turn(ctx, req, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
+			if wh != nil {
+				if e.Text = wh.cut(e.Text); e.Text == "" {
+					return
+				}
+			}
 			obs.text()
 		}
 		if started.send() == nil {
@@ -193,7 +235,11 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	if err := started.send(); err != nil {
 		return err
 	}
-	return r.record(ctx, t, rt, startedAt, res, sink, obs)
+	withheld := 0
+	if wh != nil {
+		withheld = wh.withheld
+	}
+	return r.record(ctx, t, rt, startedAt, res, withheld, sink, obs)
 }
 
 // routed is where a turn goes; agent is nil when nowhere (NO_AGENT).
@@ -266,13 +312,13 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
 // Final says so; one that changes nothing it reads is saved after the Final, in the background
 // (lateSaves), so that the RPC ends with the Final.
-func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, sink Sink, obs *turnObs) error {
+func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, withheld int, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
-		Err: res.Err, Metadata: res.Metadata}
+		Err: res.Err, Metadata: res.Metadata, WithheldTextBytes: withheld}
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
 	save := func(ctx context.Context) error {
 		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change, !durableFirst)
@@ -285,10 +331,13 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	if durableFirst {
 		if err := save(ctx); err != nil && change.Kind == Set {
 			// The agent wants the next turn but we could not remember that: say so rather
-			// than let the engine believe the session is held.
+			// than let the engine believe the session is held. (The store has already tried
+			// again on a fresh connection.) The agent's task waits for an answer no turn
+			// will bring: cancel it, or it stays input-required at the agent for good.
 			final.Outcome = connector.OutcomeFailed
 			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
 			change.Kind = Release // an unsaved hold is no hold: no expiry to report
+			r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
 		}
 	}
 	switch {

@@ -333,6 +333,10 @@ func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
 	if f.Outcome != connector.OutcomeFailed || f.Err == nil || f.Err.Code != "internal" || !f.HoldExpiresAt.IsZero() {
 		t.Fatalf("final = %+v (err %+v)", f, f.Err)
 	}
+	// Nothing will ever answer the agent's question: its task is canceled, not left waiting.
+	if diff := cmp.Diff([]string{agentA + "/task-1"}, h.inv.canceled); diff != "" {
+		t.Fatalf("canceled (-want +got):\n%s", diff)
+	}
 }
 
 func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {

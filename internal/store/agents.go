@@ -244,7 +244,11 @@ func (s *Store) GetAgent(ctx context.Context, tenantID, agentID string) (connect
 	if !ok1 || !ok2 {
 		return connector.Agent{}, notFound(op, agentID)
 	}
-	a, err := getAgent(ctx, s.pool, tid, id)
+	var a connector.Agent
+	err := s.retry.do(ctx, true, func(ctx context.Context) (err error) {
+		a, err = getAgent(ctx, s.pool, tid, id)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return connector.Agent{}, notFound(op, agentID)
 	}

@@ -37,6 +37,7 @@ func TestClassify(t *testing.T) {
 		{name: "connection_failure_is_unavailable", err: pg("08006"), want: connector.ErrUnavailable},
 		{name: "admin_shutdown_is_unavailable", err: pg("57P01"), want: connector.ErrUnavailable},
 		{name: "starting_up_is_unavailable", err: pg("57P03"), want: connector.ErrUnavailable},
+		{name: "read_only_is_unavailable", err: pg("25006"), want: connector.ErrUnavailable},
 		{name: "too_many_connections_is_unavailable", err: pg("53300"), want: connector.ErrUnavailable},
 		{name: "syntax_error_is_a_bug", err: pg("42601")},
 		{name: "eof_is_unavailable", err: fmt.Errorf("read: %w", io.ErrUnexpectedEOF), want: connector.ErrUnavailable},
@@ -135,3 +136,53 @@ func TestProfile_round_trips(t *testing.T) {
 		})
 	}
 }
+
+// What may run again on a fresh connection after a failure: only what a restart or failover
+// does to a connection, and a failure after the statement was sent only for a statement that
+// may run twice. These errors are hard to provoke on demand (a reset after the query was sent),
+// so the rule is tested on its own too; restart_test.go provokes the common ones for real.
+func TestRetrySafetyOf(t *testing.T) {
+	t.Parallel()
+	pg := func(code string) error { return fmt.Errorf("exec: %w", &pgconn.PgError{Code: code, Severity: "FATAL"}) }
+	tests := []struct {
+		name string
+		err  error
+		want retrySafety
+	}{
+		{name: "admin_shutdown_did_not_run", err: pg("57P01"), want: retryAlways},
+		{name: "crash_shutdown_did_not_run", err: pg("57P02"), want: retryAlways},
+		{name: "cannot_connect_now_did_not_run", err: pg("57P03"), want: retryAlways},
+		{name: "read_only_did_not_run", err: pg("25006"), want: retryAlways},
+		{name: "unique_violation_is_the_statement", err: pg("23505")},
+		{name: "syntax_error_is_the_statement", err: pg("42601")},
+		{name: "refused_connection_did_not_run", err: &pgconn.ConnectError{Config: &pgconn.Config{}}, want: retryAlways},
+		{name: "reset_before_sending_did_not_run", err: safeToRetryErr{errors.New("write: broken pipe")}, want: retryAlways},
+		{name: "reset_after_sending_may_have_run", err: fmt.Errorf("receive: %w", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}), want: retryIfIdempotent},
+		{name: "eof_after_sending_may_have_run", err: fmt.Errorf("receive: %w", io.ErrUnexpectedEOF), want: retryIfIdempotent},
+		{name: "timeout_is_not_retried", err: timeoutErr{}},
+		{name: "deadline_is_not_retried", err: fmt.Errorf("query: %w", context.DeadlineExceeded)},
+		{name: "canceled_is_not_retried", err: fmt.Errorf("query: %w", context.Canceled)},
+		{name: "closed_pool_is_not_retried", err: puddle.ErrClosedPool},
+		{name: "nil_is_not_retried", err: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := retrySafetyOf(tt.err); got != tt.want {
+				t.Errorf("retrySafetyOf(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// safeToRetryErr is what pgconn returns when nothing was written to the server.
+type safeToRetryErr struct{ error }
+
+func (safeToRetryErr) SafeToRetry() bool { return true }
+
+// timeoutErr is a net.Error that timed out: the statement may still be running.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }

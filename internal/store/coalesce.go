@@ -36,7 +36,11 @@ import (
 // a lone turn's save would otherwise be a round trip and a commit of its own right when the
 // next turn starts, slowing it; under load lookups no longer queue behind saves.
 type coalescer struct {
-	pool        *pgxpool.Pool
+	pool *pgxpool.Pool
+	// retry runs a batch (or a statement) again on a fresh connection after a Postgres
+	// restart; every statement it carries may run twice (lookups, and saves that never
+	// overwrite a newer hold).
+	retry       *retrier
 	maxInFlight int
 	maxBatch    int
 	// timeout bounds a batch: it runs detached from the runner's context (it carries other
@@ -64,6 +68,10 @@ type statement struct {
 	lockKey string
 	// write: the statement changes rows (queued ahead of reads).
 	write bool
+	// durable: the statement's commit must wait for the WAL flush (and, under synchronous
+	// replication, for the standby) although the pool commits asynchronously: its batch then
+	// commits so, as one transaction.
+	durable bool
 
 	// ctx is a deferred statement's caller's: the batch the linger's timer starts runs with it.
 	ctx context.Context
@@ -84,7 +92,7 @@ type statement struct {
 // (docs/performance.md, "Eighth pass").
 const deferredLinger = 5 * time.Millisecond
 
-func newCoalescer(pool *pgxpool.Pool) *coalescer {
+func newCoalescer(pool *pgxpool.Pool, retry *retrier) *coalescer {
 	// Two batches in flight: under load the statements of concurrent turns wait for a batch
 	// ahead of them and go together in the next, so one round trip (and one wake-up of a
 	// backend) serves more turns, and the rest of the pool stays for the console's and the
@@ -92,7 +100,7 @@ func newCoalescer(pool *pgxpool.Pool) *coalescer {
 	// runs measured Postgres CPU per turn at c=10 0.27 / 0.37 -> 0.22 / 0.23 ms and at c=100
 	// 0.14 / 0.19 -> 0.12 / 0.14 ms, with turn latency no worse (docs/performance.md).
 	const inFlight = 2
-	return &coalescer{pool: pool, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second, linger: deferredLinger}
+	return &coalescer{pool: pool, retry: retry, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second, linger: deferredLinger}
 }
 
 // do runs s, alone or in a batch, and returns its own result.
@@ -238,28 +246,14 @@ func (c *coalescer) run(ctx context.Context, batch []*statement) {
 		return
 	}
 	slices.SortStableFunc(batch, func(a, b *statement) int { return cmp.Compare(a.lockKey, b.lockKey) })
-	var b pgx.Batch
-	for _, s := range batch {
-		b.Queue(s.sql, s.args...)
-	}
-	errs := make([]error, len(batch))
-	br := c.pool.SendBatch(ctx, &b)
-	failed := false
-	for i, s := range batch {
-		if s.scan != nil {
-			errs[i] = s.scan(br.QueryRow())
-		} else {
-			_, errs[i] = br.Exec()
-		}
-		failed = failed || errs[i] != nil
-	}
-	if err := br.Close(); err != nil && !failed {
-		failed = true
-		for i := range errs {
-			errs[i] = err
-		}
-	}
-	if failed && statementFailed(errs) {
+	var errs []error
+	// A batch whose connection failed is sent again, whole, on a fresh one: its statements
+	// all may run twice, and running them apart would cost a round trip each.
+	_ = c.retry.do(ctx, true, func(ctx context.Context) error {
+		errs = c.send(ctx, batch)
+		return connectionFailure(errs)
+	})
+	if statementFailed(errs) {
 		// One statement's error aborted the batch's transaction: the others did nothing.
 		// Each runs again on its own, so each caller gets the answer to its own statement.
 		for i, s := range batch {
@@ -271,22 +265,84 @@ func (c *coalescer) run(ctx context.Context, batch []*statement) {
 	}
 }
 
+// synchronousCommitSQL makes the rest of the batch's transaction commit synchronously; it
+// goes first in a batch with a durable statement.
+const synchronousCommitSQL = `select set_config('synchronous_commit', 'on', true)`
+
+// send runs batch as one pipelined pgx.Batch (one implicit transaction) and returns each
+// statement's error.
+func (c *coalescer) send(ctx context.Context, batch []*statement) []error {
+	var b pgx.Batch
+	durable := slices.ContainsFunc(batch, func(s *statement) bool { return s.durable })
+	if durable {
+		b.Queue(synchronousCommitSQL)
+	}
+	for _, s := range batch {
+		b.Queue(s.sql, s.args...)
+	}
+	errs := make([]error, len(batch))
+	br := c.pool.SendBatch(ctx, &b)
+	if durable {
+		if _, err := br.Exec(); err != nil {
+			// The transaction is aborted: nothing after it ran.
+			_ = br.Close()
+			for i := range errs {
+				errs[i] = err
+			}
+			return errs
+		}
+	}
+	failed := false
+	for i, s := range batch {
+		if s.scan != nil {
+			errs[i] = s.scan(br.QueryRow())
+		} else {
+			_, errs[i] = br.Exec()
+		}
+		failed = failed || errs[i] != nil
+	}
+	if err := br.Close(); err != nil && !failed {
+		for i := range errs {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// connectionFailure returns the first error of errs that is the connection's rather than a
+// statement's (one a retry on a fresh connection may cure), or nil.
+func connectionFailure(errs []error) error {
+	for _, err := range errs {
+		if retrySafetyOf(err) != noRetry {
+			return err
+		}
+	}
+	return nil
+}
+
 // statementFailed tells an error Postgres raised for a statement (which aborts the batch's
-// transaction) from one of the connection, which every statement shares anyway.
+// transaction) from one of the connection, which every statement shares anyway (a server
+// shutting down answers with a PgError too, 57P01, but that one is the connection's).
 func statementFailed(errs []error) bool {
 	for _, err := range errs {
 		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
+		if errors.As(err, &pgErr) && retrySafetyOf(err) == noRetry {
 			return true
 		}
 	}
 	return false
 }
 
+// runOne runs s on its own, again on a fresh connection if its connection failed.
 func (c *coalescer) runOne(ctx context.Context, s *statement) error {
-	if s.scan != nil {
-		return s.scan(c.pool.QueryRow(ctx, s.sql, s.args...))
-	}
-	_, err := c.pool.Exec(ctx, s.sql, s.args...)
-	return err
+	return c.retry.do(ctx, true, func(ctx context.Context) error {
+		if s.durable {
+			return c.send(ctx, []*statement{s})[0]
+		}
+		if s.scan != nil {
+			return s.scan(c.pool.QueryRow(ctx, s.sql, s.args...))
+		}
+		_, err := c.pool.Exec(ctx, s.sql, s.args...)
+		return err
+	})
 }

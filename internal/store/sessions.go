@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -117,6 +118,11 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	switch {
 	case r.SetHold != nil || r.ReleaseHold:
 		st.sql = saveTurnAndHoldSQL
+		// A hold change the engine waits for (it is told of it in the turn's Final) must
+		// outlive a Postgres crash and a failover to a synchronous standby, although the
+		// connector's pool commits asynchronously: that costs a WAL flush (and the standby's
+		// acknowledgement) on these saves only.
+		st.durable = !r.Deferrable
 		st.args = []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt}
 	case r.ContextID != "":
 		// Most turns: the hold is unchanged, so only the context is written. (Postgres's CPU
@@ -181,7 +187,9 @@ func (s *Store) ReleaseHold(ctx context.Context, tenantID, sessionID string, now
 	}
 	h := connector.Hold{TenantID: tid, SessionID: sessionID}
 	var holdContext, holdTurn *string
-	err := s.pool.QueryRow(ctx, `
+	// Not idempotent: a second run finds no hold, and the held task would never be canceled.
+	err := s.doOnce(ctx, func(ctx context.Context, conn *pgxpool.Conn) error {
+		return conn.QueryRow(ctx, `
 		with old as (
 			select tenant_id, session_id, hold_agent_id, hold_task_id, hold_context_id, hold_turn_id, hold_expires_at
 			  from sessions
@@ -194,8 +202,9 @@ func (s *Store) ReleaseHold(ctx context.Context, tenantID, sessionID string, now
 		  from old
 		 where s.tenant_id = old.tenant_id and s.session_id = old.session_id
 		returning old.hold_agent_id::text, old.hold_task_id, old.hold_context_id, old.hold_turn_id, old.hold_expires_at`,
-		tid, sessionID, now,
-	).Scan(&h.AgentID, &h.TaskID, &holdContext, &holdTurn, &h.ExpiresAt)
+			tid, sessionID, now,
+		).Scan(&h.AgentID, &h.TaskID, &holdContext, &holdTurn, &h.ExpiresAt)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return connector.Hold{}, fmt.Errorf("release session %q: no hold: %w", sessionID, connector.ErrNotFound)
 	}
@@ -239,9 +248,13 @@ func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (con
 		ciphertext []byte
 		keyID      *string
 	)
-	a, err := scanAgentWith(s.pool.QueryRow(ctx,
-		`select `+agentColumns+`, a.api_key_ciphertext, a.api_key_key_id from agents a`+agentJoin+
-			` where a.tenant_id = $1 and a.id = $2`, tid, id), &ciphertext, &keyID)
+	var a connector.Agent
+	err := s.retry.do(ctx, true, func(ctx context.Context) (err error) {
+		a, err = scanAgentWith(s.pool.QueryRow(ctx,
+			`select `+agentColumns+`, a.api_key_ciphertext, a.api_key_key_id from agents a`+agentJoin+
+				` where a.tenant_id = $1 and a.id = $2`, tid, id), &ciphertext, &keyID)
+		return err
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return connector.Agent{}, nil, notFound(op, agentID)
 	}

@@ -35,11 +35,15 @@ type Store struct {
 	// turns carries the turn path's two statements (LookupTurn, SaveTurn), coalescing those
 	// of concurrent turns into shared round trips.
 	turns *coalescer
+	// retry runs the turn path's statements once more on a fresh connection when Postgres
+	// closed theirs (a restart, a failover): see retrier.
+	retry *retrier
 }
 
 // New returns a store on pool. The caller owns the pool and closes it after the last call.
 func New(pool *pgxpool.Pool) *Store {
-	return &Store{pool: pool, turns: newCoalescer(pool)}
+	r := &retrier{pool: pool}
+	return &Store{pool: pool, turns: newCoalescer(pool, r), retry: r}
 }
 
 // Ping checks that Postgres answers (readiness). The error wraps connector.ErrUnavailable when
@@ -98,7 +102,8 @@ func classify(err error) error {
 			code == "53300", // too_many_connections
 			code == "57P01", // admin_shutdown
 			code == "57P02", // crash_shutdown
-			code == "57P03": // cannot_connect_now (starting up, shutting down)
+			code == "57P03", // cannot_connect_now (starting up, shutting down)
+			code == "25006": // read_only_sql_transaction: a standby, or an old primary come back
 			return fmt.Errorf("%w: %w", connector.ErrUnavailable, err)
 		}
 		return err

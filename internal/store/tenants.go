@@ -27,6 +27,7 @@ type TenantInfo struct {
 	connector.Tenant
 	Tokens int
 	Agents int
+	Limits connector.TenantLimits
 }
 
 // TouchInterval is how stale a token's last use may get: TenantByTokenHash writes last_used_at
@@ -134,24 +135,37 @@ func (s *Store) TenantByTokenHash(ctx context.Context, tokenHash []byte) (connec
 	return t, tokenID, nil
 }
 
-// ListTenants returns every tenant, oldest first, with how many tokens and agents each has.
+// ListTenants returns every tenant, oldest first, with how many tokens and agents each has and
+// its admission overrides.
 func (s *Store) ListTenants(ctx context.Context) ([]TenantInfo, error) {
+	out, err := s.tenantInfos(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	return out, nil
+}
+
+// tenantInfos reads every tenant, or the one of id when id is not nil.
+func (s *Store) tenantInfos(ctx context.Context, id *string) ([]TenantInfo, error) {
 	rows, err := s.pool.Query(ctx, `
 		select t.id, t.name, t.created_at,
 		       (select count(*) from tenant_tokens k where k.tenant_id = t.id),
-		       (select count(*) from agents a where a.tenant_id = t.id)
+		       (select count(*) from agents a where a.tenant_id = t.id),
+		       coalesce(t.max_concurrent_turns, 0), coalesce(t.max_concurrent_turns_per_agent, 0)
 		  from tenants t
-		 order by t.created_at, t.id`)
+		 where $1::uuid is null or t.id = $1
+		 order by t.created_at, t.id`, id)
 	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", classify(err))
+		return nil, classify(err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (TenantInfo, error) {
 		var ti TenantInfo
-		err := row.Scan(&ti.ID, &ti.Name, &ti.CreatedAt, &ti.Tokens, &ti.Agents)
+		err := row.Scan(&ti.ID, &ti.Name, &ti.CreatedAt, &ti.Tokens, &ti.Agents,
+			&ti.Limits.MaxTurns, &ti.Limits.MaxTurnsPerAgent)
 		return ti, err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list tenants: %w", classify(err))
+		return nil, classify(err)
 	}
 	return out, nil
 }

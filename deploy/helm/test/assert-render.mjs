@@ -129,13 +129,19 @@ const ac = console_?.spec.template.spec.containers[0];
 check("console-api: liveness GET /healthz, readiness GET /readyz", ac?.livenessProbe?.httpGet?.path === "/healthz" && ac?.readinessProbe?.httpGet?.path === "/readyz");
 check("console-api: only console-api gets A2AC_ADMIN_TOKEN", ac?.env?.some((e) => e.name === "A2AC_ADMIN_TOKEN") && !cc?.env?.some((e) => e.name === "A2AC_ADMIN_TOKEN") && !jc?.env?.some((e) => e.name === "A2AC_ADMIN_TOKEN"));
 const shutdown = seconds(config?.data?.A2AC_SHUTDOWN_TIMEOUT);
+// Kubernetes removes a terminating pod's endpoints while it runs: by default the connector keeps
+// serving through a preStop sleep, then through its NOT_SERVING drain delay.
+check("connector: a preStop sleep by default", (cc?.lifecycle?.preStop?.sleep?.seconds ?? 0) > 0);
+check("connector: A2AC_DRAIN_DELAY, A2AC_INFLIGHT_SYNC and A2AC_INFLIGHT_STALE are set",
+  ["A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE"].every((n) => cc?.env?.some((e) => e.name === n && e.value)));
 for (const [o, c] of [[connector, cc], [console_, ac]]) {
   if (!o) continue;
   const grace = o.spec.template.spec.terminationGracePeriodSeconds;
   const sleep = c?.lifecycle?.preStop?.sleep?.seconds ?? 0;
+  const drain = seconds(c?.env?.find((e) => e.name === "A2AC_DRAIN_DELAY")?.value ?? "0s");
   check(
-    `${o.metadata.name}: terminationGracePeriodSeconds (${grace}) > preStop sleep (${sleep}) + A2AC_SHUTDOWN_TIMEOUT (${shutdown})`,
-    grace > shutdown + sleep,
+    `${o.metadata.name}: terminationGracePeriodSeconds (${grace}) > preStop sleep (${sleep}) + A2AC_DRAIN_DELAY (${drain}) + A2AC_SHUTDOWN_TIMEOUT (${shutdown})`,
+    grace > shutdown + sleep + drain,
   );
   if (prod) check(`${o.metadata.name}: preStop uses the native sleep action (no shell in the image)`, sleep > 0 && !c.lifecycle.preStop.exec);
   const a = ann(o.spec.template);

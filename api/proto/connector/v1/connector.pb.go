@@ -132,9 +132,24 @@ type HandleTurnRequest struct {
 	// the matched skill and its parameters, as the platform's A2A extensions define them. Optional;
 	// at most 64 KiB measured as JSON and 32 levels deep; keys without control characters,
 	// strings as text, numbers finite.
-	Metadata      *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Metadata *structpb.Struct `protobuf:"bytes,6,opt,name=metadata,proto3" json:"metadata,omitempty"`
+	// received_text_bytes is for a retry of a turn_id whose earlier attempt already streamed text
+	// (the engine lost the stream: a replica died, a network cut): the number of UTF-8 bytes of
+	// TextDelta.text the engine received from that attempt. The connector sends the agent the same
+	// messageId (as always for a turn_id), and withholds the first received_text_bytes bytes of the
+	// new reply's text from TextDeltas (advancing to the next UTF-8 character boundary if the count
+	// falls inside a character); only text beyond it is streamed. TurnFinal.text stays the whole
+	// reply, and TurnFinal.withheld_text_bytes says how many bytes were withheld. 0 (the default)
+	// withholds nothing. At most 262144 (the connector's largest reply); more is INVALID_ARGUMENT.
+	//
+	// The engine counts, per turn_id, the bytes of every TextDelta.text it received (before
+	// speaking them or not) and passes the sum when it retries that turn_id. The count is of bytes,
+	// not of meaning: it assumes the retried reply starts with the same text, which holds for
+	// agents that answer a messageId they have seen with the same reply, and for deterministic
+	// ones; an agent that writes a different reply on the retry is heard from that offset on.
+	ReceivedTextBytes uint64 `protobuf:"varint,7,opt,name=received_text_bytes,json=receivedTextBytes,proto3" json:"received_text_bytes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *HandleTurnRequest) Reset() {
@@ -207,6 +222,13 @@ func (x *HandleTurnRequest) GetMetadata() *structpb.Struct {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *HandleTurnRequest) GetReceivedTextBytes() uint64 {
+	if x != nil {
+		return x.ReceivedTextBytes
+	}
+	return 0
 }
 
 // TurnEvent is one event of a HandleTurn stream. Exactly one field of the oneof is set.
@@ -551,9 +573,14 @@ type TurnFinal struct {
 	// OUTCOME_INPUT_REQUIRED, and with OUTCOME_FAILED error "timeout" when the turn continued a hold
 	// (a timeout keeps the hold the session had before the turn). Unset means the session is free.
 	// A newer turn of the same session may change this later; GetSession has the current state.
-	Hold          *Hold `protobuf:"bytes,7,opt,name=hold,proto3" json:"hold,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Hold *Hold `protobuf:"bytes,7,opt,name=hold,proto3" json:"hold,omitempty"`
+	// withheld_text_bytes is how many bytes at the start of text were not sent as TextDeltas
+	// because HandleTurnRequest.received_text_bytes said the engine already had them: the count
+	// rounded up to a character boundary, or the whole text when it is shorter. 0 when nothing
+	// was withheld.
+	WithheldTextBytes uint64 `protobuf:"varint,8,opt,name=withheld_text_bytes,json=withheldTextBytes,proto3" json:"withheld_text_bytes,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *TurnFinal) Reset() {
@@ -633,6 +660,13 @@ func (x *TurnFinal) GetHold() *Hold {
 		return x.Hold
 	}
 	return nil
+}
+
+func (x *TurnFinal) GetWithheldTextBytes() uint64 {
+	if x != nil {
+		return x.WithheldTextBytes
+	}
+	return 0
 }
 
 // TurnError is why a turn ended with OUTCOME_FAILED.
@@ -1327,7 +1361,7 @@ var File_connector_v1_connector_proto protoreflect.FileDescriptor
 
 const file_connector_v1_connector_proto_rawDesc = "" +
 	"\n" +
-	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcc\x01\n" +
+	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x01\n" +
 	"\x11HandleTurnRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -1335,7 +1369,8 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\aturn_id\x18\x03 \x01(\tR\x06turnId\x12\x19\n" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04text\x18\x05 \x01(\tR\x04text\x123\n" +
-	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\"\xf8\x01\n" +
+	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12.\n" +
+	"\x13received_text_bytes\x18\a \x01(\x04R\x11receivedTextBytes\"\xf8\x01\n" +
 	"\tTurnEvent\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.a2aconnector.v1.TurnStartedH\x00R\astarted\x12;\n" +
 	"\n" +
@@ -1353,7 +1388,7 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"8\n" +
 	"\fStatusUpdate\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\x9d\x02\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xcd\x02\n" +
 	"\tTurnFinal\x122\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x18.a2aconnector.v1.OutcomeR\aoutcome\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x17\n" +
@@ -1362,7 +1397,8 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"context_id\x18\x04 \x01(\tR\tcontextId\x120\n" +
 	"\x05error\x18\x05 \x01(\v2\x1a.a2aconnector.v1.TurnErrorR\x05error\x123\n" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
-	"\x04hold\x18\a \x01(\v2\x15.a2aconnector.v1.HoldR\x04hold\"9\n" +
+	"\x04hold\x18\a \x01(\v2\x15.a2aconnector.v1.HoldR\x04hold\x12.\n" +
+	"\x13withheld_text_bytes\x18\b \x01(\x04R\x11withheldTextBytes\"9\n" +
 	"\tTurnError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"A\n" +

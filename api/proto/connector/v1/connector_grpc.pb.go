@@ -59,6 +59,11 @@ const (
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
+//   - RESOURCE_EXHAUSTED: a concurrent-turn cap of the replica that took the call is reached (the
+//     tenant's, the agent's or the whole replica's; HandleTurn only). The message names the cap
+//     and its value: "tenant cap reached: at most 2000 concurrent turns per replica". Refused at
+//     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
+//     helps once some of the tenant's turns have ended.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
@@ -86,6 +91,11 @@ type ConnectorClient interface {
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
 	// disabled, API key removed) is dropped and the turn is routed as if there were none.
 	//
+	// Admission: each replica counts the turns it runs at once, per tenant, per agent and in all,
+	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
+	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
+	// replica: behind N replicas a tenant may run up to N times its cap.
+	//
 	// Barge-in: to stop a turn (the user spoke over the reply), cancel the RPC (cancel its
 	// context). The connector closes the call to the agent, asks the agent to cancel a task this
 	// turn started (best effort, in the background) and leaves the session's hold as it was before
@@ -100,7 +110,9 @@ type ConnectorClient interface {
 	// Idempotency: turn_id identifies the turn. The A2A messageId sent to the agent is derived from
 	// it, so retrying a turn with the same turn_id (after UNAVAILABLE, or a dropped connection) sends
 	// the agent the same message, which agents that deduplicate by messageId recognise. The
-	// connector does not cache or replay a finished turn's events: a retried turn runs again.
+	// connector does not cache or replay a finished turn's events: a retried turn runs again. When
+	// the lost attempt already streamed text, pass HandleTurnRequest.received_text_bytes so that
+	// the user does not hear it twice.
 	HandleTurn(ctx context.Context, in *HandleTurnRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[TurnEvent], error)
 	// ReleaseSession ends the session's hold, if any (the user said "exit", or the engine took the
 	// dialog back). The held task is canceled at the agent best effort, in the background: the RPC
@@ -210,6 +222,11 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
+//   - RESOURCE_EXHAUSTED: a concurrent-turn cap of the replica that took the call is reached (the
+//     tenant's, the agent's or the whole replica's; HandleTurn only). The message names the cap
+//     and its value: "tenant cap reached: at most 2000 concurrent turns per replica". Refused at
+//     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
+//     helps once some of the tenant's turns have ended.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
@@ -237,6 +254,11 @@ type ConnectorServer interface {
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
 	// disabled, API key removed) is dropped and the turn is routed as if there were none.
 	//
+	// Admission: each replica counts the turns it runs at once, per tenant, per agent and in all,
+	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
+	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
+	// replica: behind N replicas a tenant may run up to N times its cap.
+	//
 	// Barge-in: to stop a turn (the user spoke over the reply), cancel the RPC (cancel its
 	// context). The connector closes the call to the agent, asks the agent to cancel a task this
 	// turn started (best effort, in the background) and leaves the session's hold as it was before
@@ -251,7 +273,9 @@ type ConnectorServer interface {
 	// Idempotency: turn_id identifies the turn. The A2A messageId sent to the agent is derived from
 	// it, so retrying a turn with the same turn_id (after UNAVAILABLE, or a dropped connection) sends
 	// the agent the same message, which agents that deduplicate by messageId recognise. The
-	// connector does not cache or replay a finished turn's events: a retried turn runs again.
+	// connector does not cache or replay a finished turn's events: a retried turn runs again. When
+	// the lost attempt already streamed text, pass HandleTurnRequest.received_text_bytes so that
+	// the user does not hear it twice.
 	HandleTurn(*HandleTurnRequest, grpc.ServerStreamingServer[TurnEvent]) error
 	// ReleaseSession ends the session's hold, if any (the user said "exit", or the engine took the
 	// dialog back). The held task is canceled at the agent best effort, in the background: the RPC

@@ -106,21 +106,35 @@ checksum/secret: {{ include (print $.Template.BasePath "/secret.yaml") . | sha25
 {{- end -}}
 
 {{/*
-terminationGracePeriodSeconds of a component: explicit, or the shutdown timeout plus 15 s for
-the preStop sleep, the last stream's goodbye and the process exit. Call with
+terminationGracePeriodSeconds of a component: explicit, or its preStop sleep, drain delay
+(connector) and the shutdown timeout, plus 15 s for the last saves, task cancels and flushes
+after the drain (each bounded by 5 s) and the process exit. Call with
 (dict "root" $ "c" .Values.connector "name" "connector").
 */}}
 {{- define "a2ac.terminationGrace" -}}
 {{- $shutdown := int .root.Values.config.shutdownTimeoutSeconds -}}
-{{- $sleep := int (default 0 .c.preStopSleepSeconds) -}}
+{{- $sleep := add (int (default 0 .c.preStopSleepSeconds)) (int (default 0 .c.drainDelaySeconds)) -}}
 {{- $grace := add $shutdown $sleep 15 -}}
 {{- if not (kindIs "invalid" .c.terminationGracePeriodSeconds) -}}
 {{- $grace = int .c.terminationGracePeriodSeconds -}}
 {{- if le $grace (add $shutdown $sleep) -}}
-{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must be larger than config.shutdownTimeoutSeconds (%d) plus %s.preStopSleepSeconds (%d), or the kubelet kills in-flight turns" .name $grace $shutdown .name $sleep) -}}
+{{- fail (printf "%s.terminationGracePeriodSeconds (%d) must be larger than config.shutdownTimeoutSeconds (%d) plus %s.preStopSleepSeconds and drainDelaySeconds (%d), or the kubelet kills in-flight turns" .name $grace $shutdown .name $sleep) -}}
 {{- end -}}
 {{- end -}}
 {{- $grace -}}
+{{- end -}}
+
+{{/*
+A2AC_DRAIN_DELAY of the connector, in seconds: drainDelaySeconds, plus the preStop sleep on a
+cluster without the native sleep action (< 1.30), where the chart leaves preStop out
+(a2ac.lifecycle with "fold") and the process keeps serving that long instead.
+*/}}
+{{- define "a2ac.drainDelay" -}}
+{{- $drain := int (default 0 .c.drainDelaySeconds) -}}
+{{- if not (semverCompare ">=1.30.0-0" .root.Capabilities.KubeVersion.Version) -}}
+{{- $drain = add $drain (int (default 0 .c.preStopSleepSeconds)) -}}
+{{- end -}}
+{{- $drain -}}
 {{- end -}}
 
 {{/*
@@ -204,17 +218,22 @@ OpenTelemetry resource. Call with (dict "root" $ "c" .Values.connector "serviceN
 {{- end }}
 {{- end -}}
 
-{{/* The preStop sleep of a component, when asked for and the cluster has the sleep action. */}}
+{{/* The preStop sleep of a component, when asked for and the cluster has the sleep action; on
+an older cluster, a component called with "fold" (the connector) gets none: its drain delay
+grows by the sleep (a2ac.drainDelay). */}}
 {{- define "a2ac.lifecycle" -}}
 {{- $sleep := int (default 0 .c.preStopSleepSeconds) -}}
 {{- if gt $sleep 0 -}}
 {{- if not (semverCompare ">=1.30.0-0" .root.Capabilities.KubeVersion.Version) -}}
+{{- if not .fold -}}
 {{- fail (printf "%s.preStopSleepSeconds needs Kubernetes >= 1.30 (the native sleep action; the image has no shell for `sleep`); this cluster is %s" .name .root.Capabilities.KubeVersion.Version) -}}
 {{- end -}}
+{{- else -}}
 lifecycle:
   preStop:
     sleep:
       seconds: {{ $sleep }}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 

@@ -1,0 +1,344 @@
+// Package admission caps the turns a process runs at once: per tenant, per agent and per
+// process (replica). A turn is admitted or refused at once; it is never queued, because a voice
+// user waiting behind other tenants' turns is worse than the dialog engine falling back at once.
+//
+// The counts live in this process's memory, so every cap is per process: behind N replicas a
+// tenant may run up to N times its cap. It does not balance load, and it does not rate-limit
+// (a tenant may start any number of turns a second, as long as no more than its cap run at
+// once). Operators override a tenant's caps in Postgres; the Limiter reads them through Refresh,
+// never on the turn path.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+)
+
+// Cap names the cap that refused a turn; it is the a2ac.admission.cap attribute of the refusal
+// counter and the word the refusal's message starts with.
+type Cap string
+
+// The three caps, checked in this order: the tenant's own cap first, so a tenant over it is told
+// about its own limit even when the replica is full too.
+const (
+	CapTenant  Cap = "tenant"
+	CapAgent   Cap = "agent"
+	CapReplica Cap = "replica"
+)
+
+// Defaults of Config, sized in docs/operations.md ("Admission caps"): 8,000 open turns keep a
+// replica at ~384 MiB, 75 % of the chart's 512 MiB limit, at ~44 KiB per open stream; a tenant
+// gets a quarter of that, and one agent half of its tenant's.
+const (
+	DefaultReplica = 8000
+	DefaultTenant  = DefaultReplica / 4
+	DefaultAgent   = DefaultTenant / 2
+)
+
+// Metric names (see docs/operations.md).
+const (
+	MetricRefused  = "a2ac.admission.refused"
+	MetricInFlight = "a2ac.admission.in_flight"
+)
+
+const scope = "github.com/a2a-connector/a2a-connector/internal/admission"
+
+var attrCap = attribute.Key("a2ac.admission.cap")
+
+// RefusedError is a turn refused by a cap. Its message names the cap and its value, and holds
+// nothing else: edges may show it as is.
+type RefusedError struct {
+	Cap   Cap
+	Limit int
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s cap reached: at most %d concurrent turns per replica", e.Cap, e.Limit)
+}
+
+// Config sizes a Limiter; a value ≤ 0 takes the default.
+type Config struct {
+	Replica, Tenant, Agent int
+	// MeterProvider measures refusals and turns in flight; nil: no metrics.
+	MeterProvider metric.MeterProvider
+	Logger        *slog.Logger
+}
+
+// shards spreads the per-tenant and per-agent counters over locks, so that turns of different
+// tenants rarely touch the same lock word; a power of two.
+const shards = 64
+
+// Limiter admits or refuses turns. It is safe for concurrent use; the zero value is not usable,
+// but a nil *Limiter admits everything (for callers that run without caps).
+type Limiter struct {
+	replicaCap, tenantCap, agentCap int64
+	inFlight                        atomic.Int64
+	overrides                       atomic.Pointer[map[string]connector.TenantLimits]
+	seed                            maphash.Seed
+	shards                          [shards]shard
+	log                             *slog.Logger
+
+	refused    metric.Int64Counter
+	refusedOpt map[Cap][]metric.AddOption
+}
+
+type key struct{ tenant, agent string } // agent "" is the tenant's own counter
+
+// shard holds the counters of the keys that hash to it. Counters change with atomics under the
+// read lock; the write lock is only for adding a key and for sweeping, so a sweep never removes
+// a counter an acquire is between finding and incrementing.
+type shard struct {
+	mu sync.RWMutex
+	m  map[key]*atomic.Int64
+	_  [64 - 8]byte // keep neighbouring shards' lock words off one cache line
+}
+
+// New returns a Limiter with c's caps.
+func New(c Config) *Limiter {
+	l := &Limiter{replicaCap: int64(orDefault(c.Replica, DefaultReplica)),
+		tenantCap: int64(orDefault(c.Tenant, DefaultTenant)), agentCap: int64(orDefault(c.Agent, DefaultAgent)),
+		seed: maphash.MakeSeed(), log: c.Logger, refusedOpt: map[Cap][]metric.AddOption{}}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	for i := range l.shards {
+		l.shards[i].m = map[key]*atomic.Int64{}
+	}
+	empty := map[string]connector.TenantLimits{}
+	l.overrides.Store(&empty)
+	m := telemetry.Meter(c.MeterProvider, scope)
+	var err error
+	l.refused, err = m.Int64Counter(MetricRefused, metric.WithUnit("{turn}"),
+		metric.WithDescription("Turns refused with RESOURCE_EXHAUSTED (HTTP 429 in the console) by a concurrent-turn cap, by a2ac.admission.cap: tenant, agent or replica."))
+	if err != nil {
+		l.log.Warn("admission: create instruments", "error", err)
+	}
+	for _, c := range []Cap{CapTenant, CapAgent, CapReplica} {
+		l.refusedOpt[c] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrCap.String(string(c))))}
+	}
+	// A gauge read at collection time: admitting a turn costs no metric call.
+	_, err = m.Int64ObservableGauge(MetricInFlight, metric.WithUnit("{turn}"),
+		metric.WithDescription("Turns admitted and not yet ended in this process."),
+		metric.WithInt64Callback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(l.inFlight.Load())
+			return nil
+		}))
+	if err != nil {
+		l.log.Warn("admission: create instruments", "error", err)
+	}
+	return l
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Caps returns the process's default caps: replica, tenant, agent.
+func (l *Limiter) Caps() (replica, tenant, agent int) {
+	return int(l.replicaCap), int(l.tenantCap), int(l.agentCap)
+}
+
+// InFlight is the number of turns admitted and not yet released.
+func (l *Limiter) InFlight() int { return int(l.inFlight.Load()) }
+
+// SetOverrides replaces every tenant's overrides at once; tenants absent from m get the
+// defaults. The map is kept: the caller must not change it afterwards.
+func (l *Limiter) SetOverrides(m map[string]connector.TenantLimits) {
+	if m == nil {
+		m = map[string]connector.TenantLimits{}
+	}
+	l.overrides.Store(&m)
+}
+
+// limits is the tenant's effective caps.
+func (l *Limiter) limits(tenantID string) (tenant, agent int64) {
+	tenant, agent = l.tenantCap, l.agentCap
+	if o, ok := (*l.overrides.Load())[tenantID]; ok {
+		if o.MaxTurns > 0 {
+			tenant = int64(o.MaxTurns)
+		}
+		if o.MaxTurnsPerAgent > 0 {
+			agent = int64(o.MaxTurnsPerAgent)
+		}
+	}
+	return tenant, agent
+}
+
+// Permit is an admitted turn's hold on its caps. Release it exactly once, in a defer right after
+// Acquire succeeded, so that a panic or a canceled turn gives its place back too. It is a value
+// (no allocation); its zero value holds nothing.
+type Permit struct {
+	l        *Limiter
+	tenantID string
+	tenant   *atomic.Int64
+	agent    *atomic.Int64
+	agentCap int64
+}
+
+// Acquire admits a turn of tenantID under the tenant and replica caps, or refuses it with a
+// *RefusedError. It never waits. The agent cap is taken later with Permit.AcquireAgent, once
+// the turn's agent is known (a held session decides it, not the request).
+func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) {
+	if l == nil {
+		return Permit{}, nil
+	}
+	tenantCap, agentCap := l.limits(tenantID)
+	c, err := l.take(ctx, key{tenant: tenantID}, tenantCap, CapTenant)
+	if err != nil {
+		return Permit{}, err
+	}
+	if n := l.inFlight.Add(1); n > l.replicaCap {
+		l.inFlight.Add(-1)
+		c.Add(-1)
+		return Permit{}, l.refuse(ctx, CapReplica, l.replicaCap)
+	}
+	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
+}
+
+// AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *RefusedError
+// and leaves the permit as it was (still to be released). Call it at most once per permit.
+func (p *Permit) AcquireAgent(ctx context.Context, agentID string) error {
+	if p.l == nil {
+		return nil
+	}
+	c, err := p.l.take(ctx, key{tenant: p.tenantID, agent: agentID}, p.agentCap, CapAgent)
+	if err != nil {
+		return err
+	}
+	p.agent = c
+	return nil
+}
+
+// Release gives the permit's places back. The permit holds nothing afterwards, so a second call
+// (by mistake) releases nothing twice.
+func (p *Permit) Release() {
+	if p.l == nil {
+		return
+	}
+	p.tenant.Add(-1)
+	if p.agent != nil {
+		p.agent.Add(-1)
+	}
+	p.l.inFlight.Add(-1)
+	*p = Permit{}
+}
+
+// take increments k's counter unless it would pass limit.
+func (l *Limiter) take(ctx context.Context, k key, limit int64, which Cap) (*atomic.Int64, error) {
+	s := &l.shards[l.shardOf(k)]
+	s.mu.RLock()
+	c := s.m[k]
+	if c == nil {
+		s.mu.RUnlock()
+		s.mu.Lock()
+		if c = s.m[k]; c == nil {
+			c = new(atomic.Int64)
+			s.m[k] = c
+		}
+		s.mu.Unlock()
+		s.mu.RLock()
+		// The sweep may have run between the two locks: look again under the read lock.
+		if c = s.m[k]; c == nil {
+			s.mu.RUnlock()
+			return l.take(ctx, k, limit, which)
+		}
+	}
+	n := c.Add(1)
+	s.mu.RUnlock()
+	if n > limit {
+		c.Add(-1)
+		return nil, l.refuse(ctx, which, limit)
+	}
+	return c, nil
+}
+
+func (l *Limiter) shardOf(k key) int {
+	h := maphash.String(l.seed, k.tenant)
+	if k.agent != "" {
+		h = h*31 + maphash.String(l.seed, k.agent)
+	}
+	return int(h & (shards - 1))
+}
+
+func (l *Limiter) refuse(ctx context.Context, c Cap, limit int64) error {
+	l.refused.Add(ctx, 1, l.refusedOpt[c]...)
+	return &RefusedError{Cap: c, Limit: int(limit)}
+}
+
+// Sweep forgets the counters of tenants and agents with no turn in flight, so that the map
+// holds only the keys in use (tenant and agent ids come from requests). Refresh calls it.
+func (l *Limiter) Sweep() {
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		for k, c := range s.m {
+			if c.Load() == 0 {
+				delete(s.m, k)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// keys is how many counters the Limiter holds (for tests).
+func (l *Limiter) keys() int {
+	n := 0
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.RLock()
+		n += len(s.m)
+		s.mu.RUnlock()
+	}
+	return n
+}
+
+// LoadFunc reads every tenant's overrides (internal/store's AllTenantLimits).
+type LoadFunc func(ctx context.Context) (map[string]connector.TenantLimits, error)
+
+// Refresh loads the overrides now and then every interval until ctx ends, and sweeps unused
+// counters each time. A failed load keeps the overrides it had (logged once per failure), so a
+// Postgres outage changes no cap. Run it on a goroutine the caller owns.
+func (l *Limiter) Refresh(ctx context.Context, every time.Duration, load LoadFunc) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		lctx, cancel := context.WithTimeout(ctx, max(every, time.Second))
+		m, err := load(lctx)
+		cancel()
+		switch {
+		case err == nil:
+			l.SetOverrides(m)
+		case ctx.Err() == nil:
+			l.log.WarnContext(ctx, "admission: load tenant limits; keeping the last ones", slog.Any("error", err))
+		}
+		l.Sweep()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// RefreshInBackground runs Refresh on a goroutine of its own until the returned stop is called
+// (or ctx ends); stop waits for the goroutine to return.
+func (l *Limiter) RefreshInBackground(ctx context.Context, every time.Duration, load LoadFunc) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); l.Refresh(ctx, every, load) }()
+	return func() { cancel(); <-done }
+}
