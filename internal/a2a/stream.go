@@ -42,8 +42,11 @@ type Stream struct {
 }
 
 func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so StreamOptions) (*Stream, error) {
+	cl, err := c.newCall(ep, op)
+	if err != nil {
+		return nil, err
+	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
-	cl := c.newCall(ep.Wire, op)
 	method := cl.method
 	s := &Stream{
 		call:   cl,
@@ -237,6 +240,14 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 	case "error":
 		return nil, s.errorEvent(raw.Data)
 	default:
+		if s.call.rest {
+			// ping and other named events: skipped unless they carry an A2A object.
+			ev, err := s.call.decode(raw.Data)
+			if _, isProtocol := err.(*ProtocolError); isProtocol {
+				return nil, nil
+			}
+			return ev, err
+		}
 		// ping and other named events: skipped unless they carry a JSON-RPC answer.
 		var probe struct {
 			Result json.RawMessage `json:"result"`
@@ -252,6 +263,12 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 // errorEvent interprets the data of an "event: error": a JSON-RPC response with an error, a bare
 // JSON-RPC error object, or junk.
 func (s *Stream) errorEvent(data []byte) error {
+	if s.call.rest {
+		if e, ok := parseGoogleStatus(s.method, data); ok {
+			return e
+		}
+		return &ProtocolError{Method: s.method, Kind: ProtocolErrorEvent, Detail: "error event data " + quoteShort(string(data))}
+	}
 	var probe struct {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`

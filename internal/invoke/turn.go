@@ -128,7 +128,7 @@ func (t *turn) streamOptions() a2a.StreamOptions {
 func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
-	if t.rt.wire != a2a.WireV0 {
+	if !t.rt.streamsOnSuffix() {
 		t.streamURL = base
 		return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 	}
@@ -164,7 +164,7 @@ func (t *turn) streamOnBase(hdr http.Header, params *a2a.MessageSendParams, so a
 // its protocol version (-32009, or -32601 for a method of the other generation), and remembers
 // that for the agent. Nothing was processed by the agent, so sending again is safe.
 func (t *turn) switchWire(err error) bool {
-	if t.alt == nil || t.ctx.Err() != nil || !versionRefused(err) {
+	if t.alt == nil || t.ctx.Err() != nil || !(versionRefused(err) || (t.alt.binding != t.rt.binding && bindingRefused(err))) {
 		return false
 	}
 	from := t.rt
@@ -642,6 +642,22 @@ func streamURL(base string) string {
 func versionRefused(err error) bool {
 	var rpc *a2a.RPCError
 	return errors.As(err, &rpc) && (rpc.Code == a2a.CodeVersionNotSupported || rpc.Code == a2a.CodeMethodNotFound)
+}
+
+// bindingRefused reports whether the interface answered the first call as a server that does not
+// serve this binding there: 404, 405, 415 or 501 with no A2A error in the body (an HTTP+JSON path
+// on a JSON-RPC server, or a JSON-RPC POST on a REST one). Only consulted when the card's next
+// interface has another binding.
+func bindingRefused(err error) bool {
+	var hse *a2a.HTTPStatusError
+	if !errors.As(err, &hse) || (hse.RPC != nil && hse.RPC.Code != a2a.CodeMethodNotFound) {
+		return false
+	}
+	switch hse.StatusCode {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusNotImplemented:
+		return true
+	}
+	return false
 }
 
 // errorCode is a short, log-safe description of a call error (no agent text).
