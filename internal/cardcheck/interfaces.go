@@ -51,8 +51,36 @@ type offer struct {
 
 func (o offer) jsonrpc() bool { return strings.EqualFold(o.binding, "JSONRPC") }
 
+// httpJSON reports an HTTP+JSON (REST) interface; 0.3 cards spell it "REST" or "HTTP+JSON".
+func (o offer) httpJSON() bool {
+	return strings.EqualFold(o.binding, "HTTP+JSON") || strings.EqualFold(o.binding, "REST")
+}
+
+// spoken reports whether the connector calls this interface: JSON-RPC in 0.2/0.3 or 1.x, and
+// HTTP+JSON in 1.x (0.3's HTTP+JSON has other paths and bodies; gRPC is not spoken yet).
+func (o offer) spoken() bool {
+	switch {
+	case o.gen == genUnknown || o.url == "":
+		return false
+	case o.jsonrpc():
+		return true
+	case o.httpJSON():
+		return o.gen == gen1
+	}
+	return false
+}
+
+// bindingName is the binding as the profile keeps it: "HTTP+JSON", or "" for JSON-RPC (what
+// every profile stored before bindings were a choice says).
+func (o offer) bindingName() string {
+	if o.httpJSON() {
+		return "HTTP+JSON"
+	}
+	return ""
+}
+
 func (o offer) iface() *connector.Interface {
-	return &connector.Interface{URL: o.url, ProtocolVersion: o.version, Tenant: o.tenant}
+	return &connector.Interface{URL: o.url, ProtocolVersion: o.version, Tenant: o.tenant, Binding: o.bindingName()}
 }
 
 // describe names an offer for a message: `GRPC 1.0 (supportedInterfaces[0])`.
@@ -139,21 +167,35 @@ type choice struct {
 	fallback *offer
 }
 
-// choose picks the interface the platform calls (docs/architecture.md §3): the first JSONRPC
-// supportedInterfaces entry speaking 1.x, else the first speaking 0.2/0.3, else the 0.x card's
-// own endpoint (top, nil for a 1.0 card). The fallback is the first JSONRPC interface of the
-// other generation, in the same order.
-func choose(offers []offer, top *offer) choice {
+// choose picks the interface the platform calls (docs/architecture.md §14). A 1.0 card: the first
+// supportedInterfaces entry the connector speaks, in the card's order, as the spec asks; the
+// fallback is the next one it speaks in another generation or binding. A 0.x card (top is its
+// own endpoint): a 1.x JSON-RPC supportedInterfaces entry that a dual-version SDK added, else
+// the first 0.2/0.3 one, else top; the fallback is the first interface of the other generation.
+func choose(offers []offer, top *offer, v1 bool) choice {
 	var cands []offer
 	for _, o := range offers {
-		if o.jsonrpc() && o.gen != genUnknown && o.url != "" {
+		if o.spoken() {
 			cands = append(cands, o)
 		}
+	}
+	var ch choice
+	if v1 {
+		if len(cands) == 0 {
+			return ch
+		}
+		ch.chosen = &cands[0]
+		for i := 1; i < len(cands); i++ {
+			if cands[i].gen != ch.chosen.gen || cands[i].bindingName() != ch.chosen.bindingName() {
+				ch.fallback = &cands[i]
+				break
+			}
+		}
+		return ch
 	}
 	if top != nil {
 		cands = append(cands, *top)
 	}
-	var ch choice
 	for _, want := range []generation{gen1, gen0} {
 		for i := range cands {
 			if cands[i].gen == want {
@@ -181,7 +223,7 @@ func choose(offers []offer, top *offer) choice {
 // platform from calling the agent. top is the 0.x card's own endpoint (nil for a 1.0 card, or
 // when a 0.x card names none). It reports whether an interface was chosen.
 func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
-	ch := choose(offers, top)
+	ch := choose(offers, top, v1)
 	if ch.chosen == nil {
 		k.noInterface(offers, v1, c)
 		return false
@@ -195,6 +237,7 @@ func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 	o := ch.chosen
 	k.checkURL(o.urlPath, o.url, c)
 	p.EndpointURL = o.url
+	p.EndpointBinding = o.bindingName()
 	p.ProtocolVersion = o.version
 	p.EndpointTenant = o.tenant
 	if fb := ch.fallback; fb != nil {
