@@ -55,8 +55,18 @@ type peerRequest struct {
 	ContentType string `json:"contentType"`
 }
 
-// recordRequest reads what peerRequest holds from a JSON-RPC request of either generation and
-// leaves the body readable for the handler.
+// restMethods names the HTTP+JSON paths by the 1.0 method they carry, so that one check of the
+// calls serves both bindings.
+var restMethods = []struct{ suffix, method string }{
+	{"/message:send", "SendMessage"},
+	{"/message:stream", "SendStreamingMessage"},
+	{":cancel", "CancelTask"},
+	{":subscribe", "SubscribeToTask"},
+}
+
+// recordRequest reads what peerRequest holds from a JSON-RPC request of either generation, or
+// from an HTTP+JSON one (the method from its path, the path cut to the interface's, the tenant
+// segment peerTenant taken out), and leaves the body readable for the handler.
 func recordRequest(r *http.Request) peerRequest {
 	rec := peerRequest{
 		Path:        r.URL.Path,
@@ -73,7 +83,12 @@ func recordRequest(r *http.Request) peerRequest {
 	}
 	r.Body = io.NopCloser(strings.NewReader(string(body)))
 	var req struct {
-		Method string `json:"method"`
+		Method  string `json:"method"`
+		Message struct {
+			MessageID string `json:"messageId"`
+			TaskID    string `json:"taskId"`
+			ContextID string `json:"contextId"`
+		} `json:"message"`
 		Params struct {
 			ID      string `json:"id"`
 			Tenant  string `json:"tenant"`
@@ -91,6 +106,24 @@ func recordRequest(r *http.Request) peerRequest {
 			rec.TaskID = req.Params.ID
 		}
 	}
+	for _, m := range restMethods {
+		base, ok := strings.CutSuffix(rec.Path, m.suffix)
+		if !ok {
+			continue
+		}
+		if i := strings.Index(base, "/tasks/"); i >= 0 {
+			rec.TaskID, base = base[i+len("/tasks/"):], base[:i]
+		}
+		if b, ok := strings.CutSuffix(base, "/"+peerTenant); ok {
+			base, rec.Tenant = b, peerTenant
+		}
+		rec.Path, rec.RPCMethod = base, m.method
+		rec.MessageID, rec.ContextID = req.Message.MessageID, req.Message.ContextID
+		if req.Message.TaskID != "" {
+			rec.TaskID = req.Message.TaskID
+		}
+		break
+	}
 	return rec
 }
 
@@ -101,6 +134,9 @@ type peer struct {
 	// URL is the JSON-RPC interface URL, as the card lists it; Protocol its version ("1.0",
 	// "0.3"), as the card lists it.
 	URL, Protocol string
+	// Binding is the interface's protocolBinding as the profile keeps it ("" JSON-RPC,
+	// "HTTP+JSON").
+	Binding string
 	// Streaming is the card's capability: a peer without it gets only the send scenarios.
 	Streaming bool
 	// Requests returns what the peer recorded so far.
@@ -132,7 +168,7 @@ func (p peer) method(stream bool) string {
 // it.
 func (p peer) agent(streaming bool) connector.Agent {
 	return connector.Agent{ID: "peer-" + p.Name, Enabled: true, APIKeySet: true, CardProfile: connector.CardProfile{
-		Name: p.Name, EndpointURL: p.URL, ProtocolVersion: p.Protocol, Streaming: streaming,
+		Name: p.Name, EndpointURL: p.URL, EndpointBinding: p.Binding, ProtocolVersion: p.Protocol, Streaming: streaming,
 		APIKeyRequired: true, APIKeyHeaders: []string{"X-API-KEY"},
 	}}
 }

@@ -26,7 +26,7 @@ type v2Server struct {
 func newV2Server(t *testing.T, streaming bool) *v2Server {
 	t.Helper()
 	s := &v2Server{}
-	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, Observe: func(r *http.Request) {
+	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, REST: true, Observe: func(r *http.Request) {
 		rec := recordRequest(r)
 		s.mu.Lock()
 		s.requests = append(s.requests, rec)
@@ -54,8 +54,18 @@ func v2Text(parts a2a.ContentParts) string {
 // delivers it in chunks and ends completed.
 func probeV1(t *testing.T, hc *http.Client, url string, streaming bool) {
 	t.Helper()
-	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(hc))
+	probeSDK(t, url, streaming, a2a.TransportProtocolJSONRPC, a2aclient.WithJSONRPCTransport(hc))
+}
+
+// probeREST is probeV1 on an HTTP+JSON interface, with the SDK's REST client.
+func probeREST(t *testing.T, hc *http.Client, url string, streaming bool) {
+	t.Helper()
+	probeSDK(t, url, streaming, a2a.TransportProtocolHTTPJSON, a2aclient.WithRESTTransport(hc))
+}
+
+func probeSDK(t *testing.T, url string, streaming bool, binding a2a.TransportProtocol, opt a2aclient.FactoryOption) {
+	t.Helper()
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url, binding)}, opt)
 	if err != nil {
 		t.Fatalf("a2aclient for %s: %v", url, err)
 	}
@@ -98,15 +108,20 @@ func TestSDKV2Interop(t *testing.T) {
 		{Name: "go-v2", URL: dual.V1URL, Protocol: "1.0", Streaming: true, Requests: dual.Requests},
 		{Name: "go-v2-compat-0.3", URL: dual.V0URL, Protocol: "0.3", Streaming: true, Requests: dual.Requests},
 		{Name: "go-v2-non-streaming", URL: plain.V1URL, Protocol: "1.0", Streaming: false, Requests: plain.Requests},
+		{Name: "go-v2-http-json", URL: dual.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: dual.Requests},
+		{Name: "go-v2-http-json-non-streaming", URL: plain.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: false, Requests: plain.Requests},
 	}
 	hc := loopbackClient(t)
 	for _, p := range peers {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			// The peer works with a client that is not ours before the connector is judged by it.
-			if p.v1() {
+			switch {
+			case p.Binding == "HTTP+JSON":
+				probeREST(t, hc, p.URL, p.Streaming)
+			case p.v1():
 				probeV1(t, hc, p.URL, p.Streaming)
-			} else {
+			default:
 				probeV0(t, hc, p.URL)
 			}
 			testPeer(t, p, func(t *testing.T) *harness { return newHarness(t, nil) })

@@ -48,6 +48,12 @@ type Options struct {
 	// Compat also serves A2A 0.3 through the SDK's compatibility handler, listed second on the
 	// card (a dual-version agent), and serves the card through the compat card producer.
 	Compat bool
+	// REST also serves the A2A 1.0 HTTP+JSON binding (the SDK's REST handler) at RESTURL, listed
+	// after the JSON-RPC interfaces; a first path segment that is no REST path is a tenant.
+	REST bool
+	// RESTOnly lists the HTTP+JSON interface alone on the card (implies REST): an agent like
+	// Google's hosted ones, which serve nothing else.
+	RESTOnly bool
 	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
 	// declares the apiKey scheme either way.
 	APIKey string
@@ -63,8 +69,9 @@ type Server struct {
 	Base string
 	// CardURL is the well-known card URL under Base.
 	CardURL string
-	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat).
-	V1URL, V0URL string
+	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
+	// the 1.0 HTTP+JSON one ("" without REST).
+	V1URL, V0URL, RESTURL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -104,6 +111,28 @@ func New(tb testing.TB, o Options) *Server {
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.V0URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version})
 		mux.Handle(o.Prefix+"/a2a/v0", a2av0.NewJSONRPCHandler(handler))
+	}
+	if o.REST || o.RESTOnly {
+		s.RESTURL = s.Base + "/a2a/rest"
+		restIface := a2a.NewAgentInterface(s.RESTURL, a2a.TransportProtocolHTTPJSON)
+		if o.RESTOnly {
+			card.SupportedInterfaces = []*a2a.AgentInterface{restIface}
+		} else {
+			card.SupportedInterfaces = append(card.SupportedInterfaces, restIface)
+		}
+		plain := a2asrv.NewRESTHandler(handler)
+		tenanted := a2asrv.NewTenantRESTHandler("/{*}", handler)
+		mux.Handle(o.Prefix+"/a2a/rest/", http.StripPrefix(o.Prefix+"/a2a/rest", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// A first segment that is no REST path is a tenant (the interface's tenant segment).
+			first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+			if strings.HasPrefix(first, "message:") || first == "tasks" || first == "extendedAgentCard" {
+				plain.ServeHTTP(w, r)
+				return
+			}
+			tenanted.ServeHTTP(w, r)
+		})))
+	}
+	if o.Compat {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
