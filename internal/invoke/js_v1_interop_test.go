@@ -31,9 +31,9 @@ const jsV1AgentDir = "testdata/js-agent-v1"
 
 // jsV1Agents is a running testdata/js-agent-v1 process.
 type jsV1Agents struct {
-	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two agents; each serves
-	// JSON-RPC at /a2a.
-	V1Only, Dual string
+	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two JSON-RPC agents; each
+	// serves JSON-RPC at /a2a. REST is the origin of the HTTP+JSON agent (at /rest).
+	V1Only, Dual, REST string
 	client       *http.Client
 }
 
@@ -41,11 +41,11 @@ type jsV1Agents struct {
 type portsWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
-	ports chan [2]int // buffered, receives once
+	ports chan [3]int // buffered, receives once
 	sent  bool
 }
 
-var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+)\r?\n`)
+var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+) (\d+)\r?\n`)
 
 func (w *portsWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -55,9 +55,10 @@ func (w *portsWriter) Write(p []byte) (int, error) {
 		if m := jsV1PortsLine.FindSubmatch(w.buf.Bytes()); m != nil {
 			a, errA := strconv.Atoi(string(m[1]))
 			b, errB := strconv.Atoi(string(m[2]))
-			if errA == nil && errB == nil {
+			c, errC := strconv.Atoi(string(m[3]))
+			if errA == nil && errB == nil && errC == nil {
 				w.sent = true
-				w.ports <- [2]int{a, b}
+				w.ports <- [3]int{a, b, c}
 			}
 		}
 	}
@@ -75,10 +76,10 @@ func (w *portsWriter) String() string {
 // for, at t's cleanup; it also exits on its own when its stdin (held by this process) closes.
 func startJSV1Agents(t *testing.T) *jsV1Agents {
 	t.Helper()
-	stdout := &portsWriter{ports: make(chan [2]int, 1)}
+	stdout := &portsWriter{ports: make(chan [3]int, 1)}
 	ports := awaitReady(t, startNode(t, jsV1AgentDir, stdout, "agent.mjs"), stdout.ports)
 	return &jsV1Agents{V1Only: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Dual: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
-		client: loopbackClient(t)}
+		REST: "http://127.0.0.1:" + strconv.Itoa(ports[2]), client: loopbackClient(t)}
 }
 
 // requests returns what the agent at origin recorded (GET /debug/requests).
@@ -97,6 +98,9 @@ func (a *jsV1Agents) requests(origin string) func(t *testing.T) []peerRequest {
 		var all []peerRequest
 		if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
 			t.Fatalf("GET %s/debug/requests: %v", origin, err)
+		}
+		for i := range all {
+			all[i].fromREST()
 		}
 		return all
 	}
@@ -143,6 +147,7 @@ func TestJSV1Interop(t *testing.T) {
 		{Name: "js-v1-only", URL: agents.V1Only + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.V1Only)},
 		{Name: "js-v1-dual-1.0", URL: agents.Dual + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.Dual)},
 		{Name: "js-v1-dual-0.3", URL: agents.Dual + "/a2a", Protocol: "0.3", Streaming: true, Requests: agents.requests(agents.Dual)},
+		{Name: "js-v1-http-json", URL: agents.REST + "/rest", Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: agents.requests(agents.REST)},
 	}
 
 	// What makes the two agents what they are, seen from outside: the 1.0-only one refuses a
@@ -198,9 +203,12 @@ func TestJSV1Interop(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			// The peer works with a client that is not ours before the connector is judged by it.
-			if p.v1() {
+			switch {
+			case p.Binding == "HTTP+JSON":
+				probeREST(t, agents.client, p.URL, p.Streaming)
+			case p.v1():
 				probeV1(t, agents.client, p.URL, p.Streaming)
-			} else {
+			default:
 				probeV0(t, agents.client, p.URL)
 			}
 			testPeer(t, p, jsHarness)

@@ -106,6 +106,17 @@ func recordRequest(r *http.Request) peerRequest {
 			rec.TaskID = req.Params.ID
 		}
 	}
+	if rec.MessageID == "" {
+		rec.MessageID, rec.ContextID, rec.TaskID = req.Message.MessageID, req.Message.ContextID, req.Message.TaskID
+	}
+	rec.fromREST()
+	return rec
+}
+
+// fromREST rewrites a recorded HTTP+JSON request the way a JSON-RPC one reads: the method from
+// its path, the path cut to the interface's, the tenant segment peerTenant taken out. Requests
+// with no HTTP+JSON path stay as they are.
+func (rec *peerRequest) fromREST() {
 	for _, m := range restMethods {
 		base, ok := strings.CutSuffix(rec.Path, m.suffix)
 		if !ok {
@@ -118,13 +129,8 @@ func recordRequest(r *http.Request) peerRequest {
 			base, rec.Tenant = b, peerTenant
 		}
 		rec.Path, rec.RPCMethod = base, m.method
-		rec.MessageID, rec.ContextID = req.Message.MessageID, req.Message.ContextID
-		if req.Message.TaskID != "" {
-			rec.TaskID = req.Message.TaskID
-		}
-		break
+		return
 	}
-	return rec
 }
 
 // peer is one interface of an SDK agent under test.
