@@ -106,7 +106,7 @@ func recordRequest(r *http.Request) peerRequest {
 			rec.TaskID = req.Params.ID
 		}
 	}
-	if rec.MessageID == "" {
+	if rec.MessageID == "" && req.Message.MessageID != "" { // HTTP+JSON: the request itself
 		rec.MessageID, rec.ContextID, rec.TaskID = req.Message.MessageID, req.Message.ContextID, req.Message.TaskID
 	}
 	rec.fromREST()
@@ -314,6 +314,37 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 	if !p.v1() {
 		return
 	}
+	// Barge-in on a held task: the cancel reaches the agent on the turn's binding, for the held
+	// task, with the key, and the agent answers it: @a2a-js/sdk cancels an input-required task,
+	// a2a-go v2 refuses it as not cancelable (-32002, on HTTP+JSON read from the google.rpc
+	// ErrorInfo of a 400), which the connector logs and moves on from.
+	t.Run("cancel_held_task", func(t *testing.T) {
+		t.Parallel()
+		h := newH(t)
+		a := p.agent(p.Streaming)
+		key := h.seal(t, a.ID)
+		held, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t), Text: "ask " + userWords})
+		if held.Outcome != connector.OutcomeInputRequired || held.TaskID == "" {
+			t.Fatalf("held = %+v, want INPUT_REQUIRED with a task", held)
+		}
+		h.inv.CancelTask(t.Context(), a, key, held.TaskID)
+		if err := h.inv.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var cancels []peerRequest
+		for _, r := range p.Requests(t) {
+			if r.RPCMethod == "CancelTask" && r.TaskID == held.TaskID {
+				cancels = append(cancels, r)
+			}
+		}
+		if len(cancels) != 1 || cancels[0].Path != p.path() || cancels[0].APIKey != testAPIKey {
+			t.Errorf("cancels of %s = %+v, want one on %s with the key", held.TaskID, cancels, p.path())
+		}
+		if logs := h.logs.String(); !strings.Contains(logs, "tasks/cancel sent") && !strings.Contains(logs, "agent error -32002") {
+			t.Errorf("the cancel was neither accepted nor refused as not cancelable:\n%s", logs)
+		}
+	})
+
 	// 1.0 only: the interface's tenant goes into params, extensions under both header names.
 	t.Run("tenant_and_extensions", func(t *testing.T) {
 		t.Parallel()
