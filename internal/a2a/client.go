@@ -387,6 +387,7 @@ func (c *Client) statusError(method string, resp *http.Response, rest bool) erro
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, statusBodyLimit))
 	e.Body = Clip(string(body), 512, "")
 	if rest {
+		e.Binding = BindingHTTPJSON
 		if len(body) > 0 && isJSONType(mediaType(resp.Header)) {
 			if rpc, ok := parseGoogleStatus(method, body); ok {
 				e.RPC = rpc

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -26,11 +27,13 @@ var fixtureWires = []struct {
 }{
 	{name: "v0", start: fixtureagent.New},
 	{name: "v1", start: fixtureagent.NewV1},
+	{name: "v1-http-json", start: fixtureagent.NewREST},
 }
 
 func fixtureAgentFor(srv *fixtureagent.Server, streaming bool) connector.Agent {
 	a := agentAt(srv.URL, streaming)
 	a.ProtocolVersion = srv.ProtocolVersion()
+	a.EndpointBinding = srv.Binding()
 	return a
 }
 
@@ -41,7 +44,15 @@ func checkWire(t *testing.T, srv *fixtureagent.Server) {
 	if srv.ProtocolVersion() != fixtureagent.ProtocolV1 {
 		return
 	}
+	rest := srv.Binding() == fixtureagent.BindingHTTPJSON
 	for _, r := range srv.Requests() {
+		if rest {
+			// HTTP+JSON: the spec's paths under the interface URL, never {url}/stream.
+			if r.Header.Get("A2A-Version") != "1.0" || !strings.HasPrefix(r.Path, "/a2a/") || r.Path == "/a2a/stream" || r.Op == "" {
+				t.Errorf("request %s %s (A2A-Version %q), want an HTTP+JSON path under /a2a with A2A-Version 1.0", r.HTTPMethod, r.Path, r.Header.Get("A2A-Version"))
+			}
+			continue
+		}
 		if r.Header.Get("A2A-Version") != "1.0" || r.Path != "/a2a" || r.Op == "" || strings.Contains(r.RPCMethod, "/") {
 			t.Errorf("request %s %s (A2A-Version %q), want a 1.0 method on /a2a with A2A-Version 1.0", r.Path, r.RPCMethod, r.Header.Get("A2A-Version"))
 		}
@@ -232,6 +243,53 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 				}
 				if got := srv.Cancels(); len(got) != 0 {
 					t.Errorf("cancels = %q: a connection the agent lost is no reason to cancel its task", got)
+				}
+				checkWire(t, srv)
+			})
+		}
+	}
+}
+
+// Misbehaviours whose outcome names the binding's own framing: a page instead of A2A, and an
+// HTTP error whose body holds the A2A error (on HTTP+JSON a google.rpc.Status with ErrorInfo,
+// which is how that binding says every A2A error, so it reads as the agent's error; on JSON-RPC
+// a non-2xx status stays an HTTP failure quoting the error), and a stream that ends without a
+// final state, which is resumed and then fails the same way on every wire.
+func TestFixtureFramingOnEveryWire(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		behavior  fixtureagent.Behavior
+		streaming bool
+		wantCode  map[string]string // by wire name; "" key: every wire
+		wantText  string            // in the error message
+	}{
+		{name: "wrong_content_type_stream", behavior: fixtureagent.WrongContentType, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeProtocolError}, wantText: "text/html"},
+		{name: "wrong_content_type_send", behavior: fixtureagent.WrongContentType,
+			wantCode: map[string]string{"": invoke.CodeProtocolError}, wantText: "text/html"},
+		{name: "http_error_with_details_stream", behavior: fixtureagent.HTTPErrorDetails, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError}, wantText: "-32008"},
+		{name: "http_error_with_details_send", behavior: fixtureagent.HTTPErrorDetails,
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError}, wantText: "extension required"},
+		{name: "stream_ends_without_a_final_state", behavior: fixtureagent.StreamCut, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeStreamEnded}, wantText: "still working"},
+	}
+	for _, tt := range tests {
+		for _, w := range fixtureWires {
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				t.Parallel()
+				srv := w.start(t)
+				h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
+				a := fixtureAgentFor(srv, tt.streaming)
+				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+					Text: "behave:" + string(tt.behavior) + " " + userWords})
+				want, ok := tt.wantCode[w.name]
+				if !ok {
+					want = tt.wantCode[""]
+				}
+				if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != want || !strings.Contains(res.Err.Message, tt.wantText) {
+					t.Errorf("result = %+v (err %+v), want FAILED %s mentioning %q", res, res.Err, want, tt.wantText)
 				}
 				checkWire(t, srv)
 			})

@@ -564,6 +564,11 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 		return &connector.TurnError{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+		if hse.RPC != nil && hse.Binding == a2a.BindingHTTPJSON && (hse.StatusCode < 300 || hse.StatusCode >= 400) {
+			// HTTP+JSON says every A2A error with a status: the error in the body is the
+			// answer, as a JSON-RPC error object is on JSON-RPC (same codes, same outcome).
+			return t.rpcFailure(hse.RPC)
+		}
 		return httpStatusFailure(hse)
 	}
 	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
