@@ -23,6 +23,7 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 		name         string
 		compat       bool // the agent also serves 0.3 (dual)
 		restOnly     bool // the agent serves HTTP+JSON only (as Google's hosted agents do)
+		grpcOnly     bool // the agent serves gRPC only
 		paste        func(*sdkagent.Server) string
 		wantFallback bool
 	}{
@@ -31,6 +32,7 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 		{name: "pasted_origin_of_a_dual_agent_at_the_root", compat: true, wantFallback: true,
 			paste: func(s *sdkagent.Server) string { return s.Origin }},
 		{name: "pasted_prefix_of_an_http_json_only_agent", restOnly: true, paste: func(s *sdkagent.Server) string { return s.Base }},
+		{name: "pasted_card_url_of_a_grpc_only_agent", grpcOnly: true, paste: func(s *sdkagent.Server) string { return s.CardURL }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,11 +42,14 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 			if tt.compat {
 				prefix = ""
 			}
-			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, RESTOnly: tt.restOnly, APIKey: key})
+			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, RESTOnly: tt.restOnly, GRPCOnly: tt.grpcOnly, APIKey: key})
 			a := s.register(t, tt.paste(peer), key)
 			wantURL := peer.V1URL
 			if tt.restOnly {
 				wantURL = peer.RESTURL
+			}
+			if tt.grpcOnly {
+				wantURL = peer.GRPCURL
 			}
 			if a.ProtocolVersion != "1.0" || a.EndpointURL != wantURL {
 				t.Fatalf("registered %s at %s, want A2A 1.0 at %s", a.ProtocolVersion, a.EndpointURL, wantURL)

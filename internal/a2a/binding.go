@@ -20,7 +20,9 @@ const (
 	// interface has one; bodies are the 1.0 JSON objects without a JSON-RPC envelope; errors
 	// are HTTP statuses with a google.rpc.Status body.
 	BindingHTTPJSON
-	// BindingGRPC is a2a.proto's A2AService over gRPC. Not spoken yet: see docs/decisions.md.
+	// BindingGRPC is a2a.proto's A2AService over gRPC (A2A 1.0), with the client a2a-go v2
+	// generates from the spec's proto; see grpc.go. The interface URL is https://host[:port]
+	// (TLS) or http://host[:port] (plaintext, where plain HTTP is allowed).
 	BindingGRPC
 )
 
@@ -58,13 +60,13 @@ func BindingFor(name string) (b Binding, ok bool) {
 }
 
 // Spoken reports whether the Client can call interfaces of this binding in wire generation w.
-// HTTP+JSON is spoken in its 1.0 form only: 0.3's form has other bodies (proto field names) and
-// paths (/v1/...).
+// HTTP+JSON and gRPC are spoken in their 1.0 form only: 0.3's forms have other messages and
+// paths.
 func (b Binding) Spoken(w Wire) bool {
 	switch b {
 	case BindingJSONRPC:
 		return true
-	case BindingHTTPJSON:
+	case BindingHTTPJSON, BindingGRPC:
 		return w == WireV1
 	}
 	return false

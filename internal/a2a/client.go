@@ -53,6 +53,9 @@ type ClientOptions struct {
 	NewRequestID func() string
 	// Now is the clock used to read Retry-After dates and deadlines (default time.Now).
 	Now func() time.Time
+	// GRPC configures the gRPC binding (the guarded dialer above all); without it gRPC
+	// interfaces are refused.
+	GRPC GRPCOptions
 }
 
 // Endpoint is where and how to call an agent.
@@ -93,6 +96,7 @@ type StreamOptions struct {
 type Client struct {
 	hc   *http.Client
 	opts ClientOptions
+	grpc *grpcPool
 }
 
 // NewClient returns a Client that sends requests with hc (normally the SSRF-guarded client,
@@ -139,8 +143,12 @@ func NewClient(hc *http.Client, o ClientOptions) *Client {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Client{hc: &inner, opts: o}
+	return &Client{hc: &inner, opts: o, grpc: newGRPCPool(o.GRPC)}
 }
+
+// Close closes the pooled gRPC connections (HTTP connections belong to the http.Client). Calls
+// after Close fail on gRPC interfaces. It is idempotent.
+func (c *Client) Close() { c.grpc.close() }
 
 type roundTripperOnly struct{ rt http.RoundTripper }
 
@@ -197,7 +205,7 @@ func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
 	if !ep.Binding.Spoken(ep.Wire) {
 		return cl, fmt.Errorf("a2a %s: the %s binding of A2A %s is not supported", cl.method, ep.Binding, ep.Wire)
 	}
-	if !cl.rest {
+	if ep.Binding == BindingJSONRPC {
 		cl.id = c.opts.NewRequestID()
 	}
 	return cl, nil
@@ -249,6 +257,9 @@ func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Eve
 	cl, err := c.newCall(ep, op)
 	if err != nil {
 		return nil, err
+	}
+	if ep.Binding == BindingGRPC {
+		return c.grpcUnary(ctx, ep, cl, params)
 	}
 	resp, err := c.do(ctx, ep, cl, params, "application/json")
 	if err != nil {

@@ -56,8 +56,10 @@ func (o offer) httpJSON() bool {
 	return strings.EqualFold(o.binding, "HTTP+JSON") || strings.EqualFold(o.binding, "REST")
 }
 
+func (o offer) grpc() bool { return strings.EqualFold(o.binding, "GRPC") }
+
 // spoken reports whether the connector calls this interface: JSON-RPC in 0.2/0.3 or 1.x, and
-// HTTP+JSON in 1.x (0.3's HTTP+JSON has other paths and bodies; gRPC is not spoken yet).
+// HTTP+JSON and gRPC in 1.x (0.3's forms of those two have other paths and messages).
 func (o offer) spoken() bool {
 	switch {
 	case o.gen == genUnknown || o.url == "":
@@ -66,15 +68,27 @@ func (o offer) spoken() bool {
 		return true
 	case o.httpJSON():
 		return o.gen == gen1
+	case o.grpc():
+		// gRPC as a URL with a scheme (https: TLS; http: plaintext where allowed). A bare
+		// "host:port", as some SDK samples write it, says nothing of TLS: not called.
+		return o.gen == gen1 && hasHTTPScheme(o.url)
 	}
 	return false
 }
 
-// bindingName is the binding as the profile keeps it: "HTTP+JSON", or "" for JSON-RPC (what
-// every profile stored before bindings were a choice says).
+func hasHTTPScheme(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (strings.EqualFold(u.Scheme, "https") || strings.EqualFold(u.Scheme, "http")) && u.Host != ""
+}
+
+// bindingName is the binding as the profile keeps it: "HTTP+JSON", "GRPC", or "" for JSON-RPC
+// (what every profile stored before bindings were a choice says).
 func (o offer) bindingName() string {
-	if o.httpJSON() {
+	switch {
+	case o.httpJSON():
 		return "HTTP+JSON"
+	case o.grpc():
+		return "GRPC"
 	}
 	return ""
 }

@@ -250,7 +250,10 @@ func TestValidateV1(t *testing.T) {
 					iface("http://agent.example.com/a2a", "JSONRPC", "1.0"),
 				}
 			},
-			wantErrors: []pc{{"supportedInterfaces[1].url", "insecure_url"}},
+			// gRPC is chosen (first in the card's order): its http URL is the error; the
+			// fallback's is a warning.
+			wantErrors:   []pc{{"supportedInterfaces[0].url", "insecure_url"}},
+			wantWarnings: []pc{{"supportedInterfaces[1].url", "insecure_url"}},
 		},
 		{
 			name: "http_url_is_allowed_when_configured",

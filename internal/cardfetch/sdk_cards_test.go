@@ -138,8 +138,10 @@ func TestSDKCardsA2AGo(t *testing.T) {
 				&a2a.AgentInterface{URL: "/grpc", ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version},
 				jsonrpc1("/invoke"))))
 		})
+		// gRPC is listed first and spoken: it is chosen, JSON-RPC is the one move on a refusal.
 		checkSDKCard(t, f, base, "", sdkWant{
-			resolved: "/.well-known/agent-card.json", endpoint: "/invoke", version: "1.0", keyed: true,
+			resolved: "/.well-known/agent-card.json", endpoint: "/grpc", version: "1.0", keyed: true,
+			fallback: &connector.Interface{URL: "/invoke", ProtocolVersion: "1.0"},
 		})
 	})
 

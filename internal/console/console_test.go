@@ -441,8 +441,9 @@ func TestAgentInterfaces(t *testing.T) {
 		t.Errorf("0.x agent interface (-want +got):\n%s", diff)
 	}
 
-	// A card offering only gRPC: the preview names no interface.
-	grpcOnly := strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1)
+	// A card offering only gRPC in 0.3's form (1.0's is spoken): the preview names no interface.
+	grpcOnly := strings.Replace(strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1),
+		`"protocolVersion": "1.0"`, `"protocolVersion": "0.3"`, -1)
 	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.Set("/grpc.json", grpcOnly)})
 	e.expect(r, http.StatusOK)
 	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {

@@ -52,6 +52,11 @@ type Options struct {
 	// for tracing by the caller. Nil means a netguard client with the zero Policy (https to
 	// public addresses only).
 	Client *http.Client
+	// GRPCPolicy is the SSRF policy of agent calls over gRPC (they dial on their own, not
+	// through Client): every address checked, https with TLS, plain http only where the policy
+	// allows it. Nil: the zero Policy (https to public addresses only). Give the one Client's
+	// policy.
+	GRPCPolicy *netguard.Policy
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
 	// TurnTimeout bounds a turn (default 30s); the deadline is min(ctx's deadline, this).
@@ -205,8 +210,13 @@ func New(o Options) *Invoker {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	pol := netguard.Policy{}
+	if o.GRPCPolicy != nil {
+		pol = *o.GRPCPolicy
+	}
+	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	return &Invoker{
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget}),
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
@@ -440,6 +450,7 @@ func (inv *Invoker) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		inv.client.Close() // the pooled gRPC connections; nothing calls agents any more
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("invoke: close: waiting for background cancels: %w", context.Cause(ctx))

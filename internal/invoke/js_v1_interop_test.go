@@ -34,7 +34,7 @@ type jsV1Agents struct {
 	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two JSON-RPC agents; each
 	// serves JSON-RPC at /a2a. REST is the origin of the HTTP+JSON agent (at /rest).
 	V1Only, Dual, REST string
-	client       *http.Client
+	client             *http.Client
 }
 
 // portsWriter collects the agent's stdout and hands over the ports of its ready line once.

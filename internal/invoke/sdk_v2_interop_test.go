@@ -1,10 +1,19 @@
 package invoke_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"testing"
+
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
@@ -26,13 +35,57 @@ type v2Server struct {
 func newV2Server(t *testing.T, streaming bool) *v2Server {
 	t.Helper()
 	s := &v2Server{}
-	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, REST: true, Observe: func(r *http.Request) {
+	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, REST: true, GRPC: true, Observe: func(r *http.Request) {
 		rec := recordRequest(r)
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+	}, ObserveGRPC: func(method string, md metadata.MD, req any) {
+		rec := recordGRPC(method, md, req)
 		s.mu.Lock()
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
 	}})
 	return s
+}
+
+// recordGRPC reads what peerRequest holds from a gRPC call: the method's name, the request
+// through its 1.0 JSON, the service parameters from the metadata. Path is "/", the path of the
+// interface URL (http://host:port).
+func recordGRPC(fullMethod string, md metadata.MD, req any) peerRequest {
+	first := func(k string) string {
+		if vs := md.Get(k); len(vs) > 0 {
+			return vs[0]
+		}
+		return ""
+	}
+	rec := peerRequest{Path: "/", RPCMethod: path.Base(fullMethod), A2AVersion: first("a2a-version"), APIKey: first("x-api-key"),
+		Extensions: first("a2a-extensions"), XExtensions: first("x-a2a-extensions"), ContentType: first("content-type")}
+	m, ok := req.(proto.Message)
+	if !ok {
+		return rec
+	}
+	raw, err := protojson.Marshal(m)
+	if err != nil {
+		return rec
+	}
+	var body struct {
+		ID      string `json:"id"`
+		Tenant  string `json:"tenant"`
+		Message struct {
+			MessageID string `json:"messageId"`
+			TaskID    string `json:"taskId"`
+			ContextID string `json:"contextId"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(raw, &body) == nil {
+		rec.Tenant, rec.TaskID = body.Tenant, body.ID
+		rec.MessageID, rec.ContextID = body.Message.MessageID, body.Message.ContextID
+		if body.Message.TaskID != "" {
+			rec.TaskID = body.Message.TaskID
+		}
+	}
+	return rec
 }
 
 func (s *v2Server) Requests(*testing.T) []peerRequest {
@@ -110,6 +163,8 @@ func TestSDKV2Interop(t *testing.T) {
 		{Name: "go-v2-non-streaming", URL: plain.V1URL, Protocol: "1.0", Streaming: false, Requests: plain.Requests},
 		{Name: "go-v2-http-json", URL: dual.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: dual.Requests},
 		{Name: "go-v2-http-json-non-streaming", URL: plain.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: false, Requests: plain.Requests},
+		{Name: "go-v2-grpc", URL: dual.GRPCURL, Protocol: "1.0", Binding: "GRPC", Streaming: true, Requests: dual.Requests},
+		{Name: "go-v2-grpc-non-streaming", URL: plain.GRPCURL, Protocol: "1.0", Binding: "GRPC", Streaming: false, Requests: plain.Requests},
 	}
 	hc := loopbackClient(t)
 	for _, p := range peers {
@@ -119,6 +174,9 @@ func TestSDKV2Interop(t *testing.T) {
 			switch {
 			case p.Binding == "HTTP+JSON":
 				probeREST(t, hc, p.URL, p.Streaming)
+			case p.Binding == "GRPC":
+				probeSDK(t, strings.TrimPrefix(p.URL, "http://"), p.Streaming, a2a.TransportProtocolGRPC,
+					a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
 			case p.v1():
 				probeV1(t, hc, p.URL, p.Streaming)
 			default:

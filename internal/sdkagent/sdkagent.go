@@ -15,6 +15,7 @@ import (
 	"context"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,10 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 // What the agent says.
@@ -54,6 +58,13 @@ type Options struct {
 	// RESTOnly lists the HTTP+JSON interface alone on the card (implies REST): an agent like
 	// Google's hosted ones, which serve nothing else.
 	RESTOnly bool
+	// GRPC also serves the A2A 1.0 gRPC binding (the SDK's a2agrpc handler) on a second
+	// loopback port, plaintext, at GRPCURL ("http://127.0.0.1:port"), listed last on the card.
+	// ObserveGRPC, when set, sees every gRPC call's method, metadata and request first.
+	GRPC        bool
+	ObserveGRPC func(method string, md metadata.MD, req any)
+	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
+	GRPCOnly bool
 	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
 	// declares the apiKey scheme either way.
 	APIKey string
@@ -70,8 +81,8 @@ type Server struct {
 	// CardURL is the well-known card URL under Base.
 	CardURL string
 	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
-	// the 1.0 HTTP+JSON one ("" without REST).
-	V1URL, V0URL, RESTURL string
+	// the 1.0 HTTP+JSON one ("" without REST); GRPCURL the 1.0 gRPC one ("" without GRPC).
+	V1URL, V0URL, RESTURL, GRPCURL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -132,6 +143,15 @@ func New(tb testing.TB, o Options) *Server {
 			tenanted.ServeHTTP(w, r)
 		})))
 	}
+	if o.GRPC || o.GRPCOnly {
+		s.GRPCURL = startGRPC(tb, handler, o.ObserveGRPC)
+		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
+		if o.GRPCOnly {
+			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
+		} else {
+			card.SupportedInterfaces = append(card.SupportedInterfaces, iface)
+		}
+	}
 	if o.Compat {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
@@ -140,6 +160,48 @@ func New(tb testing.TB, o Options) *Server {
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return s
+}
+
+// startGRPC serves the handler over gRPC on loopback until the test ends and returns its URL.
+func startGRPC(tb testing.TB, handler a2asrv.RequestHandler, observe func(string, metadata.MD, any)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("sdkagent: listen: %v", err)
+	}
+	var opts []grpc.ServerOption
+	if observe != nil {
+		opts = append(opts,
+			grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+				md, _ := metadata.FromIncomingContext(ctx)
+				observe(info.FullMethod, md, req)
+				return next(ctx, req)
+			}),
+			grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+				return next(srv, &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe})
+			}))
+	}
+	gs := grpc.NewServer(opts...)
+	a2agrpc.NewHandler(handler).RegisterWith(gs)
+	go gs.Serve(ln) //nolint:errcheck // ends with Stop below
+	tb.Cleanup(gs.Stop)
+	return "http://" + ln.Addr().String()
+}
+
+// observedStream shows a server stream's request to the observer as it is received.
+type observedStream struct {
+	grpc.ServerStream
+	method  string
+	observe func(string, metadata.MD, any)
+}
+
+func (s *observedStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		md, _ := metadata.FromIncomingContext(s.Context())
+		s.observe(s.method, md, m)
+	}
+	return err
 }
 
 // executor is the agent's logic, written against the SDK's executor interface.
