@@ -153,6 +153,12 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	if err != nil {
 		return err
 	}
+	// Circuit breakers are this replica's own; their changes reach the tenants' health view
+	// through Postgres, written off the turn path (stopped before the pool closes).
+	breakers := agenthealth.NewBreakerPublisher(agenthealth.NewStore(pool.Pool), agenthealth.ReplicaName("connector"), log)
+	defer breakers.Start(ctx, 5*time.Second)()
+	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
+		tp.MeterProvider, breakers.Publish)
 	inv := invoke.New(invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
@@ -161,6 +167,8 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		Logger:         log,
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
+		Breaker:        breaker,
+		RetryBudget:    budget,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})

@@ -556,6 +556,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	code := []string{
 		session.MetricTurns, session.MetricTurnDuration, session.MetricTimeToFirstText,
 		invoke.MetricAgentErrors, invoke.MetricStreamsActive, cardfetch.MetricFetches,
+		invoke.MetricBreakerTransitions, invoke.MetricBreakerRefused, invoke.MetricBreakerOpen,
 		pgpool.MetricPoolAcquired, pgpool.MetricPoolIdle, pgpool.MetricPoolTotal, pgpool.MetricPoolMax,
 		pgpool.MetricPoolAcquires, pgpool.MetricPoolAcquireTime, pgpool.MetricPoolWaits,
 		pgpool.MetricPoolWaitTime, pgpool.MetricPoolCanceledWaits,

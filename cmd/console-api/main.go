@@ -134,6 +134,11 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
 	})
+	// Try-it and "check my agent" turns share this process's breaker and retry budget.
+	breakers := health.NewBreakerPublisher(health.NewStore(pool.Pool), health.ReplicaName("console-api"), log)
+	defer breakers.Start(ctx, 5*time.Second)()
+	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
+		tp.MeterProvider, breakers.Publish)
 	invOpts := invoke.Options{
 		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
@@ -142,6 +147,8 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Logger:         log,
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
+		Breaker:        breaker,
+		RetryBudget:    budget,
 	}
 	inv := invoke.New(invOpts)
 	defer func() {

@@ -35,8 +35,12 @@ const statusBodyLimit = 64 << 10
 
 // ClientOptions tune a Client. The zero value means every default.
 type ClientOptions struct {
-	// MaxRetries is the number of retries after the first attempt (default 2; negative: none).
+	// MaxRetries is the most retries one call may make after its first attempt (default 2;
+	// negative: none), each only when RetryBudget allows it.
 	MaxRetries int
+	// RetryBudget bounds the retries per endpoint (Endpoint.BudgetKey) across calls; nil: only
+	// MaxRetries bounds them.
+	RetryBudget *RetryBudget
 	// MaxEventBytes caps one SSE event's data (default 1 MiB).
 	MaxEventBytes int
 	// MaxBodyBytes caps a JSON (non-stream) answer (default 4 MiB).
@@ -60,6 +64,9 @@ type Endpoint struct {
 	// Tenant is the A2A 1.0 tenant of the interface, sent in the params of every WireV1 call;
 	// "" sends none. WireV0 has no tenant.
 	Tenant string
+	// BudgetKey names the endpoint in the RetryBudget (the agent's interface URL, so that its
+	// `{url}/stream` and task calls share one budget); "" means URL.
+	BudgetKey string
 	// Header is sent on every request of the call (X-API-KEY, X-A2A-Extensions, ...). It is
 	// never logged and never put in errors. Content-Type and Accept are set by the Client.
 	Header http.Header
@@ -260,7 +267,13 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	if err != nil {
 		return nil, err
 	}
-	pol := &retryPolicy{opts: &c.opts}
+	pol := &retryPolicy{opts: &c.opts, budgetKey: ep.BudgetKey}
+	if pol.budgetKey == "" {
+		pol.budgetKey = ep.URL
+	}
+	if b := c.opts.RetryBudget; b != nil {
+		b.call(pol.budgetKey)
+	}
 	rc := &retryablehttp.Client{
 		HTTPClient:   c.hc,
 		Logger:       nil,
@@ -357,9 +370,10 @@ func (c *Client) statusError(method string, resp *http.Response) error {
 // retryPolicy is per call: it remembers the wait it decided on so that Backoff returns exactly the
 // wait CheckRetry checked against the deadline.
 type retryPolicy struct {
-	opts     *ClientOptions
-	attempts int
-	wait     time.Duration
+	opts      *ClientOptions
+	budgetKey string
+	attempts  int
+	wait      time.Duration
 }
 
 // checkRetry implements retryablehttp.CheckRetry. It never returns an error: a false answer makes
@@ -390,6 +404,13 @@ func (p *retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err e
 		return false, nil
 	}
 	if deadline, ok := ctx.Deadline(); ok && !p.opts.Now().Add(wait).Before(deadline) {
+		return false, nil
+	}
+	if p.attempts > p.opts.MaxRetries {
+		return false, nil // none left (retryablehttp asks after the last attempt too)
+	}
+	// Asked last: a retry the rules above refuse must not spend the budget.
+	if b := p.opts.RetryBudget; b != nil && !b.retry(p.budgetKey) {
 		return false, nil
 	}
 	p.wait = wait

@@ -44,6 +44,13 @@ type Config struct {
 	// DebugAddr, when set (A2AC_DEBUG_ADDR), serves Go's pprof profiles at
 	// http://DebugAddr/debug/pprof/ — for an operator's port-forward, never a Service.
 	DebugAddr string
+	// BreakerFailures (A2AC_BREAKER_FAILURES, default 3; 0 turns breaking off) consecutive
+	// "agent is down" turns open an agent's circuit breaker for BreakerCooldown (5s), doubling
+	// per failed probe up to BreakerMaxCooldown (2m). RetryBudgetPercent (20) is the share of an
+	// agent's calls that retries may add.
+	BreakerFailures                     int
+	BreakerCooldown, BreakerMaxCooldown time.Duration
+	RetryBudgetPercent                  int
 	// Admission caps on turns in flight in one process (A2AC_MAX_TURNS, A2AC_TENANT_MAX_TURNS,
 	// A2AC_AGENT_MAX_TURNS; 0 takes internal/admission's defaults) and how often a process
 	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
@@ -125,6 +132,13 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 	c.HoldTTL = duration(getenv, "A2AC_HOLD_TTL", 10*time.Minute, bad)
 	c.TurnTimeout = duration(getenv, "A2AC_TURN_TIMEOUT", 30*time.Second, bad)
 	c.ShutdownTimeout = duration(getenv, "A2AC_SHUTDOWN_TIMEOUT", 25*time.Second, bad)
+	c.BreakerFailures = integer(getenv, "A2AC_BREAKER_FAILURES", 3, 0, 1000, bad)
+	c.BreakerCooldown = duration(getenv, "A2AC_BREAKER_COOLDOWN", 5*time.Second, bad)
+	c.BreakerMaxCooldown = duration(getenv, "A2AC_BREAKER_MAX_COOLDOWN", 2*time.Minute, bad)
+	if c.BreakerMaxCooldown < c.BreakerCooldown {
+		bad("A2AC_BREAKER_MAX_COOLDOWN", "%s is less than A2AC_BREAKER_COOLDOWN (%s)", c.BreakerMaxCooldown, c.BreakerCooldown)
+	}
+	c.RetryBudgetPercent = integer(getenv, "A2AC_RETRY_BUDGET_PERCENT", 20, 0, 100, bad)
 	c.Admission.Replica = positiveInt(getenv, "A2AC_MAX_TURNS", bad)
 	c.Admission.Tenant = positiveInt(getenv, "A2AC_TENANT_MAX_TURNS", bad)
 	c.Admission.Agent = positiveInt(getenv, "A2AC_AGENT_MAX_TURNS", bad)
@@ -172,6 +186,19 @@ func duration(getenv func(string) string, name string, def time.Duration, bad fu
 	return d
 }
 
+func integer(getenv func(string) string, name string, def, lo, hi int, bad func(string, string, ...any)) int {
+	v := getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < lo || n > hi {
+		bad(name, "%q is not a whole number from %d to %d", v, lo, hi)
+		return def
+	}
+	return n
+}
+
 // positiveInt reads a count that must be at least 1; unset is 0 (the caller's default).
 func positiveInt(getenv func(string) string, name string, bad func(string, string, ...any)) int {
 	v := getenv(name)
@@ -210,6 +237,7 @@ var names = []string{
 	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
 	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
+	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",
 	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
 }
 

@@ -109,6 +109,28 @@ func TestFlagsOverrideEnvironment(t *testing.T) {
 	}
 }
 
+func TestBreakerAndRetryBudgetSettings(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(env(map[string]string{}), Need{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.BreakerFailures != 3 || cfg.BreakerCooldown != 5*time.Second || cfg.BreakerMaxCooldown != 2*time.Minute || cfg.RetryBudgetPercent != 20 {
+		t.Errorf("defaults: %d, %s, %s, %d%%", cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent)
+	}
+	cfg, err = Load(env(map[string]string{"A2AC_BREAKER_FAILURES": "0", "A2AC_RETRY_BUDGET_PERCENT": "0"}), Need{})
+	if err != nil || cfg.BreakerFailures != 0 || cfg.RetryBudgetPercent != 0 {
+		t.Errorf("0 turns breaking off and leaves the minimum retries: %d, %d%%, %v", cfg.BreakerFailures, cfg.RetryBudgetPercent, err)
+	}
+	_, err = Load(env(map[string]string{"A2AC_BREAKER_FAILURES": "-1", "A2AC_RETRY_BUDGET_PERCENT": "101",
+		"A2AC_BREAKER_COOLDOWN": "1m", "A2AC_BREAKER_MAX_COOLDOWN": "10s"}), Need{})
+	for _, want := range []string{"A2AC_BREAKER_FAILURES:", "A2AC_RETRY_BUDGET_PERCENT:", "A2AC_BREAKER_MAX_COOLDOWN:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not name %s", err, want)
+		}
+	}
+}
+
 func TestAdmissionCaps(t *testing.T) {
 	t.Parallel()
 	cfg, err := Load(env(map[string]string{"A2AC_MAX_TURNS": "800", "A2AC_TENANT_MAX_TURNS": "200",

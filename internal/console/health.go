@@ -21,6 +21,22 @@ type healthJSON struct {
 	Failures []failureJSON `json:"failures"`
 	// PercentileRelativeError bounds the error of every percentile (see internal/health).
 	PercentileRelativeError float64 `json:"percentileRelativeError"`
+	// Breakers are the agent's circuit breakers as each replica that reported recently keeps
+	// it (each replica decides for itself, from its own turns).
+	Breakers []breakerJSON `json:"breakers"`
+}
+
+type breakerJSON struct {
+	Replica  string `json:"replica"`
+	Endpoint string `json:"endpoint"`
+	// State is closed, open or half_open.
+	State string    `json:"state"`
+	Since time.Time `json:"since"`
+	// Cause is the last failure that counted ("" when closed).
+	Cause string `json:"cause"`
+	// RetryAt is when the replica tries the agent again (open only).
+	RetryAt   *time.Time `json:"retryAt"`
+	UpdatedAt time.Time  `json:"updatedAt"`
 }
 
 type windowJSON struct {
@@ -77,6 +93,19 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	for i, f := range sum.Failures {
 		out.Failures[i] = failureJSON{At: f.At.UTC(), Outcome: string(f.Outcome), Code: f.Code, Message: f.Message}
+	}
+	breakers, err := s.health.Breakers(r.Context(), tenantID, id)
+	if err != nil {
+		return fmt.Errorf("agent health: %w", err)
+	}
+	out.Breakers = make([]breakerJSON, len(breakers))
+	for i, b := range breakers {
+		out.Breakers[i] = breakerJSON{Replica: b.Replica, Endpoint: b.Endpoint, State: b.State, Since: b.Since.UTC(),
+			Cause: b.Cause, UpdatedAt: b.UpdatedAt.UTC()}
+		if !b.RetryAt.IsZero() {
+			at := b.RetryAt.UTC()
+			out.Breakers[i].RetryAt = &at
+		}
 	}
 	return writeJSON(w, http.StatusOK, out)
 }

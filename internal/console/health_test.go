@@ -176,6 +176,29 @@ func TestAgentHealth(t *testing.T) {
 		}
 	}
 
+	if len(got.Breakers) != 0 {
+		t.Errorf("breakers = %+v, want none before any replica reported", got.Breakers)
+	}
+	// A replica's open breaker, as it publishes it, is shown with its state, since, cause and
+	// retry time.
+	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
+	since := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
+		Since: since, Cause: "timeout: the agent sent no event within 10s", RetryAt: since.Add(time.Minute)})
+	if err := pub.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	r = e.do("GET", "/v1/agents/"+id+"/health", token, nil)
+	e.expect(r, http.StatusOK)
+	var withBreaker healthJSON
+	if err := json.Unmarshal(r.body, &withBreaker); err != nil {
+		t.Fatal(err)
+	}
+	if bs := withBreaker.Breakers; len(bs) != 1 || bs[0].Replica != "connector/pod-1" || bs[0].State != "open" ||
+		!bs[0].Since.Equal(since) || bs[0].Cause == "" || bs[0].RetryAt == nil || !bs[0].RetryAt.Equal(since.Add(time.Minute)) {
+		t.Errorf("breakers = %s", r.body)
+	}
+
 	// Scoping: another tenant's token, an unknown id and a non-UUID are 404; no token is 401.
 	e.expect(e.do("GET", "/v1/agents/"+id+"/health", otherToken, nil), http.StatusNotFound)
 	e.expect(e.do("GET", "/v1/agents/00000000-0000-4000-8000-000000000000/health", token, nil), http.StatusNotFound)
@@ -201,6 +224,13 @@ func TestHealthCardInBrowser(t *testing.T) {
 	e.expect(r, http.StatusCreated)
 	id := r.json(t)["id"].(string)
 	e.turns(tenantID, token, id)
+	// One replica has stopped calling the agent: the card lists its breaker.
+	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
+	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
+		Since: time.Now().Add(-time.Minute), Cause: "timeout: the agent sent no event within 10s", RetryAt: time.Now().Add(time.Minute)})
+	if err := pub.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 
 	b.do("open the console", chromedp.Navigate(e.api.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#token-input")))
 	b.typeInto("#token-input", token)
@@ -241,6 +271,7 @@ func TestHealthCardInBrowser(t *testing.T) {
 		t.Errorf("duration row = %q, want p50 / p95 of both windows", got)
 	}
 	b.waitText(sel+" .health-failures", "FAILED", "agent_unauthorized")
+	b.waitText(sel+" .health-breakers", "connector/pod-1", "Open", "timeout: the agent sent no event")
 	b.snapElement("health-card", sel)
 	if card := b.text(sel); strings.Contains(card, "相加") || strings.Contains(card, "joke") {
 		t.Errorf("the health card shows the user's text: %q", card)

@@ -77,6 +77,16 @@ const (
 	Unavailable Behavior = "503-retry-after"
 	// HangHeaders: never sends response headers; returns when the client goes away.
 	HangHeaders Behavior = "hang-headers"
+	// HTTP503: 503 without Retry-After, every time (an agent whose backend is down: the
+	// client's retry rules would retry it).
+	HTTP503 Behavior = "http-503"
+	// HeadersSilence: a stream request gets 200 text/event-stream headers, then nothing at all
+	// (not even keep-alives) until the client goes away. A send request is answered like
+	// HangHeaders.
+	HeadersSilence Behavior = "headers-silence"
+	// Garbage: a stream request gets 200 text/event-stream whose first event's data is not JSON;
+	// a send request gets 200 application/json whose body is not JSON.
+	Garbage Behavior = "garbage"
 	// StreamCut: submitted, working, one chunk, then the response ends cleanly (the chunked body
 	// is terminated) without a final state. A resubscribe on that task answers an empty event
 	// stream; a get answers it still working.
@@ -573,6 +583,24 @@ func (s *Server) message(c *call) {
 		b = Stream
 	case HangHeaders:
 		c.wait(0)
+		return
+	case HTTP503:
+		http.Error(c.w, "backend down", http.StatusServiceUnavailable)
+		return
+	case HeadersSilence:
+		if streaming {
+			c.startSSE()
+			c.flush()
+		}
+		c.wait(0)
+		return
+	case Garbage:
+		if streaming {
+			c.sse("data: <html>oops</html>\n\n")
+			return
+		}
+		c.w.Header().Set("Content-Type", "application/json")
+		io.WriteString(c.w, "<html>oops</html>")
 		return
 	case Redirect:
 		c.w.Header().Set("Location", redirect+c.r.URL.Path)

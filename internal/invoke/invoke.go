@@ -67,9 +67,16 @@ type Options struct {
 	PollInterval time.Duration
 	// CancelTimeout bounds a best-effort tasks/cancel (default 3s).
 	CancelTimeout time.Duration
-	// MaxRetries is how often the wire client retries a call that got no response or 429, 502,
-	// 503, 504 (0: a2a.DefaultMaxRetries; negative: never).
+	// MaxRetries is how often the wire client may retry one call that got no response or 429,
+	// 502, 503, 504 (0: a2a.DefaultMaxRetries; negative: never), when RetryBudget allows it.
 	MaxRetries int
+	// RetryBudget bounds the retries per agent endpoint across calls (a2a.RetryBudget); nil:
+	// only MaxRetries bounds them. Share one per process.
+	RetryBudget *a2a.RetryBudget
+	// Breaker stops calling agents that are down (see Breaker); nil: no circuit breaking. Share
+	// one per process, so that every Invoker of the process (the console's probes too) sees the
+	// same agents down.
+	Breaker *Breaker
 	// MaxTextBytes caps the reply text (default 256 KiB).
 	MaxTextBytes int
 	// Logger receives debug traces of turns and the results of background cancels (default:
@@ -126,7 +133,9 @@ type route struct {
 }
 
 func (r route) endpoint(url string, hdr http.Header) a2a.Endpoint {
-	return a2a.Endpoint{URL: url, Wire: r.wire, Tenant: r.tenant, Header: hdr}
+	// The interface's URL keys the retry budget, so that `{url}/stream`, `url` and the task
+	// calls of one agent share it.
+	return a2a.Endpoint{URL: url, Wire: r.wire, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
 }
 
 func routeOf(url, version, tenant string) route {
@@ -186,7 +195,7 @@ func New(o Options) *Invoker {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Invoker{
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries}),
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
@@ -264,6 +273,9 @@ const (
 	CodeAPIKey            = "api_key"
 	// CodeTaskFailed: the agent reported the task failed; Message is its status message.
 	CodeTaskFailed = "task_failed"
+	// CodeAgentUnavailable: this replica's circuit breaker for the agent is open (it failed in
+	// ways that say it is down, several times in a row); the turn ended without calling it.
+	CodeAgentUnavailable = "agent_unavailable"
 )
 
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and
@@ -282,12 +294,49 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.T
 	if debug {
 		t.logStart()
 	}
-	res := t.finish(t.run())
+	var res *Result
+	if refused := t.admit(); refused != nil {
+		res = refused
+	} else {
+		err := t.run()
+		res = t.finish(err)
+		t.report(err, res)
+	}
 	if debug {
 		t.logEnd(res)
 	}
 	inv.obs.end(ctx, span, res)
 	return res
+}
+
+// admit asks the breaker for the turn; a refused turn gets its Result at once. Our side ended
+// it without calling the agent, so it counts as interrupted: the hold stays as it was.
+func (t *turn) admit() *Result {
+	b := t.inv.opts.Breaker
+	if b == nil || t.req.Agent.EndpointURL == "" {
+		return nil
+	}
+	rt, _ := t.inv.routes(t.req.Agent)
+	tk, refused := b.allow(t.parent, t.req.Agent, rt.url)
+	if refused != nil {
+		return &Result{Outcome: connector.OutcomeFailed, Err: refused, Interrupted: true,
+			TaskID: t.req.TaskID, ContextID: t.req.ContextID}
+	}
+	t.ticket = &tk
+	return nil
+}
+
+// report tells the breaker how an admitted turn went.
+func (t *turn) report(err error, res *Result) {
+	if t.ticket == nil {
+		return
+	}
+	v := t.verdict(err)
+	cause := ""
+	if v == down && res.Err != nil {
+		cause = res.Err.Code + ": " + a2a.Clip(res.Err.Message, 200, "…")
+	}
+	t.inv.opts.Breaker.done(t.parent, *t.ticket, v, cause)
 }
 
 // newTurn puts the turn's state on the heap. Not inlined on purpose: inlined, the turn lived in

@@ -84,7 +84,7 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Log
 	for _, c := range []string{
 		CodeTimeout, CodeAgentUnreachable, CodeAgentHTTPStatus, CodeAgentUnauthorized, CodeRedirect, CodeAgentRPCError,
 		CodeProtocolError, CodeBlockedAddress, CodeTooLarge, CodeAuthRequired, CodeUnknownState,
-		CodeStreamEnded, CodeAPIKey, CodeTaskFailed,
+		CodeStreamEnded, CodeAPIKey, CodeTaskFailed, CodeAgentUnavailable,
 	} {
 		o.byCode[c] = codeOption(c)
 	}

@@ -32,6 +32,10 @@ type turn struct {
 	span   trace.Span // the turn's span (no-op when tracing is off)
 	// sawText: a text delta was emitted (the span got its first_text event).
 	sawText bool
+	// answered: the agent sent at least one A2A event or result (it is up, whatever it said).
+	answered bool
+	// ticket is the breaker's admission of the turn (nil without a breaker).
+	ticket *ticket
 
 	// rt is the interface the turn talks to; alt the other generation's interface of the same
 	// card, tried once when rt refuses the protocol version (nil when none, or once used).
@@ -256,6 +260,7 @@ func (t *turn) consume(st *a2a.Stream, continuing string) (done bool, lostErr, e
 			}
 			return false, err, nil
 		}
+		t.answered = true
 		if first && continuing != "" && replaysHeldTask(ev, continuing) {
 			task := ev.(*a2a.Task)
 			t.note(task.ID, task.ContextID)
@@ -340,6 +345,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 // handle applies one event and reports whether it ends the turn: the first interrupted or
 // terminal state (or one we do not understand) or a Message, whatever `final` says.
 func (t *turn) handle(ev a2a.Event) bool {
+	t.answered = true
 	switch e := ev.(type) {
 	case *a2a.Task:
 		t.note(e.ID, e.ContextID)
@@ -689,4 +695,50 @@ func transportReason(err error) string {
 		return "the connection timed out"
 	}
 	return "the connection failed"
+}
+
+// verdict says what the turn's ending tells the breaker about the agent: down when it could not
+// be reached, sent no event in time, answered 5xx or broke the protocol; up when it answered as
+// an agent (an error status below 500, a JSON-RPC error, a failed task, a reply too large);
+// neutral when our side ended the turn for reasons of its own (the caller canceled, or its
+// deadline passed) or a slow agent had already started answering.
+func (t *turn) verdict(err error) verdict {
+	if err == nil {
+		return up
+	}
+	if t.parent.Err() != nil {
+		return neutral // barge-in or the caller's own deadline: nothing learned
+	}
+	if pe, ok := errors.AsType[*a2a.ProtocolError](err); ok {
+		if pe.Kind == a2a.ProtocolEventTooLarge || pe.Kind == a2a.ProtocolBodyTooLarge {
+			return up
+		}
+		return down
+	}
+	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+		if hse.StatusCode >= 500 {
+			return down
+		}
+		return up
+	}
+	if _, ok := errors.AsType[*a2a.RPCError](err); ok {
+		return up
+	}
+	if own, ok := errors.AsType[*connector.TurnError](err); ok {
+		if own.Code == CodeProtocolError {
+			return down
+		}
+		if t.answered {
+			return up
+		}
+		return neutral // refused before the call (API key, no endpoint)
+	}
+	if t.answered {
+		return neutral // events flowed, then a timeout or a broken connection: slow, not down
+	}
+	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
+		return neutral // our policy, not the agent's health
+	}
+	// Unreachable, or nothing (no headers, no first event) before our limits ran out.
+	return down
 }

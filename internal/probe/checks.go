@@ -139,6 +139,7 @@ var errorFixes = map[string]string{
 	invoke.CodeAPIKey:           "The stored key cannot be used: set the agent's API key again in the console.",
 	invoke.CodeTimeout:          "Answer at once with a first event (a Task in submitted or working state), and finish within the turn timeout.",
 	invoke.CodeCanceled:         "Run the check again: it was canceled before the agent finished.",
+	invoke.CodeAgentUnavailable: "The agent failed several times in a row (see the cause above), so the connector stops calling it for a while: fix what failed, then run the check again after the time it names.",
 }
 
 func endpointCheck(a connector.Agent, keySet bool, t turn) Result {

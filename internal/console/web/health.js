@@ -99,6 +99,24 @@
         h('td', { text: str(f && f.message) }))))));
   }
 
+  const BREAKER_STATES = { closed: 'Closed (calling the agent)', open: 'Open (not calling the agent)', half_open: 'Half-open (one probe turn)' };
+
+  // breakersList shows each replica's circuit breaker for the agent (replicas that reported in
+  // the last 15 minutes).
+  function breakersList(data) {
+    const list = Array.isArray(data.breakers) ? data.breakers : [];
+    if (!list.length) return h('p', { class: 'help health-no-breakers', text: 'No replica has stopped calling this agent recently.' });
+    return h('div', { class: 'table-scroll' }, h('table', { class: 'health-breakers' },
+      h('caption', { text: 'After repeated failures that say the agent is down, a replica stops calling it for a while; its turns then fail at once with agent_unavailable.' }),
+      h('thead', {}, h('tr', {}, ['Replica', 'State', 'Since', 'Last cause', 'Retries at'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('tbody', {}, list.map((b) => h('tr', { class: 'breaker-' + str(b && b.state) },
+        h('td', { text: str(b && b.replica) }),
+        h('td', { text: BREAKER_STATES[b && b.state] || str(b && b.state) }),
+        h('td', { text: timeText(b && b.since) }),
+        h('td', { text: str(b && b.cause) || '—' }),
+        h('td', { text: b && b.retryAt ? timeText(b.retryAt) : '—' }))))));
+  }
+
   // card returns the agent's health card: closed until the tenant opens it, then loaded (and
   // reloaded with its button), so listing agents costs no health queries.
   function card(agentId) {
@@ -131,6 +149,8 @@
           numbers(data),
           h('h4', { text: 'Recent failures' }),
           failuresList(data),
+          h('h4', { text: 'Circuit breakers' }),
+          breakersList(data),
           h('p', { class: 'help', text: `As of ${timeText(data.at)}. Percentiles are read from histograms: within ±${Math.round(num(data.percentileRelativeError) * 1000) / 10}%.` }));
       } finally {
         loading = false;

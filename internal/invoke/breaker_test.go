@@ -1,0 +1,483 @@
+package invoke_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+)
+
+// fastBound is what "fails fast" may take at most: generous against a busy machine, and still
+// far below the first-event limit (20 s in the harness) that a turn calling the agent would wait.
+const fastBound = 2 * time.Second
+
+// fakeClock is a clock the test moves by hand, so that no test sleeps through a cool-down.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// breakerHarness is a harness whose Invoker has a Breaker on a fake clock, and collects the
+// breaker's published changes.
+type breakerHarness struct {
+	*harness
+	clock   *fakeClock
+	breaker *invoke.Breaker
+	mu      sync.Mutex
+	changes []invoke.BreakerChange
+}
+
+func newBreakerHarness(t *testing.T, mod func(*invoke.Options)) *breakerHarness {
+	t.Helper()
+	bh := &breakerHarness{clock: newFakeClock()}
+	bh.breaker = invoke.NewBreaker(invoke.BreakerOptions{Now: bh.clock.Now, OnChange: func(c invoke.BreakerChange) {
+		bh.mu.Lock()
+		defer bh.mu.Unlock()
+		bh.changes = append(bh.changes, c)
+	}})
+	bh.harness = newHarness(t, func(o *invoke.Options) {
+		o.Breaker = bh.breaker
+		if mod != nil {
+			mod(o)
+		}
+	})
+	return bh
+}
+
+func (bh *breakerHarness) states() []string {
+	bh.mu.Lock()
+	defer bh.mu.Unlock()
+	var out []string
+	for _, c := range bh.changes {
+		out = append(out, c.State)
+	}
+	return out
+}
+
+// run runs one turn with the text (a fixture behaviour) and returns its result and duration.
+func (bh *breakerHarness) run(t *testing.T, a *connector.Agent, text string) (*invoke.Result, time.Duration) {
+	t.Helper()
+	start := time.Now()
+	res := bh.inv.Turn(t.Context(), invoke.Request{Agent: a, MessageID: "m-" + text, Text: text}, nil)
+	return res, time.Since(start)
+}
+
+func wantUnavailable(t *testing.T, res *invoke.Result, took time.Duration) {
+	t.Helper()
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnavailable {
+		t.Errorf("result = %+v (err %+v), want FAILED %s", res, res.Err, invoke.CodeAgentUnavailable)
+		return
+	}
+	if took > fastBound {
+		t.Errorf("refused turn took %s, want well under %s", took, fastBound)
+	}
+}
+
+// TestBreakerOpensOnAgentDown: each way of being down costs the first three turns their full
+// failure, then turns fail fast with agent_unavailable and never reach the agent.
+func TestBreakerOpensOnAgentDown(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		behavior  fixtureagent.Behavior
+		streaming bool
+		wantCode  string
+	}{
+		{name: "hang_before_headers", behavior: fixtureagent.HangHeaders, streaming: true, wantCode: invoke.CodeTimeout},
+		{name: "headers_then_nothing", behavior: fixtureagent.HeadersSilence, streaming: true, wantCode: invoke.CodeTimeout},
+		{name: "http_500", behavior: fixtureagent.HTTP500, streaming: true, wantCode: invoke.CodeAgentHTTPStatus},
+		{name: "http_503_send", behavior: fixtureagent.HTTP503, streaming: false, wantCode: invoke.CodeAgentHTTPStatus},
+		{name: "garbage_stream", behavior: fixtureagent.Garbage, streaming: true, wantCode: invoke.CodeProtocolError},
+		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: invoke.CodeProtocolError},
+	}
+	for _, tt := range tests {
+		for _, w := range fixtureWires {
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				t.Parallel()
+				bh := newBreakerHarness(t, func(o *invoke.Options) {
+					o.FirstEventTimeout = shortLimit
+					o.TurnTimeout = 2 * time.Second // bounds the hanging send
+					o.MaxRetries = -1               // the retry budget has its own test
+				})
+				srv := w.start(t)
+				srv.SetBehavior(tt.behavior)
+				a := fixtureAgentFor(srv, tt.streaming)
+				for i := range invoke.DefaultBreakerFailures {
+					res, _ := bh.run(t, &a, "hello")
+					if res.Err == nil || res.Err.Code != tt.wantCode {
+						t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, tt.wantCode)
+					}
+				}
+				contacted := len(srv.Requests())
+				for range 5 {
+					res, took := bh.run(t, &a, "hello")
+					wantUnavailable(t, res, took)
+				}
+				if got := len(srv.Requests()); got != contacted {
+					t.Errorf("agent got %d requests after the breaker opened, want 0", got-contacted)
+				}
+				if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerOpen {
+					t.Errorf("state = %s, want open", got)
+				}
+			})
+		}
+	}
+	t.Run("connection_refused", func(t *testing.T) {
+		t.Parallel()
+		bh := newBreakerHarness(t, nil)
+		a := agentAt(fixtureagent.RefusedURL(t), true)
+		for range invoke.DefaultBreakerFailures {
+			if res, _ := bh.run(t, &a, "hello"); res.Err == nil || res.Err.Code != invoke.CodeAgentUnreachable {
+				t.Fatalf("result = %+v, want agent_unreachable", res)
+			}
+		}
+		res, took := bh.run(t, &a, "hello")
+		wantUnavailable(t, res, took)
+		for _, want := range []string{"since 2026-11-26T12:00:00Z", "agent_unreachable", "again at 2026-11-26T12:00:05Z"} {
+			if !strings.Contains(res.Err.Message, want) {
+				t.Errorf("message %q does not say %q", res.Err.Message, want)
+			}
+		}
+		if !res.Interrupted {
+			t.Error("a refused turn must keep the hold (Interrupted)")
+		}
+	})
+}
+
+// TestBreakerIgnoresAnswers: an agent that answers, whatever it answers (401, a JSON-RPC error,
+// a failed or rejected task, a reply too large), is up: its breaker never opens.
+func TestBreakerIgnoresAnswers(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, nil)
+	srv := fixtureagent.New(t)
+	a := agentAt(srv.URL, true)
+	behaviours := []fixtureagent.Behavior{fixtureagent.HTTP401, fixtureagent.JSONError, fixtureagent.RPCErrorEvent,
+		fixtureagent.Failed, fixtureagent.Rejected, fixtureagent.HugeEvent, fixtureagent.AuthRequired}
+	for _, b := range behaviours {
+		for i := range invoke.DefaultBreakerFailures + 1 {
+			res, _ := bh.run(t, &a, "behave:"+string(b))
+			if res.Err != nil && res.Err.Code == invoke.CodeAgentUnavailable {
+				t.Fatalf("%s, turn %d: refused by the breaker: %s", b, i+1, res.Err.Message)
+			}
+		}
+	}
+	if got := bh.states(); len(got) != 0 {
+		t.Errorf("breaker changes = %v, want none", got)
+	}
+}
+
+// TestBreakerSuccessResetsTheCount: failures must be consecutive.
+func TestBreakerSuccessResetsTheCount(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	srv := fixtureagent.New(t)
+	a := agentAt(srv.URL, true)
+	for range 3 {
+		for range invoke.DefaultBreakerFailures - 1 {
+			bh.run(t, &a, "behave:"+string(fixtureagent.HTTP500))
+		}
+		if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
+			t.Fatalf("result = %+v, want COMPLETED", res)
+		}
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+		t.Errorf("state = %s, want closed", got)
+	}
+}
+
+// gatedAgent is a real HTTP server in front of a fixture agent: while failing it answers 500;
+// while gated it holds each request until the gate opens, then lets the fixture answer.
+type gatedAgent struct {
+	srv      *fixtureagent.Server
+	url      string
+	failing  atomic.Bool
+	gated    atomic.Bool
+	gate     chan struct{}
+	arrived  chan struct{}
+	requests atomic.Int64
+}
+
+func newGatedAgent(t *testing.T) *gatedAgent {
+	g := &gatedAgent{srv: fixtureagent.New(t), gate: make(chan struct{}), arrived: make(chan struct{}, 100)}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.requests.Add(1)
+		if g.failing.Load() {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		if g.gated.Load() {
+			// Read the body first: only then does the server notice a client that goes away
+			// (and end r.Context()).
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			g.arrived <- struct{}{}
+			select {
+			case <-g.gate:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		g.srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	g.url = hs.URL + "/a2a"
+	return g
+}
+
+// TestBreakerHalfOpenLetsOneProbeThrough: after the cool-down exactly one turn probes the agent;
+// turns arriving meanwhile fail fast without reaching it; the probe's success closes the breaker.
+func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures {
+		bh.run(t, &a, "hello")
+	}
+	res, took := bh.run(t, &a, "hello")
+	wantUnavailable(t, res, took)
+
+	// The agent is back, but slow: the probe waits at the gate.
+	g.failing.Store(false)
+	g.gated.Store(true)
+	bh.clock.Add(invoke.DefaultBreakerCooldown)
+	probe := make(chan *invoke.Result, 1)
+	go func() {
+		probe <- bh.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "probe", Text: "hello"}, nil)
+	}()
+	<-g.arrived
+	before := g.requests.Load()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			res, took := bh.run(t, &a, "hello")
+			wantUnavailable(t, res, took)
+			if res.Err != nil && !strings.Contains(res.Err.Message, "probe") {
+				t.Errorf("message %q does not say a probe is under way", res.Err.Message)
+			}
+		})
+	}
+	wg.Wait()
+	if got := g.requests.Load() - before; got != 0 {
+		t.Errorf("agent got %d requests during the probe, want 0", got)
+	}
+	close(g.gate)
+	if res := <-probe; res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("probe = %+v, want COMPLETED", res)
+	}
+	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
+		t.Errorf("turn after recovery = %+v, want COMPLETED", res)
+	}
+	want := []string{invoke.BreakerOpen, invoke.BreakerHalfOpen, invoke.BreakerClosed}
+	if got := bh.states(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("changes = %v, want %v", got, want)
+	}
+}
+
+// TestBreakerCooldownDoubles: every failed probe doubles the wait, up to the maximum; success
+// starts over at the base.
+func TestBreakerCooldownDoubles(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures {
+		bh.run(t, &a, "hello")
+	}
+	// probeAfter moves the clock to just before the cool-down ends (refused, agent untouched),
+	// then to its end (one probe reaches the agent).
+	probeAfter := func(cooldown time.Duration) *invoke.Result {
+		t.Helper()
+		bh.clock.Add(cooldown - time.Millisecond)
+		n := g.requests.Load()
+		res, took := bh.run(t, &a, "hello")
+		wantUnavailable(t, res, took)
+		bh.clock.Add(time.Millisecond)
+		res, _ = bh.run(t, &a, "hello")
+		if got := g.requests.Load() - n; got != 1 {
+			t.Fatalf("cool-down %s: agent got %d requests, want exactly the probe", cooldown, got)
+		}
+		return res
+	}
+	cooldown := invoke.DefaultBreakerCooldown
+	for range 7 { // 5s, 10s, ... up to the 2m cap, and once more at the cap
+		if res := probeAfter(cooldown); res.Err == nil || res.Err.Code != invoke.CodeAgentHTTPStatus {
+			t.Fatalf("probe = %+v, want the agent's 500", res)
+		}
+		cooldown = min(2*cooldown, invoke.DefaultBreakerMaxCooldown)
+	}
+	g.failing.Store(false)
+	if res := probeAfter(cooldown); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("probe = %+v, want COMPLETED", res)
+	}
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures {
+		bh.run(t, &a, "hello")
+	}
+	g.failing.Store(false)
+	if res := probeAfter(invoke.DefaultBreakerCooldown); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("after recovery the cool-down must start over at %s; probe = %+v", invoke.DefaultBreakerCooldown, res)
+	}
+}
+
+// TestBreakerIgnoresCallerCancel: a barge-in before the agent answered says nothing about it.
+func TestBreakerIgnoresCallerCancel(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, nil)
+	srv := fixtureagent.New(t)
+	srv.SetBehavior(fixtureagent.HangHeaders)
+	a := agentAt(srv.URL, true)
+	for range invoke.DefaultBreakerFailures + 1 {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		res := bh.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+		cancel()
+		if res.Err != nil && res.Err.Code == invoke.CodeAgentUnavailable {
+			t.Fatal("caller deadlines opened the breaker")
+		}
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+		t.Errorf("state = %s, want closed", got)
+	}
+}
+
+// TestRetryBudgetBoundsA503Agent: an agent that answers 503 to every call sees each turn once,
+// plus at most the budget's share of retries (20% of the turns, at least one per window),
+// never three requests per turn.
+func TestRetryBudgetBoundsA503Agent(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock() // one instant: every call falls in one window
+	budget := a2a.NewRetryBudget(a2a.RetryBudgetOptions{Percent: a2a.DefaultRetryBudgetPercent, Now: clock.Now})
+	h := newHarness(t, func(o *invoke.Options) { o.RetryBudget = budget })
+	const turns = 20
+	for _, streaming := range []bool{true, false} {
+		srv := fixtureagent.New(t)
+		srv.SetBehavior(fixtureagent.HTTP503)
+		a := agentAt(srv.URL, streaming)
+		before := len(srv.Requests())
+		for range turns {
+			res := h.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+			if res.Err == nil || res.Err.Code != invoke.CodeAgentHTTPStatus {
+				t.Fatalf("result = %+v, want agent_http_status", res)
+			}
+		}
+		got := len(srv.Requests()) - before
+		budgetShare := turns * a2a.DefaultRetryBudgetPercent / 100
+		if got != turns+budgetShare {
+			t.Errorf("streaming=%v: agent got %d requests for %d turns, want %d (turns + %d%%)", streaming, got, turns, turns+budgetShare, a2a.DefaultRetryBudgetPercent)
+		}
+	}
+}
+
+// TestBreakerCanceledProbeLetsTheNextTurnProbe: a probe the caller cancels (barge-in) says
+// nothing about the agent; the breaker stays half-open and the next turn probes.
+func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures {
+		bh.run(t, &a, "hello")
+	}
+	g.failing.Store(false)
+	g.gated.Store(true)
+	bh.clock.Add(invoke.DefaultBreakerCooldown)
+	ctx, cancel := context.WithCancel(t.Context())
+	probe := make(chan *invoke.Result, 1)
+	go func() { probe <- bh.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "probe", Text: "hello"}, nil) }()
+	<-g.arrived
+	cancel()
+	if res := <-probe; res.Outcome != connector.OutcomeCanceled {
+		t.Fatalf("canceled probe = %+v, want CANCELED", res)
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerHalfOpen {
+		t.Fatalf("state after a canceled probe = %s, want half_open", got)
+	}
+	g.gated.Store(false)
+	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("next turn = %+v, want it to probe and complete", res)
+	}
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+		t.Errorf("state = %s, want closed", got)
+	}
+}
+
+// TestBreakerMetrics: operators see transitions by state, refused turns and open breakers.
+func TestBreakerMetrics(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	p, err := telemetry.Setup(t.Context(), telemetry.Options{MetricReader: reader})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
+	clock := newFakeClock()
+	b := invoke.NewBreaker(invoke.BreakerOptions{Now: clock.Now, MeterProvider: p.MeterProvider})
+	h := newHarness(t, func(o *invoke.Options) { o.Breaker, o.MaxRetries = b, -1 })
+	o := &observed{reader: reader}
+	g := newGatedAgent(t)
+	a := agentAt(g.url, true)
+	run := func() *invoke.Result {
+		return h.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+	}
+	g.failing.Store(true)
+	for range invoke.DefaultBreakerFailures + 2 {
+		run()
+	}
+	if v, _ := o.int64Metric(t, invoke.MetricBreakerOpen); v != 1 {
+		t.Errorf("%s = %d while open, want 1", invoke.MetricBreakerOpen, v)
+	}
+	g.failing.Store(false)
+	clock.Add(invoke.DefaultBreakerCooldown)
+	if res := run(); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("probe = %+v", res)
+	}
+	state := attribute.Key("a2ac.breaker.state")
+	for _, s := range []string{invoke.BreakerOpen, invoke.BreakerHalfOpen, invoke.BreakerClosed} {
+		if v, _ := o.int64Metric(t, invoke.MetricBreakerTransitions, state.String(s)); v != 1 {
+			t.Errorf("%s{%s} = %d, want 1", invoke.MetricBreakerTransitions, s, v)
+		}
+	}
+	if v, _ := o.int64Metric(t, invoke.MetricBreakerRefused); v != 2 {
+		t.Errorf("%s = %d, want 2", invoke.MetricBreakerRefused, v)
+	}
+	if v, ok := o.int64Metric(t, invoke.MetricBreakerOpen); !ok || v != 0 {
+		t.Errorf("%s = %d (recorded %v) after recovery, want 0", invoke.MetricBreakerOpen, v, ok)
+	}
+}
