@@ -281,7 +281,9 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 				return fmt.Errorf("a2a %s: %w", method, *de)
 			}
 		}
-		return fmt.Errorf("a2a %s: gRPC %s: %w", method, st.Code(), io.ErrUnexpectedEOF)
+		// No answer from the agent: a transport failure to the caller (resumed mid-stream,
+		// "down" for the breaker), with gRPC's words kept for the log.
+		return fmt.Errorf("a2a %s: %w", method, err)
 	case codes.ResourceExhausted:
 		if strings.Contains(st.Message(), "larger than max") {
 			return &ProtocolError{Method: method, Kind: ProtocolEventTooLarge, Detail: Clip(st.Message(), 200, "…")}

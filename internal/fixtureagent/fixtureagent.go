@@ -271,10 +271,11 @@ type Server struct {
 	// URL+"/stream").
 	URL string
 
-	v1   bool
-	rest bool
-	srv  *httptest.Server
-	stop chan struct{}
+	v1      bool
+	rest    bool
+	grpcURL string // set by NewGRPC: the agent is called over gRPC there
+	srv     *httptest.Server
+	stop    chan struct{}
 
 	mu         sync.Mutex
 	requests   []Request
@@ -333,7 +334,10 @@ func NewREST(t testing.TB) *Server {
 // Binding is the protocol binding the agent serves, as a profile keeps it: BindingHTTPJSON, or
 // "" for JSON-RPC.
 func (s *Server) Binding() string {
-	if s.rest {
+	switch {
+	case s.grpcURL != "":
+		return BindingGRPC
+	case s.rest:
 		return BindingHTTPJSON
 	}
 	return ""
