@@ -18,6 +18,9 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 )
 
@@ -185,4 +188,23 @@ func TestSDKV2Interop(t *testing.T) {
 			testPeer(t, p, func(t *testing.T) *harness { return newHarness(t, nil) })
 		})
 	}
+}
+
+// A gRPC agent dials through the SSRF guard like every other call: with the default policy
+// (public addresses only) a loopback gRPC interface is refused before connect(2).
+func TestGRPCDialGoesThroughTheGuard(t *testing.T) {
+	t.Parallel()
+	peer := sdkagent.New(t, sdkagent.Options{Streaming: true, GRPCOnly: true})
+	// Plain http allowed, loopback not: the refusal comes from the dialer itself.
+	h := newHarness(t, func(o *invoke.Options) { o.GRPCPolicy = &netguard.Policy{AllowInsecureHTTP: true} })
+	a := peer1Agent(peer.GRPCURL)
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "guarded", Text: "stream " + userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeBlockedAddress {
+		t.Fatalf("result = %+v (err %+v), want FAILED %s", res, res.Err, invoke.CodeBlockedAddress)
+	}
+}
+
+func peer1Agent(url string) connector.Agent {
+	return connector.Agent{ID: "grpc-guarded", Enabled: true, CardProfile: connector.CardProfile{
+		Name: "grpc", EndpointURL: url, EndpointBinding: "GRPC", ProtocolVersion: "1.0", Streaming: true}}
 }
