@@ -14,6 +14,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -32,20 +37,21 @@ const jsV1AgentDir = "testdata/js-agent-v1"
 // jsV1Agents is a running testdata/js-agent-v1 process.
 type jsV1Agents struct {
 	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two JSON-RPC agents; each
-	// serves JSON-RPC at /a2a. REST is the origin of the HTTP+JSON agent (at /rest).
-	V1Only, Dual, REST string
-	client             *http.Client
+	// serves JSON-RPC at /a2a. REST is the origin of the HTTP+JSON agent (at /rest); GRPC the
+	// origin of the gRPC agent's card and records, GRPCURL its gRPC interface.
+	V1Only, Dual, REST, GRPC, GRPCURL string
+	client                            *http.Client
 }
 
 // portsWriter collects the agent's stdout and hands over the ports of its ready line once.
 type portsWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
-	ports chan [3]int // buffered, receives once
+	ports chan [4]int // buffered, receives once
 	sent  bool
 }
 
-var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+) (\d+)\r?\n`)
+var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+) (\d+) (\d+)\r?\n`)
 
 func (w *portsWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -56,9 +62,10 @@ func (w *portsWriter) Write(p []byte) (int, error) {
 			a, errA := strconv.Atoi(string(m[1]))
 			b, errB := strconv.Atoi(string(m[2]))
 			c, errC := strconv.Atoi(string(m[3]))
-			if errA == nil && errB == nil && errC == nil {
+			d, errD := strconv.Atoi(string(m[4]))
+			if errA == nil && errB == nil && errC == nil && errD == nil {
 				w.sent = true
-				w.ports <- [3]int{a, b, c}
+				w.ports <- [4]int{a, b, c, d}
 			}
 		}
 	}
@@ -76,10 +83,10 @@ func (w *portsWriter) String() string {
 // for, at t's cleanup; it also exits on its own when its stdin (held by this process) closes.
 func startJSV1Agents(t *testing.T) *jsV1Agents {
 	t.Helper()
-	stdout := &portsWriter{ports: make(chan [3]int, 1)}
+	stdout := &portsWriter{ports: make(chan [4]int, 1)}
 	ports := awaitReady(t, startNode(t, jsV1AgentDir, stdout, "agent.mjs"), stdout.ports)
 	return &jsV1Agents{V1Only: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Dual: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
-		REST: "http://127.0.0.1:" + strconv.Itoa(ports[2]), client: loopbackClient(t)}
+		REST: "http://127.0.0.1:" + strconv.Itoa(ports[2]), GRPC: "http://127.0.0.1:" + strconv.Itoa(ports[3]), client: loopbackClient(t)}
 }
 
 // requests returns what the agent at origin recorded (GET /debug/requests).
@@ -148,6 +155,7 @@ func TestJSV1Interop(t *testing.T) {
 		{Name: "js-v1-dual-1.0", URL: agents.Dual + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.Dual)},
 		{Name: "js-v1-dual-0.3", URL: agents.Dual + "/a2a", Protocol: "0.3", Streaming: true, Requests: agents.requests(agents.Dual)},
 		{Name: "js-v1-http-json", URL: agents.REST + "/rest", Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: agents.requests(agents.REST)},
+		{Name: "js-v1-grpc", URL: jsGRPCURL(t, agents), Protocol: "1.0", Binding: "GRPC", Streaming: true, Requests: agents.requests(agents.GRPC)},
 	}
 
 	// What makes the two agents what they are, seen from outside: the 1.0-only one refuses a
@@ -206,6 +214,9 @@ func TestJSV1Interop(t *testing.T) {
 			switch {
 			case p.Binding == "HTTP+JSON":
 				probeREST(t, agents.client, p.URL, p.Streaming)
+			case p.Binding == "GRPC":
+				probeSDK(t, strings.TrimPrefix(p.URL, "http://"), p.Streaming, a2a.TransportProtocolGRPC,
+					a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
 			case p.v1():
 				probeV1(t, agents.client, p.URL, p.Streaming)
 			default:
@@ -214,4 +225,18 @@ func TestJSV1Interop(t *testing.T) {
 			testPeer(t, p, jsHarness)
 		})
 	}
+}
+
+// jsGRPCURL is the gRPC interface the JS gRPC agent's card lists, read the way registration
+// reads it.
+func jsGRPCURL(t *testing.T, agents *jsV1Agents) string {
+	t.Helper()
+	hc := netguard.NewClient(netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true},
+		netguard.ClientOptions{MaxRedirects: cardfetch.DefaultMaxRedirects})
+	t.Cleanup(hc.CloseIdleConnections)
+	_, rep, err := cardfetch.New(cardfetch.Options{Client: hc, AllowInsecureHTTP: true}).FetchAndValidate(t.Context(), agents.GRPC)
+	if err != nil || !rep.Valid || rep.Profile.EndpointBinding != "GRPC" {
+		t.Fatalf("card of the gRPC agent: %v %+v %+v", err, rep.Problems, rep.Profile)
+	}
+	return rep.Profile.EndpointURL
 }
