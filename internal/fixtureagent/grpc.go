@@ -33,7 +33,7 @@ const BindingGRPC = "GRPC"
 // stream becomes UNAVAILABLE mid-stream; an HTTP stream that ends without a final state ends the
 // gRPC stream the same way. Requests are recorded by the HTTP+JSON face (paths under /a2a).
 // Framing faults that gRPC cannot carry (a wrong content type, bad JSON) come out as INTERNAL;
-// an HTTP 5xx without an A2A error as UNAVAILABLE.
+// an HTTP 5xx without an A2A error as UNAVAILABLE, a 429 as RESOURCE_EXHAUSTED.
 
 // NewGRPC starts a fixture agent speaking A2A 1.0 over gRPC (plaintext) on loopback; its URL is
 // "http://127.0.0.1:port". It is closed when the test ends.
@@ -111,6 +111,9 @@ func statusFromBody(raw []byte, httpStatus int) error {
 		} `json:"error"`
 	}
 	if json.Unmarshal(raw, &body) != nil || body.Error.Status == "" {
+		if httpStatus == http.StatusTooManyRequests {
+			return grpcstatus.Errorf(codes.ResourceExhausted, "HTTP %d", httpStatus)
+		}
 		if httpStatus >= 500 {
 			// What a gRPC gateway or balancer answers when the backend is down.
 			return grpcstatus.Errorf(codes.Unavailable, "HTTP %d", httpStatus)

@@ -303,3 +303,31 @@ func TestFixtureFramingOnEveryWire(t *testing.T) {
 		}
 	}
 }
+
+// An agent that refuses the first attempt for load (HTTP 429, gRPC RESOURCE_EXHAUSTED) is called
+// again with the same messageId, within the retry budget, on every wire.
+func TestFixtureRetryOnEveryWire(t *testing.T) {
+	t.Parallel()
+	for _, w := range fixtureWires {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			srv := w.start(t)
+			h := newHarness(t, nil)
+			a := fixtureAgentFor(srv, true)
+			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-retried",
+				Text: "behave:" + string(fixtureagent.TooManyOnce) + " " + userWords})
+			if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
+				t.Fatalf("result = %+v (err %+v), want COMPLETED", res, res.Err)
+			}
+			var ids []string
+			for _, r := range srv.Requests() {
+				if r.Op == fixtureagent.OpStream {
+					ids = append(ids, r.MessageID)
+				}
+			}
+			if diff := cmp.Diff([]string{"turn-retried", "turn-retried"}, ids); diff != "" {
+				t.Errorf("stream requests' messageIds (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
