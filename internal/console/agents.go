@@ -84,8 +84,7 @@ func toAgentJSON(a connector.Agent) agentJSON {
 	return agentJSON{
 		ID: a.ID, CardURL: a.CardURL, Name: a.Name, Description: a.Description, Version: a.Version,
 		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
-		EndpointBinding: bindingName(a.EndpointBinding),
-		Fallback:        toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
+		EndpointBinding: bindingName(a.EndpointBinding), Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet, Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
