@@ -62,7 +62,15 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := slices.IndexFunc(list.GetAgents(), func(g *pb.Agent) bool { return g.GetAgentId() == a.ID })
-			if i < 0 || list.GetAgents()[i].GetProtocolVersion() != "1.0" || list.GetAgents()[i].GetEndpointUrl() != wantURL {
+			wantBinding := "JSONRPC"
+			switch {
+			case tt.restOnly:
+				wantBinding = "HTTP+JSON"
+			case tt.grpcOnly:
+				wantBinding = "GRPC"
+			}
+			if i < 0 || list.GetAgents()[i].GetProtocolVersion() != "1.0" || list.GetAgents()[i].GetEndpointUrl() != wantURL ||
+				list.GetAgents()[i].GetEndpointBinding() != wantBinding {
 				t.Errorf("ListAgents = %v, want the agent with its 1.0 interface", list.GetAgents())
 			}
 
