@@ -60,13 +60,13 @@ func BindingFor(name string) (b Binding, ok bool) {
 }
 
 // Spoken reports whether the Client can call interfaces of this binding in wire generation w.
-// HTTP+JSON and gRPC are spoken in their 1.0 form only: 0.3's forms have other messages and
-// paths.
+// HTTP+JSON is spoken in its 1.0 form only (0.3's has other paths and bodies); gRPC in 1.0 and
+// 0.3 (both protos ship with a2a-go).
 func (b Binding) Spoken(w Wire) bool {
 	switch b {
-	case BindingJSONRPC:
+	case BindingJSONRPC, BindingGRPC:
 		return true
-	case BindingHTTPJSON, BindingGRPC:
+	case BindingHTTPJSON:
 		return w == WireV1
 	}
 	return false

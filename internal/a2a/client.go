@@ -197,6 +197,8 @@ type call struct {
 	method string
 	id     string
 	rest   bool
+	// grpcV0: A2A 0.3 over gRPC (its proto, spoken through the 1.0 JSON; see grpc.go).
+	grpcV0 bool
 }
 
 func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
@@ -207,6 +209,10 @@ func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
 	}
 	if ep.Binding == BindingJSONRPC {
 		cl.id = c.opts.NewRequestID()
+	}
+	if ep.Binding == BindingGRPC {
+		// Both generations' protos read and write the 1.0 JSON.
+		cl.d, cl.grpcV0 = v1Dialect{}, ep.Wire == WireV0
 	}
 	return cl, nil
 }

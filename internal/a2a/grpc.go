@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
@@ -64,6 +65,7 @@ type grpcPool struct {
 type grpcConn struct {
 	cc       *grpc.ClientConn
 	client   a2apb.A2AServiceClient
+	clientV0 a2apbv0.A2AServiceClient // A2A 0.3's service (package a2a.v1) on the same connection
 	lastUsed time.Time
 	inUse    int
 	// dialErr is the last error of the dialer, so that a refusal by the guard is reported as
@@ -161,7 +163,7 @@ func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gRPC client for %s: %w", hostport, err)
 	}
-	c.cc, c.client = cc, a2apb.NewA2AServiceClient(cc)
+	c.cc, c.client, c.clientV0 = cc, a2apb.NewA2AServiceClient(cc), a2apbv0.NewA2AServiceClient(cc)
 	p.conns[key] = c
 	return c, nil
 }
@@ -199,13 +201,16 @@ func (p *grpcPool) close() {
 }
 
 // grpcMetadata is the call's service parameters as gRPC metadata: the endpoint's headers (the
-// API key under every name the card asks, extensions), A2A-Version, and the trace context.
+// API key under every name the card asks, extensions), A2A-Version (1.0 only: 0.3 has none), and
+// the trace context.
 func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 	h := make(http.Header, len(ep.Header)+3)
 	for k, vs := range ep.Header {
 		h[k] = vs
 	}
-	d.header(h)
+	if ep.Wire == WireV1 {
+		d.header(h)
+	}
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
 	md := make(metadata.MD, len(h))
 	for k, vs := range h {
@@ -215,8 +220,13 @@ func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 }
 
 // grpcRequest builds the proto request of op from the params, through the 1.0 JSON (tenant
-// included: gRPC carries it in the request).
+// included: gRPC carries it in the request). A2A 0.3's proto gives its fields the 1.0 JSON names
+// (request → "message", parts, ROLE_*), so the same JSON reads into it; its task calls name the
+// task as "tasks/{id}".
 func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
+	if cl.grpcV0 {
+		return grpcRequestV0(cl, params)
+	}
 	body, err := cl.d.encodeParams(cl.op, params, tenant)
 	if err != nil {
 		return nil, err
@@ -236,6 +246,33 @@ func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+func grpcRequestV0(cl call, params any) (proto.Message, error) {
+	switch p := params.(type) {
+	case *MessageSendParams:
+		body, err := cl.d.encodeParams(cl.op, p, "")
+		if err != nil {
+			return nil, err
+		}
+		m := &a2apbv0.SendMessageRequest{}
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case TaskQueryParams:
+		m := &a2apbv0.GetTaskRequest{Name: "tasks/" + p.ID}
+		if p.HistoryLength != nil {
+			m.HistoryLength = int32(*p.HistoryLength)
+		}
+		return m, nil
+	case TaskIDParams:
+		if cl.op == OpCancelTask {
+			return &a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID}, nil
+		}
+		return &a2apbv0.TaskSubscriptionRequest{Name: "tasks/" + p.ID}, nil
+	}
+	return nil, fmt.Errorf("no A2A 0.3 gRPC request for %T", params)
 }
 
 // grpcDecode turns one answer of the agent into an Event through its 1.0 JSON.
@@ -374,6 +411,12 @@ func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any
 			resp, err = conn.client.GetTask(callCtx, r, limit)
 		case *a2apb.CancelTaskRequest:
 			resp, err = conn.client.CancelTask(callCtx, r, limit)
+		case *a2apbv0.SendMessageRequest:
+			resp, err = conn.clientV0.SendMessage(callCtx, r, limit)
+		case *a2apbv0.GetTaskRequest:
+			resp, err = conn.clientV0.GetTask(callCtx, r, limit)
+		case *a2apbv0.CancelTaskRequest:
+			resp, err = conn.clientV0.CancelTask(callCtx, r, limit)
 		default:
 			err = fmt.Errorf("no unary gRPC call for %T", req)
 		}
@@ -400,20 +443,36 @@ func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params an
 	}
 	callCtx := grpcMetadata(ctx, ep, cl.d)
 	limit := grpc.MaxCallRecvMsgSize(c.opts.MaxEventBytes + 1024)
-	var st grpc.ServerStreamingClient[a2apb.StreamResponse]
-	var first *a2apb.StreamResponse
+	// recvNext reads the next message of whichever service the stream is on.
+	var recvNext func() (proto.Message, error)
+	var first proto.Message
 	// A server stream's failure to start shows at the first Recv: the retries cover both.
 	err = c.grpcAttempt(ctx, ep, conn, func() error {
 		var err error
-		if r, ok := req.(*a2apb.SendMessageRequest); ok {
+		switch r := req.(type) {
+		case *a2apb.SendMessageRequest:
+			var st grpc.ServerStreamingClient[a2apb.StreamResponse]
 			st, err = conn.client.SendStreamingMessage(callCtx, r, limit)
-		} else {
-			st, err = conn.client.SubscribeToTask(callCtx, req.(*a2apb.SubscribeToTaskRequest), limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apb.SubscribeToTaskRequest:
+			var st grpc.ServerStreamingClient[a2apb.StreamResponse]
+			st, err = conn.client.SubscribeToTask(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apbv0.SendMessageRequest:
+			var st grpc.ServerStreamingClient[a2apbv0.StreamResponse]
+			st, err = conn.clientV0.SendStreamingMessage(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apbv0.TaskSubscriptionRequest:
+			var st grpc.ServerStreamingClient[a2apbv0.StreamResponse]
+			st, err = conn.clientV0.TaskSubscription(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		default:
+			err = fmt.Errorf("no streaming gRPC call for %T", req)
 		}
 		if err != nil {
 			return err
 		}
-		first, err = st.Recv()
+		first, err = recvNext()
 		if err == io.EOF {
 			first, err = nil, nil
 		}
@@ -429,7 +488,7 @@ func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params an
 	done := func() { once.Do(func() { c.grpc.release(conn) }) }
 	ended := first == nil
 	s.recv = func() (Event, error) {
-		var m *a2apb.StreamResponse
+		var m proto.Message
 		switch {
 		case first != nil:
 			m, first = first, nil
@@ -438,7 +497,7 @@ func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params an
 			return nil, io.EOF
 		default:
 			var err error
-			if m, err = st.Recv(); err != nil {
+			if m, err = recvNext(); err != nil {
 				done()
 				if err == io.EOF {
 					return nil, io.EOF

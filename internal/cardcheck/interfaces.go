@@ -58,8 +58,8 @@ func (o offer) httpJSON() bool {
 
 func (o offer) grpc() bool { return strings.EqualFold(o.binding, "GRPC") }
 
-// spoken reports whether the connector calls this interface: JSON-RPC in 0.2/0.3 or 1.x, and
-// HTTP+JSON and gRPC in 1.x (0.3's forms of those two have other paths and messages).
+// spoken reports whether the connector calls this interface: JSON-RPC and gRPC in 0.2/0.3 or
+// 1.x, HTTP+JSON in 1.x (0.3's form of it has other paths and bodies).
 func (o offer) spoken() bool {
 	switch {
 	case o.gen == genUnknown || o.url == "":
@@ -69,9 +69,10 @@ func (o offer) spoken() bool {
 	case o.httpJSON():
 		return o.gen == gen1
 	case o.grpc():
-		// gRPC as a URL with a scheme (https: TLS; http: plaintext where allowed). A bare
-		// "host:port", as some SDK samples write it, says nothing of TLS: not called.
-		return o.gen == gen1 && hasHTTPScheme(o.url)
+		// gRPC (1.0's A2AService, or 0.3's) as a URL with a scheme (https: TLS; http: plaintext
+		// where allowed). A bare "host:port", as some SDK samples write it, says nothing of
+		// TLS: not called.
+		return hasHTTPScheme(o.url)
 	}
 	return false
 }
@@ -144,9 +145,10 @@ func supportedOffers(list []interfaceV1Doc) []offer {
 	return out
 }
 
-// v0Endpoint is the JSON-RPC endpoint a 0.x card names at its top level (A2A 0.3 transport
-// selection restricted to JSONRPC): url when preferredTransport is absent or JSONRPC, else an
-// additionalInterfaces entry with transport JSONRPC. ok is false when there is none.
+// v0Endpoint is the endpoint a 0.x card names at its top level (A2A 0.3 transport selection
+// restricted to what the connector speaks): url when preferredTransport is absent, JSONRPC or
+// GRPC, else the first additionalInterfaces entry with transport JSONRPC or GRPC. ok is false
+// when there is none.
 func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 	o = offer{binding: "JSONRPC", version: strings.TrimSpace(doc.ProtocolVersion)}
 	// A 0.x-shaped card stating 1.0 still gets the wire it states; anything else unknown is
@@ -163,8 +165,15 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
 		return o, true
 	}
+	if strings.EqualFold(pt, "GRPC") && hasHTTPScheme(doc.URL) {
+		o.binding = "GRPC"
+		o.path, o.urlPath, o.url = "url", "url", doc.URL
+		return o, true
+	}
 	for i, in := range doc.AdditionalInterfaces {
-		if strings.EqualFold(strings.TrimSpace(in.Transport), "JSONRPC") && in.URL != "" {
+		tr := strings.TrimSpace(in.Transport)
+		if in.URL != "" && (strings.EqualFold(tr, "JSONRPC") || (strings.EqualFold(tr, "GRPC") && hasHTTPScheme(in.URL))) {
+			o.binding = strings.ToUpper(tr)
 			o.path = indexPath("additionalInterfaces", i)
 			o.urlPath = memberPath(o.path, "url")
 			o.url = in.URL

@@ -60,7 +60,6 @@ var pendingFixtures = map[string]struct {
 	issue string
 	today pc
 }{
-	"valid/grpc-only.json":                 {"#23 every A2A binding (gRPC)", pc{"preferredTransport", "unsupported_transport"}},
 	"valid/bearer-1.0.json":                {"#24 credentials (bearer token)", pc{"securityRequirements", "unsupported_security"}},
 	"valid/oauth2-client-credentials.json": {"#24 credentials (OAuth 2.0 client credentials)", pc{"security", "unsupported_security"}},
 }

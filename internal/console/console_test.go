@@ -441,9 +441,10 @@ func TestAgentInterfaces(t *testing.T) {
 		t.Errorf("0.x agent interface (-want +got):\n%s", diff)
 	}
 
-	// A card offering only gRPC in 0.3's form (1.0's is spoken): the preview names no interface.
+	// A card offering only gRPC at a bare host:port (no scheme says whether it is TLS): the
+	// preview names no interface.
 	grpcOnly := strings.Replace(strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1),
-		`"protocolVersion": "1.0"`, `"protocolVersion": "0.3"`, -1)
+		`"url": "https://agent.example.com/a2a"`, `"url": "agent.example.com:50051"`, -1)
 	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.Set("/grpc.json", grpcOnly)})
 	e.expect(r, http.StatusOK)
 	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {

@@ -160,6 +160,10 @@ func (p peer) path() string {
 // method is the wire name of a send (stream false) or stream call in the peer's generation.
 func (p peer) method(stream bool) string {
 	switch {
+	case p.Binding == "GRPC" && stream: // gRPC's method names are 1.0's in both generations
+		return "SendStreamingMessage"
+	case p.Binding == "GRPC":
+		return "SendMessage"
 	case p.v1() && stream:
 		return "SendStreamingMessage"
 	case p.v1():

@@ -23,6 +23,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
@@ -65,6 +66,9 @@ type Options struct {
 	ObserveGRPC func(method string, md metadata.MD, req any)
 	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
 	GRPCOnly bool
+	// GRPCV0 also serves A2A 0.3 over gRPC (the SDK's a2agrpc/v0 handler) on a third loopback
+	// port at GRPCV0URL, listed last on the card with protocolVersion 0.3.
+	GRPCV0 bool
 	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
 	// declares the apiKey scheme either way.
 	APIKey string
@@ -82,7 +86,7 @@ type Server struct {
 	CardURL string
 	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
 	// the 1.0 HTTP+JSON one ("" without REST); GRPCURL the 1.0 gRPC one ("" without GRPC).
-	V1URL, V0URL, RESTURL, GRPCURL string
+	V1URL, V0URL, RESTURL, GRPCURL, GRPCV0URL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -144,13 +148,18 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, handler, o.ObserveGRPC)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
 		} else {
 			card.SupportedInterfaces = append(card.SupportedInterfaces, iface)
 		}
+	}
+	if o.GRPCV0 {
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
 	if o.Compat {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
@@ -162,8 +171,9 @@ func New(tb testing.TB, o Options) *Server {
 	return s
 }
 
-// startGRPC serves the handler over gRPC on loopback until the test ends and returns its URL.
-func startGRPC(tb testing.TB, handler a2asrv.RequestHandler, observe func(string, metadata.MD, any)) string {
+// startGRPC serves a gRPC server (register adds the A2A service) on loopback until the test
+// ends and returns its URL.
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any)) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -182,7 +192,7 @@ func startGRPC(tb testing.TB, handler a2asrv.RequestHandler, observe func(string
 			}))
 	}
 	gs := grpc.NewServer(opts...)
-	a2agrpc.NewHandler(handler).RegisterWith(gs)
+	register(gs)
 	go gs.Serve(ln) //nolint:errcheck // ends with Stop below
 	tb.Cleanup(gs.Stop)
 	return "http://" + ln.Addr().String()
