@@ -25,6 +25,20 @@ type profileJSON struct {
 	APIKeyRequired bool           `json:"apiKeyRequired"`
 	APIKeyHeaders  []string       `json:"apiKeyHeaders"`
 	Extensions     []string       `json:"extensions"`
+	// The credential fields came with issue 24; a revision stored before them is derived from
+	// its API key fields on reading (decodeProfile).
+	CredentialKind     string         `json:"credentialKind,omitempty"`
+	CredentialKinds    []string       `json:"credentialKinds,omitempty"`
+	CredentialRequired bool           `json:"credentialRequired,omitempty"`
+	OAuth2TokenURL     string         `json:"oauth2TokenUrl,omitempty"`
+	OAuth2Scopes       []string       `json:"oauth2Scopes,omitempty"`
+	CardSignature      *signatureJSON `json:"cardSignature,omitempty"`
+}
+
+// signatureJSON is a connector.CardSignature.
+type signatureJSON struct {
+	Status string `json:"status"`
+	KeyID  string `json:"keyId,omitempty"`
 }
 
 // interfaceJSON is a connector.Interface.
@@ -57,6 +71,12 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		APIKeyRequired:  p.APIKeyRequired,
 		APIKeyHeaders:   p.APIKeyHeaders,
 		Extensions:      p.Extensions,
+
+		CredentialKind: p.CredentialKind, CredentialKinds: p.CredentialKinds, CredentialRequired: p.CredentialRequired,
+		OAuth2TokenURL: p.OAuth2TokenURL, OAuth2Scopes: p.OAuth2Scopes,
+	}
+	if p.CardSignature.Status != "" {
+		pj.CardSignature = &signatureJSON{Status: p.CardSignature.Status, KeyID: p.CardSignature.KeyID}
 	}
 	if f := p.Fallback; f != nil {
 		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
@@ -99,6 +119,20 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		APIKeyRequired:  pj.APIKeyRequired,
 		APIKeyHeaders:   pj.APIKeyHeaders,
 		Extensions:      pj.Extensions,
+
+		CredentialKind: pj.CredentialKind, CredentialKinds: pj.CredentialKinds, CredentialRequired: pj.CredentialRequired,
+		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes,
+		CardSignature: connector.CardSignature{Status: connector.SignatureUnsigned},
+	}
+	if pj.CardSignature != nil {
+		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
+	}
+	if p.CredentialKind == "" {
+		// Stored before issue 24: only API keys were understood.
+		p.CredentialKind, p.CredentialRequired = connector.CredentialKindNone, p.APIKeyRequired
+		if p.APIKeyRequired || len(p.APIKeyHeaders) > 0 {
+			p.CredentialKind, p.CredentialKinds = connector.CredentialKindAPIKey, []string{connector.CredentialKindAPIKey}
+		}
 	}
 	if f := pj.Fallback; f != nil {
 		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
