@@ -124,9 +124,21 @@ func (a Agent) Invocable() error {
 		return ErrAPIKeyMissing
 	}
 	if a.CredentialRequired && !a.CredentialsUsable() {
-		return fmt.Errorf("agent needs credentials of kind %s: %w", a.CredentialKind, ErrAPIKeyMissing)
+		return fmt.Errorf("agent needs credentials of kind %s: %w", a.Credential(), ErrAPIKeyMissing)
 	}
 	return nil
+}
+
+// Credential is CredentialKind, or for a profile stored before credential kinds existed ("")
+// what its API key fields mean: apiKey or none.
+func (p CardProfile) Credential() string {
+	switch {
+	case p.CredentialKind != "":
+		return p.CredentialKind
+	case p.APIKeyRequired || len(p.APIKeyHeaders) > 0:
+		return CredentialKindAPIKey
+	}
+	return CredentialKindNone
 }
 
 // Credential kinds: what a card asks for and what a registration stores.
@@ -147,7 +159,7 @@ func (a Agent) CredentialsUsable() bool {
 	if set == "" {
 		set = CredentialKindAPIKey
 	}
-	return set == a.CredentialKind || slices.Contains(a.CredentialKinds, set)
+	return set == a.Credential() || slices.Contains(a.CredentialKinds, set)
 }
 
 // Card signature statuses (CardSignature.Status).

@@ -13,6 +13,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -111,6 +113,22 @@ const CodeDuplicateEndpoint = "duplicate_endpoint"
 // warning when other agents of the tenant call the same endpoint. Errors: *cardfetch.FetchError
 // (no card), *CardError (card invalid), *store.DuplicateError (the tenant has the card already).
 func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string) (a connector.Agent, warnings []connector.Problem, err error) {
+	var cred *credential.Credential
+	if apiKey != "" {
+		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: apiKey}
+	}
+	return s.RegisterWith(ctx, tenantID, cardURL, cred)
+}
+
+// RegisterWith is Register with any kind of credential (nil: none). A credential that cannot
+// work, or of a kind the card does not take, is a *credential.FieldError and nothing is stored;
+// an API key is taken whatever the card says, as it always was.
+func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cred *credential.Credential) (a connector.Agent, warnings []connector.Problem, err error) {
+	if cred != nil {
+		if err := cred.Check(); err != nil {
+			return connector.Agent{}, nil, err
+		}
+	}
 	cardURL = store.CanonicalCardURL(cardURL)
 	fetched, report, err := s.cards.FetchAndValidate(ctx, cardURL)
 	if err != nil {
@@ -123,10 +141,14 @@ func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string
 		ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
 	}
-	if apiKey != "" {
-		if na.APIKey, err = s.seal(na.ID, apiKey); err != nil {
+	if cred != nil {
+		if err := fits(*cred, report.Profile); err != nil {
 			return connector.Agent{}, nil, err
 		}
+		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
+			return connector.Agent{}, nil, err
+		}
+		na.CredentialKind = cred.Kind
 	}
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
@@ -172,29 +194,46 @@ func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a conn
 
 // Patch changes an agent's settings; nil fields stay as they are.
 type Patch struct {
-	// APIKey: "" removes the key, any other string replaces it (sealed for the agent).
-	APIKey  *string
-	Enabled *bool
+	// APIKey: "" removes the credential, any other string replaces it with this API key
+	// (sealed for the agent).
+	APIKey *string
+	// Credential replaces the agent's credential, of whatever kind; with APIKey it is
+	// ErrInvalid.
+	Credential *credential.Credential
+	Enabled    *bool
 }
 
 // Update applies p and returns the agent as it now is. An agent that is not the tenant's is
 // connector.ErrNotFound, and nothing is sealed for its id.
 func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
 	patch := store.AgentPatch{Enabled: p.Enabled}
+	cred := p.Credential
 	switch {
+	case p.APIKey != nil && cred != nil:
+		return connector.Agent{}, fmt.Errorf("update agent: both apiKey and credentials: %w", connector.ErrInvalid)
 	case p.APIKey == nil:
 	case *p.APIKey == "":
 		patch.ClearAPIKey = true
 	default:
+		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: *p.APIKey}
+	}
+	if cred != nil {
+		if err := cred.Check(); err != nil {
+			return connector.Agent{}, err
+		}
 		// Check the agent is this tenant's before sealing anything for its id.
-		if _, err := s.store.GetAgent(ctx, tenantID, agentID); err != nil {
+		cur, err := s.store.GetAgent(ctx, tenantID, agentID)
+		if err != nil {
 			return connector.Agent{}, fmt.Errorf("update agent: %w", err)
 		}
-		sealed, err := s.seal(agentID, *p.APIKey)
+		if err := fits(*cred, cur.CardProfile); err != nil {
+			return connector.Agent{}, err
+		}
+		sealed, err := s.seal(agentID, *cred)
 		if err != nil {
 			return connector.Agent{}, err
 		}
-		patch.APIKey = sealed
+		patch.APIKey, patch.CredentialKind = sealed, cred.Kind
 	}
 	a, err := s.store.UpdateAgent(ctx, tenantID, agentID, patch)
 	if err != nil {
@@ -237,12 +276,30 @@ func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connec
 	return a, key, nil
 }
 
-func (s *Service) seal(agentID, key string) (*secret.Sealed, error) {
-	sealed, err := s.secrets.Seal(agentID, []byte(key))
+func (s *Service) seal(agentID string, c credential.Credential) (*secret.Sealed, error) {
+	plain, err := c.Plaintext()
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
+		return nil, fmt.Errorf("agent %s: %w", agentID, err)
+	}
+	sealed, err := s.secrets.Seal(agentID, plain)
+	clear(plain)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: seal %s: %w", agentID, c.Kind, err)
 	}
 	return &sealed, nil
+}
+
+// fits refuses a credential of a kind the card does not take: it could never be sent the way
+// the agent wants. An API key is always taken (a key for a card that asks for nothing was
+// accepted before kinds existed), and so is anything for a card that asks for nothing.
+func fits(c credential.Credential, p connector.CardProfile) error {
+	want := p.Credential()
+	if c.Kind == connector.CredentialKindAPIKey || want == connector.CredentialKindNone ||
+		c.Kind == want || slices.Contains(p.CredentialKinds, c.Kind) {
+		return nil
+	}
+	return &credential.FieldError{Field: "credentials." + c.Kind,
+		Reason: fmt.Sprintf("the agent's card asks for %s, not %s", want, c.Kind)}
 }
 
 // endpointWarnings is a's stored warnings, plus a duplicate_endpoint warning when other agents

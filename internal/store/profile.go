@@ -25,8 +25,8 @@ type profileJSON struct {
 	APIKeyRequired bool           `json:"apiKeyRequired"`
 	APIKeyHeaders  []string       `json:"apiKeyHeaders"`
 	Extensions     []string       `json:"extensions"`
-	// The credential fields came with issue 24; a revision stored before them is derived from
-	// its API key fields on reading (decodeProfile).
+	// The credential fields came with issue 24; a revision stored before them reads as "",
+	// which connector.CardProfile.Credential derives from the API key fields.
 	CredentialKind     string         `json:"credentialKind,omitempty"`
 	CredentialKinds    []string       `json:"credentialKinds,omitempty"`
 	CredentialRequired bool           `json:"credentialRequired,omitempty"`
@@ -122,17 +122,9 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 
 		CredentialKind: pj.CredentialKind, CredentialKinds: pj.CredentialKinds, CredentialRequired: pj.CredentialRequired,
 		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes,
-		CardSignature: connector.CardSignature{Status: connector.SignatureUnsigned},
 	}
 	if pj.CardSignature != nil {
 		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
-	}
-	if p.CredentialKind == "" {
-		// Stored before issue 24: only API keys were understood.
-		p.CredentialKind, p.CredentialRequired = connector.CredentialKindNone, p.APIKeyRequired
-		if p.APIKeyRequired || len(p.APIKeyHeaders) > 0 {
-			p.CredentialKind, p.CredentialKinds = connector.CredentialKindAPIKey, []string{connector.CredentialKindAPIKey}
-		}
 	}
 	if f := pj.Fallback; f != nil {
 		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
