@@ -108,11 +108,11 @@ type Agent struct {
 	// name are the API key's); CredentialSetKind says which kind it is.
 	APIKeySet         bool
 	CredentialSetKind string
-	Enabled   bool
-	Revision  int
-	Warnings  []Problem
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	Enabled           bool
+	Revision          int
+	Warnings          []Problem
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Invocable reports why the agent cannot be called, or nil when it can.
