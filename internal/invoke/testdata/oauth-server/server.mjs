@@ -12,6 +12,7 @@
 import { OAuth2Server } from 'oauth2-mock-server';
 import basicAuth from 'basic-auth';
 import readline from 'node:readline';
+import { randomUUID } from 'node:crypto';
 
 const [clientId, clientSecret, ttlArg] = process.argv.slice(2);
 let ttl = Number(ttlArg || 3600);
@@ -22,6 +23,8 @@ await server.issuer.keys.generate('RS256');
 
 server.service.on('beforeTokenSigning', (token) => {
   token.payload.exp = Math.floor(Date.now() / 1000) + ttl;
+  // A token id, as real servers set: two tokens of one second are then two tokens.
+  token.payload.jti = randomUUID();
 });
 
 server.service.on('beforeResponse', (resp, req) => {
