@@ -363,4 +363,3 @@ func TestBearerToken(t *testing.T) {
 		t.Error("the bearer token is in the logs")
 	}
 }
-
