@@ -13,6 +13,7 @@ package agents
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -42,7 +43,13 @@ type Store interface {
 // Cards fetches a card and judges it (*cardfetch.Fetcher). A fetch failure is a
 // *cardfetch.FetchError; a card that was fetched comes with its report, valid or not.
 type Cards interface {
-	FetchAndValidate(ctx context.Context, cardURL string) (cardfetch.Fetched, cardcheck.Report, error)
+	FetchAndValidateAuth(ctx context.Context, cardURL string, auth cardfetch.Auth) (cardfetch.Fetched, cardcheck.Report, error)
+}
+
+// Authorizer builds the header that carries an agent's sealed credential (*invoke.Invoker),
+// for cards that are only served to callers with credentials.
+type Authorizer interface {
+	AuthHeader(ctx context.Context, a *connector.Agent, sealed *secret.Sealed) (http.Header, error)
 }
 
 // Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
@@ -62,6 +69,9 @@ type Config struct {
 	Secrets *secret.Box
 	// Canceler cancels the tasks a deleted agent held; nil: no cancel is sent.
 	Canceler Canceler
+	// Authorizer sends the registration's credentials to a card URL that answers 401 or 403;
+	// nil: such a card cannot be fetched.
+	Authorizer Authorizer
 	// Now is the clock that tells live holds from expired ones; nil means time.Now.
 	Now func() time.Time
 }
@@ -72,12 +82,13 @@ type Service struct {
 	cards    Cards
 	secrets  *secret.Box
 	canceler Canceler
+	auth     Authorizer
 	now      func() time.Time
 }
 
 // New returns the service c describes.
 func New(c Config) *Service {
-	s := &Service{store: c.Store, cards: c.Cards, secrets: c.Secrets, canceler: c.Canceler, now: c.Now}
+	s := &Service{store: c.Store, cards: c.Cards, secrets: c.Secrets, canceler: c.Canceler, auth: c.Authorizer, now: c.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -130,26 +141,27 @@ func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cr
 		}
 	}
 	cardURL = store.CanonicalCardURL(cardURL)
-	fetched, report, err := s.cards.FetchAndValidate(ctx, cardURL)
+	na := store.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true}
+	if cred != nil {
+		// Sealed before the fetch: a card behind authentication is fetched with it.
+		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
+			return connector.Agent{}, nil, err
+		}
+		na.CredentialKind = cred.Kind
+	}
+	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, cardURL, s.cardAuth(connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey))
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
 	}
 	if !report.Valid {
 		return connector.Agent{}, nil, &CardError{Problems: report.Problems}
 	}
-	na := store.NewAgent{
-		ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
-		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
-	}
 	if cred != nil {
 		if err := fits(*cred, report.Profile); err != nil {
 			return connector.Agent{}, nil, err
 		}
-		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
-			return connector.Agent{}, nil, err
-		}
-		na.CredentialKind = cred.Kind
 	}
+	na.ResolvedCardURL, na.Card, na.Profile, na.Warnings = fetched.ResolvedURL, report.Card, report.Profile, warningsOf(report.Problems)
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
@@ -167,11 +179,11 @@ func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cr
 // for Register. Errors are Register's, and connector.ErrNotFound for no such agent of the
 // tenant.
 func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a connector.Agent, unchanged bool, warnings []connector.Problem, err error) {
-	a, err = s.store.GetAgent(ctx, tenantID, agentID)
+	a, sealed, err := s.store.AgentForTurn(ctx, tenantID, agentID)
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent: %w", err)
 	}
-	fetched, report, err := s.cards.FetchAndValidate(ctx, a.CardURL)
+	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, a.CardURL, s.cardAuth(a, sealed))
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent %s: %w", a.ID, err)
 	}
@@ -287,6 +299,17 @@ func (s *Service) seal(agentID string, c credential.Credential) (*secret.Sealed,
 		return nil, fmt.Errorf("agent %s: seal %s: %w", agentID, c.Kind, err)
 	}
 	return &sealed, nil
+}
+
+// cardAuth sends the agent's credential to a card URL that refuses to answer without it; nil
+// when there is none to send.
+func (s *Service) cardAuth(a connector.Agent, sealed *secret.Sealed) cardfetch.Auth {
+	if sealed == nil || s.auth == nil {
+		return nil
+	}
+	return func(ctx context.Context) (http.Header, error) {
+		return s.auth.AuthHeader(ctx, &a, sealed)
+	}
 }
 
 // fits refuses a credential of a kind the card does not take: it could never be sent the way

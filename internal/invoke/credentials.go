@@ -95,3 +95,17 @@ func unauthorized(err error) bool {
 	}
 	return false
 }
+
+// AuthHeader is the header that carries the agent's credential (sealed) on a call, the access
+// token fetched or taken from the cache as for a turn. The agents service sends it when fetching
+// a card that answered 401 or 403. Its errors say what failed without the secret.
+func (inv *Invoker) AuthHeader(ctx context.Context, agent *connector.Agent, sealed *secret.Sealed) (http.Header, error) {
+	h := make(http.Header, 2)
+	if sealed == nil {
+		return h, nil
+	}
+	if _, herr := inv.authorize(ctx, h, agent, sealed); herr != nil {
+		return nil, herr
+	}
+	return h, nil
+}
