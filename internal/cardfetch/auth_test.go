@@ -24,6 +24,10 @@ func TestFetchAuth(t *testing.T) {
 		if r.Header.Get("Authorization") != "" {
 			sawAuth.Add(1)
 		}
+		if r.URL.Path != "/private.json" && r.URL.Path != "/open.json" {
+			http.NotFound(w, r)
+			return
+		}
 		if r.URL.Path == "/private.json" && r.Header.Get("Authorization") != "Bearer t0ken" {
 			http.Error(w, "sign in", http.StatusUnauthorized)
 			return
