@@ -175,4 +175,3 @@ func TestCardSignatures(t *testing.T) {
 		})
 	}
 }
-
