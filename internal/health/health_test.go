@@ -44,8 +44,11 @@ type clock struct {
 func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
 
-// base is a fixed instant 20 s into a minute, so turns recorded at base+s stay in its minute.
-var base = time.Date(2026, 11, 24, 10, 30, 20, 0, time.UTC)
+// base is an instant 20 s into a minute, so turns recorded at base+s stay in its minute. It is
+// taken from the wall clock (an hour or so ago), never a fixed date: tests whose recorders use
+// the real clock prune every row older than Retention, and a fixed date falls behind that
+// cutoff two days after it was written, deleting the rows of the parallel tests that use base.
+var base = time.Now().UTC().Add(-time.Hour).Truncate(time.Hour).Add(30*time.Minute + 20*time.Second)
 
 // newAgent registers an agent in a new tenant and returns both ids.
 func newAgent(t *testing.T) (tenantID, agentID string) {
