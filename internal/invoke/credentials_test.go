@@ -172,12 +172,6 @@ func (a *tokenAgent) revokeSeen() {
 	}
 }
 
-func (a *tokenAgent) tokensSeen() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.seen)
-}
-
 func sealCredential(t *testing.T, box *secret.Box, agentID string, c credential.Credential) *secret.Sealed {
 	t.Helper()
 	plain, err := c.Plaintext()
