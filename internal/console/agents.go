@@ -83,7 +83,7 @@ func toAgentJSON(a connector.Agent) agentJSON {
 		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
 		Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
-		APIKeySet: a.APIKeySet, Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
+		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		CredentialKind: a.Credential(), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
 	}
