@@ -85,6 +85,10 @@ type CardProfile struct {
 	OAuth2Scopes   []string
 	// CardSignature is what verifying the card's signatures found.
 	CardSignature CardSignature
+	// ExtendedCard: the card offers an authenticated extended card (A2A 1.0
+	// capabilities.extendedAgentCard, 0.3 supportsAuthenticatedExtendedCard); its skills are
+	// then the ones Skills holds, when it could be fetched.
+	ExtendedCard bool
 	// Extensions are the extension URIs the card declares and the platform supports; they are
 	// activated on every call with the X-A2A-Extensions header.
 	Extensions []string

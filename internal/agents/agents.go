@@ -44,7 +44,13 @@ type Store interface {
 // *cardfetch.FetchError; a card that was fetched comes with its report, valid or not.
 type Cards interface {
 	FetchAndValidateAuth(ctx context.Context, cardURL string, auth cardfetch.Auth) (cardfetch.Fetched, cardcheck.Report, error)
+	// FetchExtended gets the skills of the authenticated extended card the profile offers.
+	FetchExtended(ctx context.Context, p connector.CardProfile, hdr http.Header) ([]connector.Skill, error)
 }
+
+// CodeExtendedCardUnavailable is the warning that the card offers an authenticated extended
+// card the connector could not get: the public card's skills are used.
+const CodeExtendedCardUnavailable = "extended_card_unavailable"
 
 // Authorizer builds the header that carries an agent's sealed credential (*invoke.Invoker),
 // for cards that are only served to callers with credentials.
@@ -161,6 +167,7 @@ func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cr
 			return connector.Agent{}, nil, err
 		}
 	}
+	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey, report)
 	na.ResolvedCardURL, na.Card, na.Profile, na.Warnings = fetched.ResolvedURL, report.Card, report.Profile, warningsOf(report.Problems)
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
@@ -190,6 +197,7 @@ func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a conn
 	if !report.Valid {
 		return connector.Agent{}, false, nil, &CardError{Problems: report.Problems}
 	}
+	report = s.extended(ctx, a, sealed, report)
 	a, added, err := s.store.AddRevision(ctx, tenantID, a.ID, store.Revision{
 		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
 		Warnings: warningsOf(report.Problems),
@@ -310,6 +318,28 @@ func (s *Service) cardAuth(a connector.Agent, sealed *secret.Sealed) cardfetch.A
 	return func(ctx context.Context) (http.Header, error) {
 		return s.auth.AuthHeader(ctx, &a, sealed)
 	}
+}
+
+// extended replaces the report's skills with those of the authenticated extended card, when the
+// card offers one and the agent has credentials to ask with; when it cannot be had, a warning
+// says so and the public card's skills stay.
+func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *secret.Sealed, report cardcheck.Report) cardcheck.Report {
+	if !report.Profile.ExtendedCard || sealed == nil || s.auth == nil {
+		return report
+	}
+	a.CardProfile = report.Profile
+	hdr, err := s.auth.AuthHeader(ctx, &a, sealed)
+	var skills []connector.Skill
+	if err == nil {
+		skills, err = s.cards.FetchExtended(ctx, report.Profile, hdr)
+	}
+	if err != nil {
+		report.Problems = append(report.Problems, connector.Problem{Code: CodeExtendedCardUnavailable, Severity: connector.SeverityWarning,
+			Message: "The card offers an authenticated extended card, but it could not be had (" + err.Error() + "); the public card's skills are used."})
+		return report
+	}
+	report.Profile.Skills = skills
+	return report
 }
 
 // fits refuses a credential of a kind the card does not take: it could never be sent the way

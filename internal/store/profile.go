@@ -33,6 +33,7 @@ type profileJSON struct {
 	OAuth2TokenURL     string         `json:"oauth2TokenUrl,omitempty"`
 	OAuth2Scopes       []string       `json:"oauth2Scopes,omitempty"`
 	CardSignature      *signatureJSON `json:"cardSignature,omitempty"`
+	ExtendedCard       bool           `json:"extendedCard,omitempty"`
 }
 
 // signatureJSON is a connector.CardSignature.
@@ -73,7 +74,7 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		Extensions:      p.Extensions,
 
 		CredentialKind: p.CredentialKind, CredentialKinds: p.CredentialKinds, CredentialRequired: p.CredentialRequired,
-		OAuth2TokenURL: p.OAuth2TokenURL, OAuth2Scopes: p.OAuth2Scopes,
+		OAuth2TokenURL: p.OAuth2TokenURL, OAuth2Scopes: p.OAuth2Scopes, ExtendedCard: p.ExtendedCard,
 	}
 	if p.CardSignature.Status != "" {
 		pj.CardSignature = &signatureJSON{Status: p.CardSignature.Status, KeyID: p.CardSignature.KeyID}
@@ -121,7 +122,7 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		Extensions:      pj.Extensions,
 
 		CredentialKind: pj.CredentialKind, CredentialKinds: pj.CredentialKinds, CredentialRequired: pj.CredentialRequired,
-		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes,
+		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes, ExtendedCard: pj.ExtendedCard,
 	}
 	if pj.CardSignature != nil {
 		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
