@@ -116,6 +116,9 @@ func profileChanges(old, cur connector.CardProfile) []string {
 	if old.APIKeyRequired != cur.APIKeyRequired || !slices.Equal(old.APIKeyHeaders, cur.APIKeyHeaders) {
 		out = append(out, "API key requirement")
 	}
+	if old.Credential() != cur.Credential() || old.OAuth2TokenURL != cur.OAuth2TokenURL {
+		out = append(out, "credential requirement")
+	}
 	if !reflect.DeepEqual(old.Skills, cur.Skills) {
 		out = append(out, "skills")
 	}
