@@ -163,7 +163,22 @@ func (a Agent) CredentialsUsable() bool {
 	if set == "" {
 		set = CredentialKindAPIKey
 	}
-	return set == a.Credential() || slices.Contains(a.CredentialKinds, set)
+	return CredentialFits(set, a.Credential()) || slices.ContainsFunc(a.CredentialKinds, func(k string) bool { return CredentialFits(set, k) })
+}
+
+// CredentialFits reports whether a stored credential of kind have meets a card asking for
+// want. Bearer tokens, OAuth 2.0 clients and Google service accounts all end up as
+// Authorization: Bearer, so each meets a card asking for any of them (Google's agent hosts, for
+// one, declare plain HTTP bearer); an API key meets only an API key.
+func CredentialFits(have, want string) bool {
+	if have == want {
+		return true
+	}
+	return bearerKind(have) && bearerKind(want)
+}
+
+func bearerKind(k string) bool {
+	return k == CredentialKindBearerToken || k == CredentialKindOAuth2 || k == CredentialKindGoogleServiceAccount
 }
 
 // Card signature statuses (CardSignature.Status).

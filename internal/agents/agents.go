@@ -343,12 +343,13 @@ func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *secre
 }
 
 // fits refuses a credential of a kind the card does not take: it could never be sent the way
-// the agent wants. An API key is always taken (a key for a card that asks for nothing was
+// the agent wants (connector.CredentialFits: the bearer kinds stand in for one another). An API
+// key is always taken (a key for a card that asks for nothing was
 // accepted before kinds existed), and so is anything for a card that asks for nothing.
 func fits(c credential.Credential, p connector.CardProfile) error {
 	want := p.Credential()
 	if c.Kind == connector.CredentialKindAPIKey || want == connector.CredentialKindNone ||
-		c.Kind == want || slices.Contains(p.CredentialKinds, c.Kind) {
+		connector.CredentialFits(c.Kind, want) || slices.ContainsFunc(p.CredentialKinds, func(k string) bool { return connector.CredentialFits(c.Kind, k) }) {
 		return nil
 	}
 	return &credential.FieldError{Field: "credentials." + c.Kind,

@@ -67,6 +67,16 @@ func TestCredentialsContract(t *testing.T) {
 		t.Errorf("bearer agent: %s", r.body)
 	}
 
+	// A bearer kind stands in for another: a Google host may declare plain HTTP bearer.
+	r = e.do("PATCH", "/v1/agents/"+oauthID, token, map[string]any{"credentials": map[string]any{"bearerToken": bearer}})
+	e.expect(r, http.StatusOK)
+	if m := r.json(t); m["credentialsSet"] != true {
+		t.Errorf("bearer token for an oauth2 card: %s", r.body)
+	}
+	r = e.do("POST", "/v1/agents", token, map[string]any{"cardUrl": e.cards.Set("/key.json", card("Keyed", "text/plain"))})
+	e.expect(r, http.StatusCreated)
+	keyID := r.json(t)["id"].(string)
+
 	// 400s naming the field.
 	for _, c := range []struct {
 		name  string
@@ -79,10 +89,14 @@ func TestCredentialsContract(t *testing.T) {
 		{"oauth2_without_secret", map[string]any{"oauth2": map[string]any{"clientId": "c"}}, "credentials.oauth2.clientSecret"},
 		{"oauth2_unknown_member", map[string]any{"oauth2": map[string]any{"clientId": "c", "clientSecret": "s", "audience": "x"}}, "credentials.oauth2.audience"},
 		{"service_account_not_a_key", map[string]any{"googleServiceAccount": `{"type": "authorized_user"}`}, "credentials.googleServiceAccount"},
-		{"kind_the_card_does_not_take", map[string]any{"bearerToken": bearer}, "credentials.bearerToken"},
+		{"bearer_kind_for_an_api_key_card", map[string]any{"bearerToken": bearer}, "credentials.bearerToken"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := e.do("PATCH", "/v1/agents/"+oauthID, token, map[string]any{"credentials": c.body})
+			target := oauthID
+			if strings.HasPrefix(c.name, "bearer_kind") {
+				target = keyID
+			}
+			r := e.do("PATCH", "/v1/agents/"+target, token, map[string]any{"credentials": c.body})
 			e.expect(r, http.StatusBadRequest)
 			if got := r.json(t)["field"]; got != c.field {
 				t.Errorf("field = %v, want %s; body %s", got, c.field, r.body)
