@@ -119,6 +119,9 @@ type validateResponse struct {
 
 	// APIKeyRequired: the card demands an API key, so the console asks for one.
 	APIKeyRequired bool `json:"apiKeyRequired"`
+	// CredentialKind is what the card asks for; CardSignature what its signatures say.
+	CredentialKind string                  `json:"credentialKind"`
+	CardSignature  connector.CardSignature `json:"cardSignature"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -142,6 +145,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Problems: problems}
 	resp.APIKeyRequired = p.APIKeyRequired
+	resp.CredentialKind, resp.CardSignature = p.Credential(), cardSignature(p.CardSignature)
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
