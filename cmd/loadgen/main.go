@@ -513,6 +513,6 @@ func describe(o options) string {
 		phases = fmt.Sprintf("each row %s direct and %s via %s, alternating in %d rounds of %s (warmup %s, then %s)",
 			o.duration, o.duration, via, o.rounds, (o.duration / time.Duration(o.rounds)).Round(time.Millisecond), o.warmup, o.warmup/4)
 	}
-	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; %d CPUs, %s/%s",
-		o.chunks, pause, session, o.conns, phases, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("%d text chunks per turn, %s; %s; %d gRPC connections; %s; the connector's concurrent-turn caps raised to %d; %d CPUs, %s/%s",
+		o.chunks, pause, session, o.conns, phases, capsFor(o), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
 }

@@ -86,6 +86,13 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		"A2AC_SHUTDOWN_TIMEOUT": "10s",
 		// The noisy-neighbour row sets a cap and waits for the connector to read it.
 		"A2AC_LIMITS_REFRESH": limitsRefresh.String(),
+		// The long-streams row measures what that many open streams cost one replica, all of
+		// one tenant's one agent: the caps' defaults (8,000 per replica, a quarter of it per
+		// tenant, half that per agent) would refuse most of them. The noisy-neighbour row sets
+		// its own cap on its tenant through the admin API.
+		"A2AC_MAX_TURNS":        strconv.Itoa(capsFor(o)),
+		"A2AC_TENANT_MAX_TURNS": strconv.Itoa(capsFor(o)),
+		"A2AC_AGENT_MAX_TURNS":  strconv.Itoa(capsFor(o)),
 	})
 
 	fmt.Fprintln(progress, "== console-api migrate")
@@ -291,4 +298,10 @@ func analyze(ctx context.Context, databaseURL string) error {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	return nil
+}
+
+// capsFor is the connector's concurrent-turn caps in loadgen's stack: room for every long
+// stream and every worker of the other rows, with margin.
+func capsFor(o options) int {
+	return max(o.longStreams, slices.Max(append([]int{0}, o.concurrency...))) + 1000
 }
