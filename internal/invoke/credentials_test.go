@@ -172,7 +172,7 @@ func (a *tokenAgent) revokeSeen() {
 	}
 }
 
-func sealCredential(t *testing.T, box *secret.Box, agentID string, c credential.Credential) *secret.Sealed {
+func sealCredential(t testing.TB, box *secret.Box, agentID string, c credential.Credential) *secret.Sealed {
 	t.Helper()
 	plain, err := c.Plaintext()
 	if err != nil {
