@@ -167,8 +167,23 @@ func (t *Tokens) fetch(ctx context.Context, tg Target, src [32]byte) (string, er
 	}
 	t.mu.Lock()
 	t.cache[tg.AgentID] = c
+	if len(t.cache) > pruneAbove {
+		t.pruneLocked(start)
+	}
 	t.mu.Unlock()
 	return tok.AccessToken, nil
+}
+
+// pruneAbove is the cache size past which expired tokens are dropped when a new one is stored:
+// agents deleted or no longer called leave their last token behind otherwise.
+const pruneAbove = 1024
+
+func (t *Tokens) pruneLocked(now time.Time) {
+	for id, c := range t.cache {
+		if !c.until.IsZero() && now.After(c.until) {
+			delete(t.cache, id)
+		}
+	}
 }
 
 func (t *Tokens) request(ctx context.Context, tg Target) (string, *oauth2.Token, error) {
