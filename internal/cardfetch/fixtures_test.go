@@ -22,6 +22,7 @@ type expectation struct {
 	Valid          *bool  `json:"valid"`
 	Streaming      *bool  `json:"streaming"`
 	APIKeyRequired *bool  `json:"apiKeyRequired"`
+	CredentialKind string `json:"credentialKind"`
 	Errors         []pc   `json:"errors"`
 	Warnings       []pc   `json:"warnings"`
 	FetchError     string `json:"fetchError"`
@@ -60,11 +61,9 @@ var pendingFixtures = map[string]struct {
 	issue string
 	today pc
 }{
-	"valid/grpc-only.json":                 {"#23 every A2A binding (gRPC)", pc{"preferredTransport", "unsupported_transport"}},
-	"valid/a2a-1.0-grpc.json":              {"#23 every A2A binding (gRPC)", pc{"supportedInterfaces", "unsupported_transport"}},
-	"valid/a2a-1.0-http-json.json":         {"#23 every A2A binding (HTTP+JSON)", pc{"supportedInterfaces", "unsupported_transport"}},
-	"valid/bearer-1.0.json":                {"#24 credentials (bearer token)", pc{"securityRequirements", "unsupported_security"}},
-	"valid/oauth2-client-credentials.json": {"#24 credentials (OAuth 2.0 client credentials)", pc{"security", "unsupported_security"}},
+	"valid/grpc-only.json":         {"#23 every A2A binding (gRPC)", pc{"preferredTransport", "unsupported_transport"}},
+	"valid/a2a-1.0-grpc.json":      {"#23 every A2A binding (gRPC)", pc{"supportedInterfaces", "unsupported_transport"}},
+	"valid/a2a-1.0-http-json.json": {"#23 every A2A binding (HTTP+JSON)", pc{"supportedInterfaces", "unsupported_transport"}},
 }
 
 // TestFixtures serves the shared card fixtures over real HTTPS on loopback and checks that
@@ -125,6 +124,9 @@ func TestFixtures(t *testing.T) {
 			}
 			if exp.APIKeyRequired != nil && rep.Profile.APIKeyRequired != *exp.APIKeyRequired {
 				t.Errorf("APIKeyRequired = %v, want %v", rep.Profile.APIKeyRequired, *exp.APIKeyRequired)
+			}
+			if exp.CredentialKind != "" && rep.Profile.CredentialKind != exp.CredentialKind {
+				t.Errorf("CredentialKind = %q, want %q", rep.Profile.CredentialKind, exp.CredentialKind)
 			}
 			if len(rep.Card) == 0 || !json.Valid(rep.Card) {
 				t.Errorf("Card = %q, want the card's JSON", rep.Card)

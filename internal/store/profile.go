@@ -25,6 +25,21 @@ type profileJSON struct {
 	APIKeyRequired bool           `json:"apiKeyRequired"`
 	APIKeyHeaders  []string       `json:"apiKeyHeaders"`
 	Extensions     []string       `json:"extensions"`
+	// The credential fields came with issue 24; a revision stored before them reads as "",
+	// which connector.CardProfile.Credential derives from the API key fields.
+	CredentialKind     string         `json:"credentialKind,omitempty"`
+	CredentialKinds    []string       `json:"credentialKinds,omitempty"`
+	CredentialRequired bool           `json:"credentialRequired,omitempty"`
+	OAuth2TokenURL     string         `json:"oauth2TokenUrl,omitempty"`
+	OAuth2Scopes       []string       `json:"oauth2Scopes,omitempty"`
+	CardSignature      *signatureJSON `json:"cardSignature,omitempty"`
+	ExtendedCard       bool           `json:"extendedCard,omitempty"`
+}
+
+// signatureJSON is a connector.CardSignature.
+type signatureJSON struct {
+	Status string `json:"status"`
+	KeyID  string `json:"keyId,omitempty"`
 }
 
 // interfaceJSON is a connector.Interface.
@@ -57,6 +72,12 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		APIKeyRequired:  p.APIKeyRequired,
 		APIKeyHeaders:   p.APIKeyHeaders,
 		Extensions:      p.Extensions,
+
+		CredentialKind: p.CredentialKind, CredentialKinds: p.CredentialKinds, CredentialRequired: p.CredentialRequired,
+		OAuth2TokenURL: p.OAuth2TokenURL, OAuth2Scopes: p.OAuth2Scopes, ExtendedCard: p.ExtendedCard,
+	}
+	if p.CardSignature.Status != "" {
+		pj.CardSignature = &signatureJSON{Status: p.CardSignature.Status, KeyID: p.CardSignature.KeyID}
 	}
 	if f := p.Fallback; f != nil {
 		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
@@ -99,6 +120,12 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		APIKeyRequired:  pj.APIKeyRequired,
 		APIKeyHeaders:   pj.APIKeyHeaders,
 		Extensions:      pj.Extensions,
+
+		CredentialKind: pj.CredentialKind, CredentialKinds: pj.CredentialKinds, CredentialRequired: pj.CredentialRequired,
+		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes, ExtendedCard: pj.ExtendedCard,
+	}
+	if pj.CardSignature != nil {
+		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
 	}
 	if f := pj.Fallback; f != nil {
 		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
