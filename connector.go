@@ -9,6 +9,7 @@ package connector
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -73,6 +74,24 @@ type CardProfile struct {
 	// APIKeyHeaders are the header names the key is sent under. Always contains APIKeyHeader
 	// (the platform contract) when a key is used; a card naming another header adds that name.
 	APIKeyHeaders []string
+	// CredentialKind is what the card asks the tenant for (one of the CredentialKind*
+	// constants): the kind of the first alternative the platform can meet, an API key first.
+	// CredentialKinds lists every kind some acceptable alternative takes (a card offering
+	// OAuth2 or an API key takes either). CredentialRequired: no alternative needs nothing.
+	CredentialKind     string
+	CredentialKinds    []string
+	CredentialRequired bool
+	// OAuth2TokenURL is the token URL of the card's OAuth 2.0 client-credentials flow (or of
+	// the Google scheme) and OAuth2Scopes the scopes its requirement names; a registration's
+	// own tokenUrl and scopes override them.
+	OAuth2TokenURL string
+	OAuth2Scopes   []string
+	// CardSignature is what verifying the card's signatures found.
+	CardSignature CardSignature
+	// ExtendedCard: the card offers an authenticated extended card (A2A 1.0
+	// capabilities.extendedAgentCard, 0.3 supportsAuthenticatedExtendedCard); its skills are
+	// then the ones Skills holds, when it could be fetched.
+	ExtendedCard bool
 	// Extensions are the extension URIs the card declares and the platform supports; they are
 	// activated on every call with the X-A2A-Extensions header.
 	Extensions []string
@@ -94,12 +113,15 @@ type Agent struct {
 	TenantID string
 	CardURL  string
 	CardProfile
-	APIKeySet bool
-	Enabled   bool
-	Revision  int
-	Warnings  []Problem
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// APIKeySet: a sealed credential is stored (for historical reasons the column and the
+	// name are the API key's); CredentialSetKind says which kind it is.
+	APIKeySet         bool
+	CredentialSetKind string
+	Enabled           bool
+	Revision          int
+	Warnings          []Problem
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
 }
 
 // Invocable reports why the agent cannot be called, or nil when it can.
@@ -110,7 +132,73 @@ func (a Agent) Invocable() error {
 	if a.APIKeyRequired && !a.APIKeySet {
 		return ErrAPIKeyMissing
 	}
+	if a.CredentialRequired && !a.CredentialsUsable() {
+		return fmt.Errorf("agent needs credentials of kind %s: %w", a.Credential(), ErrAPIKeyMissing)
+	}
 	return nil
+}
+
+// Credential is CredentialKind, or for a profile stored before credential kinds existed ("")
+// what its API key fields mean: apiKey or none.
+func (p CardProfile) Credential() string {
+	switch {
+	case p.CredentialKind != "":
+		return p.CredentialKind
+	case p.APIKeyRequired || len(p.APIKeyHeaders) > 0:
+		return CredentialKindAPIKey
+	}
+	return CredentialKindNone
+}
+
+// Credential kinds: what a card asks for and what a registration stores.
+const (
+	CredentialKindAPIKey               = "apiKey"
+	CredentialKindBearerToken          = "bearerToken"
+	CredentialKindOAuth2               = "oauth2"
+	CredentialKindGoogleServiceAccount = "googleServiceAccount"
+	CredentialKindNone                 = "none"
+)
+
+// CredentialsUsable reports whether the stored credential is of a kind the card takes.
+func (a Agent) CredentialsUsable() bool {
+	if !a.APIKeySet {
+		return false
+	}
+	set := a.CredentialSetKind
+	if set == "" {
+		set = CredentialKindAPIKey
+	}
+	return CredentialFits(set, a.Credential()) || slices.ContainsFunc(a.CredentialKinds, func(k string) bool { return CredentialFits(set, k) })
+}
+
+// CredentialFits reports whether a stored credential of kind have meets a card asking for
+// want. Bearer tokens, OAuth 2.0 clients and Google service accounts all end up as
+// Authorization: Bearer, so each meets a card asking for any of them (Google's agent hosts, for
+// one, declare plain HTTP bearer); an API key meets only an API key.
+func CredentialFits(have, want string) bool {
+	if have == want {
+		return true
+	}
+	return bearerKind(have) && bearerKind(want)
+}
+
+func bearerKind(k string) bool {
+	return k == CredentialKindBearerToken || k == CredentialKindOAuth2 || k == CredentialKindGoogleServiceAccount
+}
+
+// Card signature statuses (CardSignature.Status).
+const (
+	SignatureVerified     = "verified"
+	SignatureUnsigned     = "unsigned"
+	SignatureUnverifiable = "unverifiable"
+	SignatureInvalid      = "invalid"
+)
+
+// CardSignature is the outcome of verifying a card's JWS signatures: the status and the key id
+// ("kid") of the key that verified it, or of the one that was sought.
+type CardSignature struct {
+	Status string `json:"status"`
+	KeyID  string `json:"keyId,omitempty"`
 }
 
 // Severity says whether a Problem blocks registration.

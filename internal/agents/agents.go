@@ -13,6 +13,8 @@ package agents
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
@@ -40,7 +43,19 @@ type Store interface {
 // Cards fetches a card and judges it (*cardfetch.Fetcher). A fetch failure is a
 // *cardfetch.FetchError; a card that was fetched comes with its report, valid or not.
 type Cards interface {
-	FetchAndValidate(ctx context.Context, cardURL string) (cardfetch.Fetched, cardcheck.Report, error)
+	FetchAndValidateAuth(ctx context.Context, cardURL string, auth cardfetch.Auth) (cardfetch.Fetched, cardcheck.Report, error)
+	// FetchExtended gets the skills of the authenticated extended card the profile offers.
+	FetchExtended(ctx context.Context, p connector.CardProfile, hdr http.Header) ([]connector.Skill, error)
+}
+
+// CodeExtendedCardUnavailable is the warning that the card offers an authenticated extended
+// card the connector could not get: the public card's skills are used.
+const CodeExtendedCardUnavailable = "extended_card_unavailable"
+
+// Authorizer builds the header that carries an agent's sealed credential (*invoke.Invoker),
+// for cards that are only served to callers with credentials.
+type Authorizer interface {
+	AuthHeader(ctx context.Context, a *connector.Agent, sealed *secret.Sealed) (http.Header, error)
 }
 
 // Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
@@ -60,6 +75,9 @@ type Config struct {
 	Secrets *secret.Box
 	// Canceler cancels the tasks a deleted agent held; nil: no cancel is sent.
 	Canceler Canceler
+	// Authorizer sends the registration's credentials to a card URL that answers 401 or 403;
+	// nil: such a card cannot be fetched.
+	Authorizer Authorizer
 	// Now is the clock that tells live holds from expired ones; nil means time.Now.
 	Now func() time.Time
 }
@@ -70,12 +88,13 @@ type Service struct {
 	cards    Cards
 	secrets  *secret.Box
 	canceler Canceler
+	auth     Authorizer
 	now      func() time.Time
 }
 
 // New returns the service c describes.
 func New(c Config) *Service {
-	s := &Service{store: c.Store, cards: c.Cards, secrets: c.Secrets, canceler: c.Canceler, now: c.Now}
+	s := &Service{store: c.Store, cards: c.Cards, secrets: c.Secrets, canceler: c.Canceler, auth: c.Authorizer, now: c.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -111,23 +130,45 @@ const CodeDuplicateEndpoint = "duplicate_endpoint"
 // warning when other agents of the tenant call the same endpoint. Errors: *cardfetch.FetchError
 // (no card), *CardError (card invalid), *store.DuplicateError (the tenant has the card already).
 func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string) (a connector.Agent, warnings []connector.Problem, err error) {
+	var cred *credential.Credential
+	if apiKey != "" {
+		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: apiKey}
+	}
+	return s.RegisterWith(ctx, tenantID, cardURL, cred)
+}
+
+// RegisterWith is Register with any kind of credential (nil: none). A credential that cannot
+// work, or of a kind the card does not take, is a *credential.FieldError and nothing is stored;
+// an API key is taken whatever the card says, as it always was.
+func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cred *credential.Credential) (a connector.Agent, warnings []connector.Problem, err error) {
+	if cred != nil {
+		if err := cred.Check(); err != nil {
+			return connector.Agent{}, nil, err
+		}
+	}
 	cardURL = store.CanonicalCardURL(cardURL)
-	fetched, report, err := s.cards.FetchAndValidate(ctx, cardURL)
+	na := store.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true}
+	if cred != nil {
+		// Sealed before the fetch: a card behind authentication is fetched with it.
+		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
+			return connector.Agent{}, nil, err
+		}
+		na.CredentialKind = cred.Kind
+	}
+	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, cardURL, s.cardAuth(connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey))
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
 	}
 	if !report.Valid {
 		return connector.Agent{}, nil, &CardError{Problems: report.Problems}
 	}
-	na := store.NewAgent{
-		ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, ResolvedCardURL: fetched.ResolvedURL,
-		Card: report.Card, Profile: report.Profile, Warnings: warningsOf(report.Problems), Enabled: true,
-	}
-	if apiKey != "" {
-		if na.APIKey, err = s.seal(na.ID, apiKey); err != nil {
+	if cred != nil {
+		if err := fits(*cred, report.Profile); err != nil {
 			return connector.Agent{}, nil, err
 		}
 	}
+	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey, report)
+	na.ResolvedCardURL, na.Card, na.Profile, na.Warnings = fetched.ResolvedURL, report.Card, report.Profile, warningsOf(report.Problems)
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
@@ -145,17 +186,18 @@ func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string
 // for Register. Errors are Register's, and connector.ErrNotFound for no such agent of the
 // tenant.
 func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a connector.Agent, unchanged bool, warnings []connector.Problem, err error) {
-	a, err = s.store.GetAgent(ctx, tenantID, agentID)
+	a, sealed, err := s.store.AgentForTurn(ctx, tenantID, agentID)
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent: %w", err)
 	}
-	fetched, report, err := s.cards.FetchAndValidate(ctx, a.CardURL)
+	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, a.CardURL, s.cardAuth(a, sealed))
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent %s: %w", a.ID, err)
 	}
 	if !report.Valid {
 		return connector.Agent{}, false, nil, &CardError{Problems: report.Problems}
 	}
+	report = s.extended(ctx, a, sealed, report)
 	a, added, err := s.store.AddRevision(ctx, tenantID, a.ID, store.Revision{
 		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
 		Warnings: warningsOf(report.Problems),
@@ -172,29 +214,46 @@ func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a conn
 
 // Patch changes an agent's settings; nil fields stay as they are.
 type Patch struct {
-	// APIKey: "" removes the key, any other string replaces it (sealed for the agent).
-	APIKey  *string
-	Enabled *bool
+	// APIKey: "" removes the credential, any other string replaces it with this API key
+	// (sealed for the agent).
+	APIKey *string
+	// Credential replaces the agent's credential, of whatever kind; with APIKey it is
+	// ErrInvalid.
+	Credential *credential.Credential
+	Enabled    *bool
 }
 
 // Update applies p and returns the agent as it now is. An agent that is not the tenant's is
 // connector.ErrNotFound, and nothing is sealed for its id.
 func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
 	patch := store.AgentPatch{Enabled: p.Enabled}
+	cred := p.Credential
 	switch {
+	case p.APIKey != nil && cred != nil:
+		return connector.Agent{}, fmt.Errorf("update agent: both apiKey and credentials: %w", connector.ErrInvalid)
 	case p.APIKey == nil:
 	case *p.APIKey == "":
 		patch.ClearAPIKey = true
 	default:
+		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: *p.APIKey}
+	}
+	if cred != nil {
+		if err := cred.Check(); err != nil {
+			return connector.Agent{}, err
+		}
 		// Check the agent is this tenant's before sealing anything for its id.
-		if _, err := s.store.GetAgent(ctx, tenantID, agentID); err != nil {
+		cur, err := s.store.GetAgent(ctx, tenantID, agentID)
+		if err != nil {
 			return connector.Agent{}, fmt.Errorf("update agent: %w", err)
 		}
-		sealed, err := s.seal(agentID, *p.APIKey)
+		if err := fits(*cred, cur.CardProfile); err != nil {
+			return connector.Agent{}, err
+		}
+		sealed, err := s.seal(agentID, *cred)
 		if err != nil {
 			return connector.Agent{}, err
 		}
-		patch.APIKey = sealed
+		patch.APIKey, patch.CredentialKind = sealed, cred.Kind
 	}
 	a, err := s.store.UpdateAgent(ctx, tenantID, agentID, patch)
 	if err != nil {
@@ -237,12 +296,64 @@ func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connec
 	return a, key, nil
 }
 
-func (s *Service) seal(agentID, key string) (*secret.Sealed, error) {
-	sealed, err := s.secrets.Seal(agentID, []byte(key))
+func (s *Service) seal(agentID string, c credential.Credential) (*secret.Sealed, error) {
+	plain, err := c.Plaintext()
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: seal api key: %w", agentID, err)
+		return nil, fmt.Errorf("agent %s: %w", agentID, err)
+	}
+	sealed, err := s.secrets.Seal(agentID, plain)
+	clear(plain)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: seal %s: %w", agentID, c.Kind, err)
 	}
 	return &sealed, nil
+}
+
+// cardAuth sends the agent's credential to a card URL that refuses to answer without it; nil
+// when there is none to send.
+func (s *Service) cardAuth(a connector.Agent, sealed *secret.Sealed) cardfetch.Auth {
+	if sealed == nil || s.auth == nil {
+		return nil
+	}
+	return func(ctx context.Context) (http.Header, error) {
+		return s.auth.AuthHeader(ctx, &a, sealed)
+	}
+}
+
+// extended replaces the report's skills with those of the authenticated extended card, when the
+// card offers one and the agent has credentials to ask with; when it cannot be had, a warning
+// says so and the public card's skills stay.
+func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *secret.Sealed, report cardcheck.Report) cardcheck.Report {
+	if !report.Profile.ExtendedCard || sealed == nil || s.auth == nil {
+		return report
+	}
+	a.CardProfile = report.Profile
+	hdr, err := s.auth.AuthHeader(ctx, &a, sealed)
+	var skills []connector.Skill
+	if err == nil {
+		skills, err = s.cards.FetchExtended(ctx, report.Profile, hdr)
+	}
+	if err != nil {
+		report.Problems = append(report.Problems, connector.Problem{Code: CodeExtendedCardUnavailable, Severity: connector.SeverityWarning,
+			Message: "The card offers an authenticated extended card, but it could not be had (" + err.Error() + "); the public card's skills are used."})
+		return report
+	}
+	report.Profile.Skills = skills
+	return report
+}
+
+// fits refuses a credential of a kind the card does not take: it could never be sent the way
+// the agent wants (connector.CredentialFits: the bearer kinds stand in for one another). An API
+// key is always taken (a key for a card that asks for nothing was
+// accepted before kinds existed), and so is anything for a card that asks for nothing.
+func fits(c credential.Credential, p connector.CardProfile) error {
+	want := p.Credential()
+	if c.Kind == connector.CredentialKindAPIKey || want == connector.CredentialKindNone ||
+		connector.CredentialFits(c.Kind, want) || slices.ContainsFunc(p.CredentialKinds, func(k string) bool { return connector.CredentialFits(c.Kind, k) }) {
+		return nil
+	}
+	return &credential.FieldError{Field: "credentials." + c.Kind,
+		Reason: fmt.Sprintf("the agent's card asks for %s, not %s", want, c.Kind)}
 }
 
 // endpointWarnings is a's stored warnings, plus a duplicate_endpoint warning when other agents

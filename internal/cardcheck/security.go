@@ -2,6 +2,7 @@ package cardcheck
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -15,6 +16,11 @@ type scheme struct {
 	in   string // apiKey only: header, query, cookie
 	key  string // apiKey only: the header/query/cookie name
 	http string // http only: bearer, basic, ...
+	// flows: oauth2 only, the flows the scheme offers (clientCredentials, authorizationCode,
+	// deviceCode, implicit, password) and each one's token URL ("" when it names none).
+	flows map[string]string
+	// oidcURL: openIdConnect only, the discovery URL.
+	oidcURL string
 	// keyPath is the JSON path of the apiKey's name, for the warning about a custom header.
 	keyPath string
 	// broken: the definition lacks what it needs (already reported); alternatives using it are
@@ -22,9 +28,89 @@ type scheme struct {
 	broken bool
 }
 
-// headerAPIKey reports whether the platform can satisfy the scheme: an API key in a header.
+// headerAPIKey reports whether the scheme is an API key in a header.
 func (s *scheme) headerAPIKey() bool {
 	return s != nil && strings.EqualFold(s.typ, "apiKey") && strings.EqualFold(s.in, "header") && s.key != ""
+}
+
+// credentialKind is the credential a registration must hold to satisfy the scheme without a
+// user present, or "" when none can:
+//   - apiKey: an API key in a header;
+//   - bearerToken: HTTP bearer;
+//   - googleServiceAccount: an oauth2 scheme whose token or authorization URL is Google's
+//     (oauth2.googleapis.com, accounts.google.com, www.googleapis.com), or an openIdConnect
+//     scheme whose discovery URL is accounts.google.com's. Google's platforms take access
+//     tokens of a service account for these; no other card states it differently.
+//   - oauth2: an oauth2 scheme offering the client-credentials flow.
+//
+// Everything else (authorization code, device code, implicit, password, OIDC elsewhere, mTLS,
+// HTTP basic, API keys in a query or cookie) needs a user or a credential the platform does not
+// hold.
+func (s *scheme) credentialKind() string {
+	switch {
+	case s == nil || s.broken:
+		return ""
+	case s.headerAPIKey():
+		return connector.CredentialKindAPIKey
+	case strings.EqualFold(s.typ, "http") && strings.EqualFold(s.http, "bearer"):
+		return connector.CredentialKindBearerToken
+	case strings.EqualFold(s.typ, "openIdConnect") && googleURL(s.oidcURL):
+		return connector.CredentialKindGoogleServiceAccount
+	case strings.EqualFold(s.typ, "oauth2"):
+		for _, u := range s.flows {
+			if googleURL(u) {
+				return connector.CredentialKindGoogleServiceAccount
+			}
+		}
+		if _, ok := s.flows["clientCredentials"]; ok {
+			return connector.CredentialKindOAuth2
+		}
+	}
+	return ""
+}
+
+// googleURL reports whether u is on one of Google's OAuth hosts.
+func googleURL(u string) bool {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(pu.Hostname()) {
+	case "oauth2.googleapis.com", "accounts.google.com", "www.googleapis.com":
+		return true
+	}
+	return false
+}
+
+// readFlows reads an oauth2 scheme's flows in either form: {"clientCredentials": {...}, ...}
+// (A2A 0.x and 1.0 JSON) or {"flow": {"$case": "clientCredentials", "value": {...}}}
+// (@a2a-js/sdk 1.x cards as its TypeScript types stringify). Malformed flows are left out: the
+// scheme then offers nothing the platform can use, which the requirement reports.
+func readFlows(so map[string]any) map[string]string {
+	fo, _ := so["flows"].(map[string]any)
+	out := map[string]string{}
+	add := func(name string, body any) {
+		bo, _ := body.(map[string]any)
+		tok, _ := bo["tokenUrl"].(string)
+		if tok == "" {
+			tok, _ = bo["authorizationUrl"].(string)
+		}
+		out[name] = tok
+	}
+	for name, body := range fo {
+		if name == "flow" {
+			if inner, ok := body.(map[string]any); ok {
+				if c, ok := inner["$case"].(string); ok {
+					add(c, inner["value"])
+				}
+			}
+			continue
+		}
+		if body != nil {
+			add(name, body)
+		}
+	}
+	return out
 }
 
 // describe names the scheme for a message: `oauth2 ("oauth")`, `apiKey in query ("k")`.
@@ -37,6 +123,12 @@ func (s *scheme) describe() string {
 		what = "apiKey in " + s.in
 	case strings.EqualFold(s.typ, "http") && s.http != "":
 		what = "http " + strings.ToLower(s.http)
+	case strings.EqualFold(s.typ, "oauth2") && len(s.flows) > 0:
+		what = "oauth2 with the " + strings.Join(sortedKeys(s.flows), ", ") + " flow"
+	case strings.EqualFold(s.typ, "oauth2"):
+		what = "oauth2 without flows"
+	case strings.EqualFold(s.typ, "openIdConnect"):
+		what = "openIdConnect (a user's sign-in)"
 	case s.typ == "":
 		what = "an unnamed scheme"
 	default:
@@ -61,6 +153,8 @@ type alternative struct {
 	schemes []*scheme
 	status  altStatus
 	missing []string // what blocks it, for the message
+	kind    string   // the credential kind it takes; "" for none needed (altOK only)
+	scopes  []string // the scopes it names (OAuth2)
 }
 
 // v1SchemeKinds maps the A2A 1.0 wrapper members of a security scheme to the 0.x type names the
@@ -145,6 +239,7 @@ func parseSchemeV0(name string, so map[string]any, path string, c *collector) *s
 	if strings.EqualFold(s.typ, "http") {
 		s.http = schemeString(so, path, "scheme", false, c)
 	}
+	s.readOAuth(so)
 	s.broken = s.typ == "" || (strings.EqualFold(s.typ, "apiKey") && (s.in == "" || s.key == ""))
 	return s
 }
@@ -176,7 +271,18 @@ func parseSchemeV1(name, kind string, body any, path string, c *collector) *sche
 	case "http":
 		s.http = schemeString(so, path, "scheme", false, c)
 	}
+	s.readOAuth(so)
 	return s
+}
+
+// readOAuth reads what an oauth2 or openIdConnect scheme offers (same members in every form).
+func (s *scheme) readOAuth(so map[string]any) {
+	switch {
+	case strings.EqualFold(s.typ, "oauth2"):
+		s.flows = readFlows(so)
+	case strings.EqualFold(s.typ, "openIdConnect"):
+		s.oidcURL, _ = so["openIdConnectUrl"].(string)
+	}
 }
 
 func schemeString(so map[string]any, parent, member string, required bool, c *collector) string {
@@ -256,6 +362,7 @@ func parseSecurity(raw any, path string, schemes map[string]*scheme, c *collecto
 					continue
 				}
 				alt.schemes = append(alt.schemes, s)
+				alt.scopes = append(alt.scopes, scopeList(el[n])...)
 			}
 		default:
 			c.invalidType(ep, `a security requirement object such as {"apiKey": []}`, el)
@@ -266,7 +373,9 @@ func parseSecurity(raw any, path string, schemes map[string]*scheme, c *collecto
 	return alts
 }
 
-// judged sets the alternative's status from its schemes.
+// judged sets the alternative's status and credential kind from its schemes. One registration
+// holds one credential, so an alternative whose schemes take two kinds cannot be met (several
+// API key headers are one key).
 func (alt alternative) judged() alternative {
 	alt.status = altOK
 	for _, s := range alt.schemes {
@@ -278,11 +387,32 @@ func (alt alternative) judged() alternative {
 		alt.status = altUndefined
 	}
 	for _, s := range alt.schemes {
-		if !s.broken && !s.headerAPIKey() {
-			alt.status = altUnsupported
+		if s.broken {
+			continue
 		}
+		k := s.credentialKind()
+		if k == "" || (alt.kind != "" && alt.kind != k) {
+			alt.status = altUnsupported
+			continue
+		}
+		alt.kind = k
 	}
 	return alt
+}
+
+// scopeList reads a requirement's scopes in any of the forms validScopes accepts.
+func scopeList(v any) []string {
+	if m, ok := v.(map[string]any); ok {
+		v = m["list"]
+	}
+	l, _ := v.([]any)
+	var out []string
+	for _, x := range l {
+		if s, ok := x.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // parseRequirementsV1 reads an A2A 1.0 securityRequirements list at path: [{"schemes": {name:
@@ -332,6 +462,7 @@ func parseRequirementsV1(raw any, path string, schemes map[string]*scheme, c *co
 				continue
 			}
 			alt.schemes = append(alt.schemes, s)
+			alt.scopes = append(alt.scopes, scopeList(names[n])...)
 		}
 		alts = append(alts, alt.judged())
 	}
@@ -357,8 +488,11 @@ func validScopes(v any) bool {
 // securityVerdict is what one security list means for the platform.
 type securityVerdict struct {
 	acceptable  bool     // the platform can satisfy it
-	keyRequired bool     // ...but only with an API key
+	keyRequired bool     // ...but only with a credential (kinds[0] is the preferred one)
+	kinds       []string // the credential kinds of the acceptable alternatives, API key first
 	headers     []string // header names of the usable apiKey schemes
+	tokenURL    string   // the client-credentials token URL of the first oauth2 alternative
+	scopes      []string // the scopes of the first oauth2 or Google alternative
 	blockers    []string // why no alternative works (for the message)
 }
 
@@ -374,20 +508,29 @@ func judge(alts []alternative) securityVerdict {
 			v.acceptable = true
 			if len(a.schemes) == 0 {
 				v.keyRequired = false
+				continue
 			}
-			for _, s := range a.schemes {
-				v.headers = append(v.headers, s.key)
+			if !slices.Contains(v.kinds, a.kind) {
+				v.kinds = append(v.kinds, a.kind)
 			}
+			v.noteAlternative(a)
 		case altUndefined:
 			undefinedOnly = true
 		case altUnsupported:
 			for _, s := range a.schemes {
-				if !s.broken && !s.headerAPIKey() {
+				if !s.broken && s.credentialKind() == "" {
 					v.blockers = append(v.blockers, s.describe())
 				}
 			}
+			if len(v.blockers) == 0 {
+				v.blockers = append(v.blockers, "two different credentials at once")
+			}
 		}
 	}
+	// An API key first: a card that takes a key or something else has always meant a key here.
+	slices.SortStableFunc(v.kinds, func(a, b string) int {
+		return boolRank(b == connector.CredentialKindAPIKey) - boolRank(a == connector.CredentialKindAPIKey)
+	})
 	if !v.acceptable {
 		v.keyRequired = false
 		if undefinedOnly {
@@ -397,6 +540,28 @@ func judge(alts []alternative) securityVerdict {
 		}
 	}
 	return v
+}
+
+// noteAlternative keeps what calling through the acceptable alternative a needs.
+func (v *securityVerdict) noteAlternative(a alternative) {
+	for _, s := range a.schemes {
+		switch a.kind {
+		case connector.CredentialKindAPIKey:
+			v.headers = append(v.headers, s.key)
+		case connector.CredentialKindOAuth2, connector.CredentialKindGoogleServiceAccount:
+			if v.tokenURL == "" {
+				v.tokenURL = s.flows["clientCredentials"]
+				v.scopes = a.scopes
+			}
+		}
+	}
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // requirementLists are the two names of a card's (or skill's) security requirements: A2A 1.0's
@@ -435,23 +600,33 @@ func requirements(o map[string]any, path string, gen generation, schemes map[str
 	return lp, parseSecurity(o[pick], lp, schemes, c)
 }
 
+// unsupportedHelp is the end of an unsupported_security message: what the platform can send,
+// in the card's own form.
+func unsupportedHelp(v1 bool) string {
+	fix := `"securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}} and {"apiKey": []} in security`
+	if v1 {
+		fix = `"securitySchemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}} and {"schemes": {"apiKey": {"list": []}}} in securityRequirements`
+	}
+	return "the platform calls agents without a user present, so it can send an API key in a header, an HTTP bearer token, " +
+		"an OAuth 2.0 access token from the client-credentials flow (flows.clientCredentials with a tokenUrl), " +
+		"or a Google service account's access token; authorization code, device code, implicit, password and OpenID Connect sign-in need a user. " +
+		"Add an alternative the platform can meet, e.g. " + fix
+}
+
 // checkSecurity applies the security rules of the platform subset to the card and to each
-// skill's own requirements (A2A 0.3 and 1.0), and fills APIKeyRequired and APIKeyHeaders.
+// skill's own requirements (A2A 0.3 and 1.0), and fills the profile's credential fields.
 func checkSecurity(obj map[string]any, gen generation, skills []skillDoc, p *connector.CardProfile, c *collector) {
 	schemes := parseSchemes(obj, gen, c)
 	cardPath, cardAlts := requirements(obj, "", gen, schemes, c)
 	card := judge(cardAlts)
 	if !card.acceptable {
-		fix := `"securitySchemes": {"apiKey": {"type": "apiKey", "in": "header", "name": "X-API-KEY"}} and {"apiKey": []} in security`
-		if cardPath == requirementsV1 {
-			fix = `"securitySchemes": {"apiKey": {"apiKeySecurityScheme": {"location": "header", "name": "X-API-KEY"}}} and {"schemes": {"apiKey": {"list": []}}} in securityRequirements`
-		}
-		c.errorf(cardPath, CodeUnsupportedSecurity,
-			"The agent requires %s; the platform can only send an API key in the X-API-KEY header. Add an alternative the platform can meet: %s.",
-			strings.Join(dedupe(card.blockers), " or "), fix)
+		c.errorf(cardPath, CodeUnsupportedSecurity, "The agent requires %s; %s.",
+			strings.Join(dedupe(card.blockers), " or "), unsupportedHelp(cardPath == requirementsV1))
 	}
 	headers := card.headers
-	keyRequired := card.keyRequired
+	required := card.keyRequired
+	kinds := card.kinds
+	tokenURL, scopes := card.tokenURL, card.scopes
 
 	rawSkills, _ := obj["skills"].([]any)
 	for i := range rawSkills {
@@ -469,14 +644,32 @@ func checkSecurity(obj map[string]any, gen generation, skills []skillDoc, p *con
 			label = fmt.Sprintf("%q", skills[i].ID)
 		}
 		if !sv.acceptable {
-			c.warnf(path, CodeUnsupportedSecurity, "Skill %s requires %s; the platform can only send an API key in a header, so the agent may reject the platform's calls for this skill.", label, strings.Join(dedupe(sv.blockers), " or "))
+			c.warnf(path, CodeUnsupportedSecurity, "Skill %s requires %s; the platform calls without a user present and cannot meet it, so the agent may reject the platform's calls for this skill.", label, strings.Join(dedupe(sv.blockers), " or "))
+			continue
+		}
+		if len(kinds) > 0 && len(sv.kinds) > 0 && !slices.Contains(sv.kinds, kinds[0]) {
+			c.warnf(path, CodeUnsupportedSecurity, "Skill %s takes %s, not the %s the card asks for; the platform sends one credential, so the agent may reject its calls for this skill.", label, strings.Join(sv.kinds, " or "), kinds[0])
 			continue
 		}
 		headers = append(headers, sv.headers...)
-		keyRequired = keyRequired || sv.keyRequired
+		required = required || sv.keyRequired
+		for _, k := range sv.kinds {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
+		if tokenURL == "" {
+			tokenURL, scopes = sv.tokenURL, sv.scopes
+		}
 	}
 
-	p.APIKeyRequired = keyRequired
+	p.CredentialKind = connector.CredentialKindNone
+	if len(kinds) > 0 {
+		p.CredentialKind, p.CredentialKinds = kinds[0], kinds
+	}
+	p.CredentialRequired = required && len(kinds) > 0
+	p.APIKeyRequired = p.CredentialRequired && p.CredentialKind == connector.CredentialKindAPIKey
+	p.OAuth2TokenURL, p.OAuth2Scopes = tokenURL, scopes
 	if len(headers) == 0 {
 		return
 	}

@@ -171,6 +171,7 @@ func (k *Checker) validate(raw []byte, c *collector, rep *Report) {
 	checkModes("defaultOutputModes", "", doc.DefaultOutputModes, c)
 	p.Skills = checkSkills(doc.Skills, gen, c)
 	checkSecurity(obj, gen, doc.Skills, p, c)
+	p.ExtendedCard = offersExtendedCard(obj)
 	checkLegacyAuthentication(obj, gen, c)
 	k.checkExtensions(obj, &doc, p, c)
 }
@@ -589,4 +590,15 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// offersExtendedCard reports whether the card says an authenticated extended card is there:
+// A2A 1.0 capabilities.extendedAgentCard, A2A 0.3 supportsAuthenticatedExtendedCard.
+func offersExtendedCard(obj map[string]any) bool {
+	if b, _ := obj["supportsAuthenticatedExtendedCard"].(bool); b {
+		return true
+	}
+	caps, _ := obj["capabilities"].(map[string]any)
+	b, _ := caps["extendedAgentCard"].(bool)
+	return b
 }

@@ -18,8 +18,12 @@ func TestValidate(t *testing.T) {
 	apiKeyScheme := func(header string) map[string]any {
 		return map[string]any{"type": "apiKey", "in": "header", "name": header}
 	}
+	// An OAuth 2.0 flow that needs a user present: unsupported, whatever else the card says.
 	oauthScheme := map[string]any{"type": "oauth2", "flows": map[string]any{
-		"clientCredentials": map[string]any{"tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}},
+		"authorizationCode": map[string]any{"authorizationUrl": "https://agent.example.com/authorize", "tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}},
+	}}
+	clientCredentials := map[string]any{"type": "oauth2", "flows": map[string]any{
+		"clientCredentials": map[string]any{"tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{"read": "r"}},
 	}}
 	manySkills := func(n int) []any {
 		out := make([]any, n)
@@ -55,7 +59,7 @@ func TestValidate(t *testing.T) {
 			check: func(t *testing.T, r Report) {
 				want := connector.CardProfile{
 					Name: "Test agent", Description: "Answers test questions.", Version: "1.0.0",
-					ProtocolVersion: "0.2.5", EndpointURL: "https://agent.example.com/a2a", Streaming: true,
+					ProtocolVersion: "0.2.5", EndpointURL: "https://agent.example.com/a2a", Streaming: true, CredentialKind: "none",
 					Skills: []connector.Skill{{ID: "s1", Name: "Skill one", Description: "Does one thing.", Tags: []string{"demo"}}},
 				}
 				if diff := cmp.Diff(want, r.Profile); diff != "" {
@@ -262,15 +266,99 @@ func TestValidate(t *testing.T) {
 			wantErrors: []pc{{"security", "unsupported_security"}},
 		},
 		{
-			name: "http_bearer_is_unsupported",
+			name: "http_bearer_takes_a_bearer_token",
 			mutate: func(c map[string]any) {
 				c["securitySchemes"] = map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}
 				c["security"] = []any{map[string]any{"bearer": []any{}}}
 			},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "bearerToken", true) },
+		},
+		{
+			name: "http_basic_is_unsupported",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"basic": map[string]any{"type": "http", "scheme": "basic"}}
+				c["security"] = []any{map[string]any{"basic": []any{}}}
+			},
 			wantErrors: []pc{{"security", "unsupported_security"}},
 			check: func(t *testing.T, r Report) {
-				if !strings.Contains(r.Problems[0].Message, "http bearer") {
+				if !strings.Contains(r.Problems[0].Message, "http basic") {
 					t.Errorf("message does not name the scheme: %q", r.Problems[0].Message)
+				}
+			},
+		},
+		{
+			name: "oauth2_client_credentials_takes_oauth2_with_the_card_token_url_and_scopes",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"oauth": clientCredentials}
+				c["security"] = []any{map[string]any{"oauth": []any{"read"}}}
+			},
+			check: func(t *testing.T, r Report) {
+				wantCredential(t, r, "oauth2", true)
+				if r.Profile.OAuth2TokenURL != "https://agent.example.com/token" || !cmp.Equal(r.Profile.OAuth2Scopes, []string{"read"}) {
+					t.Errorf("OAuth2TokenURL = %q, OAuth2Scopes = %v", r.Profile.OAuth2TokenURL, r.Profile.OAuth2Scopes)
+				}
+			},
+		},
+		{
+			name: "authorization_code_only_names_the_flows_that_would_work",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"oauth": oauthScheme}
+				c["security"] = []any{map[string]any{"oauth": []any{}}}
+			},
+			wantErrors: []pc{{"security", "unsupported_security"}},
+			check: func(t *testing.T, r Report) {
+				m := r.Problems[0].Message
+				for _, want := range []string{"authorizationCode", "client-credentials", "bearer token", "service account"} {
+					if !strings.Contains(m, want) {
+						t.Errorf("message lacks %q: %q", want, m)
+					}
+				}
+			},
+		},
+		{
+			name: "oauth2_on_google_token_url_takes_a_google_service_account",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"google": map[string]any{"type": "oauth2", "flows": map[string]any{
+					"authorizationCode": map[string]any{"authorizationUrl": "https://accounts.google.com/o/oauth2/auth", "tokenUrl": "https://oauth2.googleapis.com/token", "scopes": map[string]any{}},
+				}}}
+				c["security"] = []any{map[string]any{"google": []any{"https://www.googleapis.com/auth/cloud-platform"}}}
+			},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "googleServiceAccount", true) },
+		},
+		{
+			name: "openid_connect_on_google_takes_a_google_service_account",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"g": map[string]any{"type": "openIdConnect", "openIdConnectUrl": "https://accounts.google.com/.well-known/openid-configuration"}}
+				c["security"] = []any{map[string]any{"g": []any{}}}
+			},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "googleServiceAccount", true) },
+		},
+		{
+			name: "openid_connect_elsewhere_is_unsupported",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"o": map[string]any{"type": "openIdConnect", "openIdConnectUrl": "https://idp.example.com/.well-known/openid-configuration"}}
+				c["security"] = []any{map[string]any{"o": []any{}}}
+			},
+			wantErrors: []pc{{"security", "unsupported_security"}},
+		},
+		{
+			name: "bearer_and_api_key_together_is_unsupported",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}, "key": apiKeyScheme("X-API-KEY")}
+				c["security"] = []any{map[string]any{"bearer": []any{}, "key": []any{}}}
+			},
+			wantErrors: []pc{{"security", "unsupported_security"}},
+		},
+		{
+			name: "bearer_or_api_key_prefers_the_key_and_takes_both",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}, "key": apiKeyScheme("X-API-KEY")}
+				c["security"] = []any{map[string]any{"bearer": []any{}}, map[string]any{"key": []any{}}}
+			},
+			check: func(t *testing.T, r Report) {
+				wantCredential(t, r, "apiKey", true)
+				if !cmp.Equal(r.Profile.CredentialKinds, []string{"apiKey", "bearerToken"}) {
+					t.Errorf("CredentialKinds = %v", r.Profile.CredentialKinds)
 				}
 			},
 		},

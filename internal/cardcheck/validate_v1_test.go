@@ -62,6 +62,20 @@ func wantKeyRequired(t *testing.T, r Report, headers ...string) {
 	}
 }
 
+// wantCredential checks the credential the card asks for and that it is needed.
+func wantCredential(t *testing.T, r Report, kind string, required bool) {
+	t.Helper()
+	if !r.Valid {
+		t.Errorf("Valid = false; problems: %+v", r.Problems)
+	}
+	if r.Profile.CredentialKind != kind || r.Profile.CredentialRequired != required {
+		t.Errorf("CredentialKind = %q, CredentialRequired = %v; want %q, %v", r.Profile.CredentialKind, r.Profile.CredentialRequired, kind, required)
+	}
+	if r.Profile.APIKeyRequired != (required && kind == "apiKey") {
+		t.Errorf("APIKeyRequired = %v", r.Profile.APIKeyRequired)
+	}
+}
+
 func wantEndpoint(t *testing.T, r Report, url, version string, fallback *connector.Interface) {
 	t.Helper()
 	got := [2]string{r.Profile.EndpointURL, r.Profile.ProtocolVersion}
@@ -75,8 +89,9 @@ func wantEndpoint(t *testing.T, r Report, url, version string, fallback *connect
 
 func TestValidateV1(t *testing.T) {
 	t.Parallel()
+	// An OAuth 2.0 flow that needs a user present.
 	oauthV1 := map[string]any{"oauth2SecurityScheme": map[string]any{"flows": map[string]any{
-		"clientCredentials": map[string]any{"tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}},
+		"deviceCode": map[string]any{"deviceAuthorizationUrl": "https://agent.example.com/device", "tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}},
 	}}}
 	manyInterfaces := func(n int) []any {
 		out := make([]any, n)
@@ -99,7 +114,7 @@ func TestValidateV1(t *testing.T) {
 			check: func(t *testing.T, r Report) {
 				want := connector.CardProfile{
 					Name: "Test agent", Description: "Answers test questions.", Version: "1.0.0",
-					ProtocolVersion: "1.0", EndpointURL: "https://agent.example.com/a2a", Streaming: true,
+					ProtocolVersion: "1.0", EndpointURL: "https://agent.example.com/a2a", Streaming: true, CredentialKind: "none",
 					Skills: []connector.Skill{{ID: "s1", Name: "Skill one", Description: "Does one thing.", Tags: []string{"demo"}}},
 				}
 				if diff := cmp.Diff(want, r.Profile); diff != "" {
@@ -470,17 +485,37 @@ func TestValidateV1(t *testing.T) {
 			},
 		},
 		{
-			name: "http_bearer_is_unsupported_security",
+			name: "http_bearer_takes_a_bearer_token",
 			mutate: func(c map[string]any) {
 				c["securitySchemes"] = map[string]any{"Bearer": map[string]any{"httpAuthSecurityScheme": map[string]any{"scheme": "bearer", "bearerFormat": "JWT"}}}
 				c["securityRequirements"] = requireV1("Bearer", map[string]any{"list": []any{}})
 			},
-			wantErrors: []pc{{"securityRequirements", "unsupported_security"}},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "bearerToken", true) },
+		},
+		{
+			name: "oauth2_client_credentials_takes_oauth2",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"oauth": map[string]any{"oauth2SecurityScheme": map[string]any{"flows": map[string]any{
+					"clientCredentials": map[string]any{"tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}},
+				}}}}
+				c["securityRequirements"] = requireV1("oauth", map[string]any{"list": []any{"read"}})
+			},
 			check: func(t *testing.T, r Report) {
-				if !strings.Contains(r.Problems[0].Message, "http bearer") {
-					t.Errorf("message does not name the scheme: %q", r.Problems[0].Message)
+				wantCredential(t, r, "oauth2", true)
+				if r.Profile.OAuth2TokenURL != "https://agent.example.com/token" || !cmp.Equal(r.Profile.OAuth2Scopes, []string{"read"}) {
+					t.Errorf("OAuth2TokenURL = %q, OAuth2Scopes = %v", r.Profile.OAuth2TokenURL, r.Profile.OAuth2Scopes)
 				}
 			},
+		},
+		{
+			name: "oauth2_client_credentials_as_the_js_sdk_writes_it",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"oauth": map[string]any{"scheme": map[string]any{"$case": "oauth2SecurityScheme", "value": map[string]any{
+					"flows": map[string]any{"flow": map[string]any{"$case": "clientCredentials", "value": map[string]any{"tokenUrl": "https://agent.example.com/token", "scopes": map[string]any{}}}},
+				}}}}
+				c["securityRequirements"] = requireV1("oauth", map[string]any{"list": []any{}})
+			},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "oauth2", true) },
 		},
 		{
 			name: "mtls_is_unsupported_security",

@@ -164,9 +164,27 @@ const A2AVersionHeader = "A2A-Version"
 // {url}/.well-known/agent.json are tried too, because SDKs mount agents under a path prefix.
 // Failures are *FetchError.
 func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (got Fetched, err error) {
+	return f.FetchAuth(ctx, cardURL, nil)
+}
+
+// Auth gives the headers that carry a registration's credentials (Authorization, an API key).
+type Auth func(ctx context.Context) (http.Header, error)
+
+// FetchAuth is Fetch for a card behind authentication: when a URL answers 401 or 403 and auth
+// is not nil, it is fetched again with auth's headers (asked for once, on the first refusal),
+// and so is every URL after it. Google's card endpoints work this way. The credentials are
+// never sent unasked: an open card never sees them. An auth failure leaves the refusal as the
+// answer.
+func (f *Fetcher) FetchAuth(ctx context.Context, cardURL string, auth Auth) (got Fetched, err error) {
 	ctx, span := f.obs.startFetch(ctx, cardURL)
 	defer func() { endFetch(span, got, err) }()
-	return f.fetch(ctx, cardURL)
+	return f.fetch(ctx, cardURL, auth)
+}
+
+// refused reports a 401 or 403 answer.
+func refused(err error) bool {
+	fe, ok := errors.AsType[*FetchError](err)
+	return ok && fe.Kind == KindHTTPStatus && (fe.StatusCode == http.StatusUnauthorized || fe.StatusCode == http.StatusForbidden)
 }
 
 // Well-known card paths: A2A 0.3 and 1.0, then 0.2.
@@ -175,7 +193,7 @@ const (
 	wellKnownCardOld = "/.well-known/agent.json"
 )
 
-func (f *Fetcher) fetch(ctx context.Context, cardURL string) (Fetched, error) {
+func (f *Fetcher) fetch(ctx context.Context, cardURL string, auth Auth) (Fetched, error) {
 	u, ferr := f.parseCardURL(cardURL)
 	if ferr != nil {
 		return Fetched{}, ferr
@@ -197,10 +215,17 @@ func (f *Fetcher) fetch(ctx context.Context, cardURL string) (Fetched, error) {
 		tried    []string
 		failures []*FetchError
 		notCard  *Fetched // the pasted URL answered JSON that is not a card
+		hdr      http.Header
 	)
 	for i, c := range candidates {
 		tried = append(tried, c)
-		got, err := f.get(ctx, c)
+		got, err := f.get(ctx, c, hdr)
+		if hdr == nil && auth != nil && refused(err) {
+			if h, aerr := auth(ctx); aerr == nil && len(h) > 0 {
+				hdr = h
+				got, err = f.get(ctx, c, hdr)
+			}
+		}
 		if err == nil {
 			if !origin && i == 0 && len(candidates) > 1 && !looksLikeCard(got.Raw) {
 				notCard = &got
@@ -295,7 +320,7 @@ func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
 }
 
 // get fetches one URL.
-func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
+func (f *Fetcher) get(ctx context.Context, target string, hdr http.Header) (Fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
 		// CheckURL passed the URL this one derives from, so this is not expected; the cause
@@ -305,7 +330,29 @@ func (f *Fetcher) get(ctx context.Context, target string) (Fetched, error) {
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "a2a-connector-cardfetch")
 	req.Header.Set(A2AVersionHeader, "1.0")
-	resp, err := f.client.Do(req)
+	client := f.client
+	if len(hdr) > 0 {
+		for k, v := range hdr {
+			req.Header[k] = v
+		}
+		// Go drops Authorization on a redirect to another host, but not an API key header:
+		// no credential follows a redirect off the host it was meant for.
+		c := *f.client
+		check := c.CheckRedirect
+		c.CheckRedirect = func(next *http.Request, via []*http.Request) error {
+			if next.URL.Host != via[0].URL.Host {
+				for k := range hdr {
+					next.Header.Del(k)
+				}
+			}
+			if check != nil {
+				return check(next, via)
+			}
+			return nil
+		}
+		client = &c
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		kind := classify(ctx, err)
 		// *url.Error repeats method and URL, which FetchError.Error already names.
@@ -425,7 +472,12 @@ func classify(ctx context.Context, err error) FetchErrorKind {
 // Report is empty; otherwise the error is nil whatever the report says. Each call is counted in
 // a2ac.card.fetches by result.
 func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched, cardcheck.Report, error) {
-	got, err := f.Fetch(ctx, cardURL)
+	return f.FetchAndValidateAuth(ctx, cardURL, nil)
+}
+
+// FetchAndValidateAuth is FetchAndValidate fetching as FetchAuth does.
+func (f *Fetcher) FetchAndValidateAuth(ctx context.Context, cardURL string, auth Auth) (Fetched, cardcheck.Report, error) {
+	got, err := f.FetchAuth(ctx, cardURL, auth)
 	if err != nil {
 		kind := KindNetwork
 		var fe *FetchError
@@ -435,5 +487,5 @@ func (f *Fetcher) FetchAndValidate(ctx context.Context, cardURL string) (Fetched
 		f.obs.count(ctx, string(kind))
 		return Fetched{}, cardcheck.Report{}, err
 	}
-	return got, f.validateObserved(ctx, got.Raw), nil
+	return got, f.withSignatures(ctx, got.Raw, f.validateObserved(ctx, got.Raw)), nil
 }

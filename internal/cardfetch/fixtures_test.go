@@ -22,6 +22,7 @@ type expectation struct {
 	Valid          *bool  `json:"valid"`
 	Streaming      *bool  `json:"streaming"`
 	APIKeyRequired *bool  `json:"apiKeyRequired"`
+	CredentialKind string `json:"credentialKind"`
 	Errors         []pc   `json:"errors"`
 	Warnings       []pc   `json:"warnings"`
 	FetchError     string `json:"fetchError"`
@@ -59,10 +60,7 @@ func readExpectations(t *testing.T, dir string) map[string]expectation {
 var pendingFixtures = map[string]struct {
 	issue string
 	today pc
-}{
-	"valid/bearer-1.0.json":                {"#24 credentials (bearer token)", pc{"securityRequirements", "unsupported_security"}},
-	"valid/oauth2-client-credentials.json": {"#24 credentials (OAuth 2.0 client credentials)", pc{"security", "unsupported_security"}},
-}
+}{}
 
 // TestFixtures serves the shared card fixtures over real HTTPS on loopback and checks that
 // fetching and validating each says exactly what expected.json says (for pendingFixtures: the
@@ -122,6 +120,9 @@ func TestFixtures(t *testing.T) {
 			}
 			if exp.APIKeyRequired != nil && rep.Profile.APIKeyRequired != *exp.APIKeyRequired {
 				t.Errorf("APIKeyRequired = %v, want %v", rep.Profile.APIKeyRequired, *exp.APIKeyRequired)
+			}
+			if exp.CredentialKind != "" && rep.Profile.CredentialKind != exp.CredentialKind {
+				t.Errorf("CredentialKind = %q, want %q", rep.Profile.CredentialKind, exp.CredentialKind)
 			}
 			if len(rep.Card) == 0 || !json.Valid(rep.Card) {
 				t.Errorf("Card = %q, want the card's JSON", rep.Card)

@@ -8,6 +8,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -36,6 +37,12 @@ type agentJSON struct {
 	Warnings        []connector.Problem `json:"warnings"`
 	CreatedAt       time.Time           `json:"createdAt"`
 	UpdatedAt       time.Time           `json:"updatedAt"`
+	// CredentialKind is what the card asks for (apiKey, bearerToken, oauth2,
+	// googleServiceAccount or none); CredentialsSet whether a credential is stored (never
+	// shown); CardSignature what verifying the card's signatures found.
+	CredentialKind string                  `json:"credentialKind"`
+	CredentialsSet bool                    `json:"credentialsSet"`
+	CardSignature  connector.CardSignature `json:"cardSignature"`
 }
 
 // interfaceJSON is an interface of the agent the connector may call: the fallback of the other
@@ -86,8 +93,9 @@ func toAgentJSON(a connector.Agent) agentJSON {
 		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
 		EndpointBinding: bindingName(a.EndpointBinding), Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
-		APIKeySet: a.APIKeySet, Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
+		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+		CredentialKind: a.Credential(), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
 	}
 }
 
@@ -122,6 +130,9 @@ type validateResponse struct {
 
 	// APIKeyRequired: the card demands an API key, so the console asks for one.
 	APIKeyRequired bool `json:"apiKeyRequired"`
+	// CredentialKind is what the card asks for; CardSignature what its signatures say.
+	CredentialKind string                  `json:"credentialKind"`
+	CardSignature  connector.CardSignature `json:"cardSignature"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -145,6 +156,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
 		Card: report.Card, Problems: problems}
 	resp.APIKeyRequired = p.APIKeyRequired
+	resp.CredentialKind, resp.CardSignature = p.Credential(), cardSignature(p.CardSignature)
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
@@ -158,8 +170,9 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	// Flat, not embedding cardURLRequest: encoding/json names a member of an embedded struct
 	// by its Go path in type errors.
 	var in struct {
-		CardURL string  `json:"cardUrl"`
-		APIKey  *string `json:"apiKey"`
+		CardURL     string           `json:"cardUrl"`
+		APIKey      *string          `json:"apiKey"`
+		Credentials *credentialsJSON `json:"credentials"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -168,14 +181,24 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var apiKey string
+	var cred *credential.Credential
 	if in.APIKey != nil {
 		if err := ruleAPIKey.check("apiKey", *in.APIKey); err != nil {
 			return err
 		}
-		apiKey = *in.APIKey
+		if *in.APIKey != "" {
+			cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: *in.APIKey}
+		}
 	}
-	a, warnings, err := s.agents.Register(r.Context(), tenantFrom(r.Context()).ID, cardURL, apiKey)
+	if in.Credentials != nil {
+		if in.APIKey != nil {
+			return fieldError("credentials", "conflicting_fields", "Send apiKey or credentials, not both.")
+		}
+		if cred, err = credentialOf(in.Credentials); err != nil {
+			return err
+		}
+	}
+	a, warnings, err := s.agents.RegisterWith(r.Context(), tenantFrom(r.Context()).ID, cardURL, cred)
 	if err != nil {
 		return err
 	}
@@ -219,15 +242,27 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 
 func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 	// apiKey: absent leaves the key, "" removes it, any other string replaces it.
+	// credentials: replaces the credential, of whatever kind.
 	var in struct {
-		APIKey  *string `json:"apiKey"`
-		Enabled *bool   `json:"enabled"`
+		APIKey      *string          `json:"apiKey"`
+		Credentials *credentialsJSON `json:"credentials"`
+		Enabled     *bool            `json:"enabled"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if in.APIKey == nil && in.Enabled == nil {
-		return badRequest("Nothing to change: send apiKey and/or enabled.")
+	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil {
+		return badRequest("Nothing to change: send apiKey, credentials and/or enabled.")
+	}
+	var cred *credential.Credential
+	if in.Credentials != nil {
+		if in.APIKey != nil {
+			return fieldError("credentials", "conflicting_fields", "Send apiKey or credentials, not both.")
+		}
+		var err error
+		if cred, err = credentialOf(in.Credentials); err != nil {
+			return err
+		}
 	}
 	id, err := pathID(r, "id")
 	if err != nil {
@@ -238,7 +273,7 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Enabled: in.Enabled})
+	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled})
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -130,11 +131,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		dup *store.DuplicateError
 		ce  *agents.CardError
 		re  *admission.RefusedError
+		cfe *credential.FieldError
 	)
 	switch {
 	case errors.As(err, &api):
 	case errors.As(err, &ce):
 		api = cardInvalid(ce.Problems)
+	case errors.As(err, &cfe):
+		api = credentialProblem(cfe)
 	case errors.As(err, &dup):
 		api = &apiError{status: http.StatusConflict, code: "already_registered", agentID: dup.AgentID,
 			detail: alreadyRegistered(dup.AgentID)}

@@ -96,6 +96,7 @@ func newAgents(c Config) *agents.Service {
 	if c.Invoker != nil {
 		// Not a nil *Invoker in a non-nil interface: no invoker sends no cancel.
 		ac.Canceler = c.Invoker
+		ac.Authorizer = c.Invoker // cards behind authentication are fetched with the credentials
 	}
 	return agents.New(ac)
 }

@@ -26,6 +26,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
@@ -59,6 +60,9 @@ type Options struct {
 	GRPCPolicy *netguard.Policy
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
+	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
+	// fetching through Client (so token URLs pass the same SSRF guard as agent calls).
+	Tokens *credential.Tokens
 	// TurnTimeout bounds a turn (default 30s); the deadline is min(ctx's deadline, this).
 	TurnTimeout time.Duration
 	// FirstEventTimeout bounds the wait for the first stream event, connecting included
@@ -100,6 +104,7 @@ type Options struct {
 type Invoker struct {
 	client  *a2a.Client
 	secrets *secret.Box
+	tokens  *credential.Tokens
 	opts    Options
 	log     *slog.Logger
 	obs     *observer
@@ -210,12 +215,16 @@ func New(o Options) *Invoker {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
+	if o.Tokens == nil {
+		o.Tokens = credential.NewTokens(credential.TokensOptions{Client: o.Client})
+	}
 	pol := netguard.Policy{}
 	if o.GRPCPolicy != nil {
 		pol = *o.GRPCPolicy
 	}
 	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	return &Invoker{
+		tokens:  o.Tokens,
 		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts}),
 		secrets: o.Secrets,
 		opts:    o,
@@ -421,7 +430,7 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 		defer inv.bg.Done()
 		ctx, cancel := context.WithTimeout(bgCtx, inv.opts.CancelTimeout)
 		defer cancel()
-		hdr, herr := inv.header(&agent, key)
+		hdr, _, herr := inv.header(ctx, &agent, key)
 		if herr != nil {
 			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
 			return
@@ -457,39 +466,20 @@ func (inv *Invoker) Close(ctx context.Context) error {
 	}
 }
 
-// header builds the headers of every call to the agent: the API key under each of its header
-// names and the activated extensions.
-func (inv *Invoker) header(agent *connector.Agent, apiKey *secret.Sealed) (http.Header, *connector.TurnError) {
+// header builds the headers of every call to the agent: its credential (authorize) and the
+// activated extensions. accessToken is the OAuth 2.0 token sent, if any.
+func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *secret.Sealed) (_ http.Header, accessToken string, _ *connector.TurnError) {
 	h := make(http.Header, 2)
-	if apiKey != nil {
-		if inv.secrets == nil {
-			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent has an API key but no secret key is configured to open it"}
-		}
-		key, err := inv.secrets.Open(agent.ID, *apiKey)
-		if err != nil {
-			// secret's errors never contain plaintext.
-			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent's API key cannot be opened: " + err.Error()}
-		}
-		value := string(key)
-		clear(key)
-		if !validHeaderValue(value) {
-			return nil, &connector.TurnError{Code: CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
-		}
-		names := agent.APIKeyHeaders
-		if len(names) == 0 {
-			names = []string{connector.APIKeyHeader}
-		}
-		for _, name := range names {
-			if !validHeaderName(name) {
-				continue // cardcheck validated the card; a bad name here is not worth failing the turn
-			}
-			h.Set(name, value)
+	if sealed != nil {
+		var herr *connector.TurnError
+		if accessToken, herr = inv.authorize(ctx, h, agent, sealed); herr != nil {
+			return nil, "", herr
 		}
 	}
 	if len(agent.Extensions) > 0 {
 		h.Set(extensionsHeader, strings.Join(agent.Extensions, ", "))
 	}
-	return h, nil
+	return h, accessToken, nil
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.

@@ -180,6 +180,8 @@ type nodeProcess struct {
 	start   time.Time
 	exited  chan struct{}
 	waitErr error // valid once exited is closed
+	// stdin is the program's standard input (programs that take commands read it).
+	stdin io.WriteCloser
 }
 
 // startNode installs the packages of dir if needed and starts `node args...` there in its own
@@ -210,6 +212,7 @@ func startNode(t *testing.T, dir string, stdout outputBuffer, args ...string) *n
 	if err != nil {
 		t.Fatal(err)
 	}
+	p.stdin = stdin
 	p.start = time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", p.name, err)

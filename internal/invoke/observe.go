@@ -38,6 +38,9 @@ const (
 	// eventVersionFallback: the preferred interface refused the protocol version; the turn
 	// moved to the card's other interface.
 	eventVersionFallback = "version_fallback"
+	// eventTokenRefetch: the agent refused the cached access token (401); the turn fetched a
+	// new one and called once more.
+	eventTokenRefetch = "token_refetch"
 
 	attrAgentID      = attribute.Key("a2ac.agent.id")
 	attrMethod       = attribute.Key("a2a.method")

@@ -64,7 +64,7 @@ type turn struct {
 
 // run calls the agent (stream or send) and returns how the call ended; finish makes the Result.
 func (t *turn) run() error {
-	hdr, herr := t.inv.header(t.req.Agent, t.req.APIKey)
+	hdr, accessToken, herr := t.inv.header(t.ctx, t.req.Agent, t.req.APIKey)
 	if herr != nil {
 		return herr
 	}
@@ -83,13 +83,27 @@ func (t *turn) run() error {
 		TaskID:    t.req.TaskID,
 		Metadata:  t.req.Metadata,
 	}}
-	var err error
-	if t.req.Agent.Streaming {
-		err = t.streamCounted(hdr, params)
-	} else {
-		err = t.send(hdr, params)
+	err := t.call(hdr, params)
+	if accessToken != "" && unauthorized(err) && !t.taskSeen && !t.emittedAnyStatus && t.ctx.Err() == nil {
+		// The agent refused an access token we still held as valid (revoked, or its key
+		// rotated): one new token and one more call. The 401 came before any event, so nothing
+		// was processed and sending again is safe. A second refusal ends the turn.
+		t.inv.tokens.Forget(t.req.Agent.ID, accessToken)
+		t.span.AddEvent(eventTokenRefetch)
+		if hdr, _, herr = t.inv.header(t.ctx, t.req.Agent, t.req.APIKey); herr != nil {
+			return herr
+		}
+		err = t.call(hdr, params)
 	}
 	return err
+}
+
+// call sends the message once, streaming or not.
+func (t *turn) call(hdr http.Header, params *a2a.MessageSendParams) error {
+	if t.req.Agent.Streaming {
+		return t.streamCounted(hdr, params)
+	}
+	return t.send(hdr, params)
 }
 
 // streamCounted is stream, counted in a2ac.streams.active while it runs.

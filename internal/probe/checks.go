@@ -116,6 +116,9 @@ func profileChanges(old, cur connector.CardProfile) []string {
 	if old.APIKeyRequired != cur.APIKeyRequired || !slices.Equal(old.APIKeyHeaders, cur.APIKeyHeaders) {
 		out = append(out, "API key requirement")
 	}
+	if old.Credential() != cur.Credential() || old.OAuth2TokenURL != cur.OAuth2TokenURL {
+		out = append(out, "credential requirement")
+	}
 	if !reflect.DeepEqual(old.Skills, cur.Skills) {
 		out = append(out, "skills")
 	}
@@ -168,6 +171,13 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 		fix = "The agent refused the API key stored for it: set the right key in the console (Rotate key), or fix the agent's key check."
 		if !keySet {
 			fix = "Set the agent's API key in the console: the card demands one and none is set."
+		}
+		switch {
+		case strings.Contains(res.Err.Message, "token request to "):
+			// The token endpoint refused the client: its error code is in the message.
+			fix = "The token endpoint refused the OAuth 2.0 client or service account set for this agent (its answer is above): check the client id and secret, the scopes and the token URL, or replace the service account key."
+		case a.Credential() != connector.CredentialKindAPIKey && a.Credential() != connector.CredentialKindNone:
+			fix = "The agent refused the " + a.Credential() + " credentials stored for it, also after one new token: set the right ones in the console, or fix the agent's token check."
 		}
 	}
 	if fix == "" {

@@ -39,7 +39,10 @@ type NewAgent struct {
 	Profile  connector.CardProfile
 	Warnings []connector.Problem
 	APIKey   *secret.Sealed
-	Enabled  bool
+	// CredentialKind is the kind of credential APIKey seals (connector.CredentialKind*); ""
+	// means an API key.
+	CredentialKind string
+	Enabled        bool
 }
 
 // Revision is a newly fetched and validated card of an existing agent.
@@ -66,6 +69,8 @@ type RevisionInfo struct {
 type AgentPatch struct {
 	// APIKey replaces the agent's key.
 	APIKey *secret.Sealed
+	// CredentialKind is the kind APIKey seals ("" means an API key); it is stored with it.
+	CredentialKind string
 	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
 	ClearAPIKey bool
 	Enabled     *bool
@@ -75,7 +80,8 @@ type AgentPatch struct {
 // live revision, in one query.
 const (
 	agentColumns = `a.id, a.tenant_id, a.card_url, a.enabled, a.api_key_ciphertext is not null,
-	       a.current_revision, a.created_at, a.updated_at, r.profile, r.warnings`
+	       a.current_revision, a.created_at, a.updated_at, r.profile, r.warnings,
+	       case when a.api_key_ciphertext is null then '' else a.credential_kind end`
 	agentJoin = `
 	  join agent_revisions r
 	    on r.tenant_id = a.tenant_id and r.agent_id = a.id and r.revision = a.current_revision`
@@ -91,7 +97,7 @@ func scanAgentWith(row pgx.Row, extra ...any) (connector.Agent, error) {
 		profile, warnings []byte
 	)
 	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.APIKeySet,
-		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings}, extra...)
+		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return connector.Agent{}, err
 	}
@@ -193,6 +199,7 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 	if a.ResolvedCardURL == "" {
 		return connector.Agent{}, fmt.Errorf("%s %s: no resolved card URL: %w", op, id, connector.ErrInvalid)
 	}
+	kind := credentialKind(a.CredentialKind)
 	key := CardKey(a.ResolvedCardURL)
 	profile, warnings, err := encodeRevision(a.Profile, a.Warnings)
 	if err != nil {
@@ -202,9 +209,9 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 	var agent connector.Agent
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx,
-			`insert into agents (tenant_id, id, card_url, card_key, enabled, api_key_ciphertext, api_key_key_id, current_revision)
-			 values ($1, $2, $3, $4, $5, $6, $7, 1)`,
-			tid, id, a.CardURL, key, a.Enabled, ciphertext, keyID,
+			`insert into agents (tenant_id, id, card_url, card_key, enabled, api_key_ciphertext, api_key_key_id, credential_kind, current_revision)
+			 values ($1, $2, $3, $4, $5, $6, $7, $8, 1)`,
+			tid, id, a.CardURL, key, a.Enabled, ciphertext, keyID, kind,
 		); err != nil {
 			return err
 		}
@@ -223,6 +230,14 @@ func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, e
 		return connector.Agent{}, fmt.Errorf("%s %s: %w", op, id, s.duplicate(ctx, err, tid, id, a.CardURL, key))
 	}
 	return agent, nil
+}
+
+// credentialKind is the stored kind of a sealed credential: "" is an API key.
+func credentialKind(k string) string {
+	if k == "" {
+		return connector.CredentialKindAPIKey
+	}
+	return k
 }
 
 func encodeRevision(p connector.CardProfile, w []connector.Problem) (profile, warnings []byte, err error) {
@@ -301,7 +316,8 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p Age
 		if !validSealed(p.APIKey) {
 			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
 		}
-		set = append(set, "api_key_ciphertext = "+arg(p.APIKey.Ciphertext), "api_key_key_id = "+arg(p.APIKey.KeyID))
+		set = append(set, "api_key_ciphertext = "+arg(p.APIKey.Ciphertext), "api_key_key_id = "+arg(p.APIKey.KeyID),
+			"credential_kind = "+arg(credentialKind(p.CredentialKind)))
 	case p.ClearAPIKey:
 		set = append(set, "api_key_ciphertext = null", "api_key_key_id = null")
 	}

@@ -19,7 +19,7 @@ type profileJSON struct {
 	// EndpointTenant and Fallback came with A2A 1.0; revisions stored before them read as ""
 	// and nil, which is what a 0.x card means.
 	EndpointTenant string `json:"endpointTenant,omitempty"`
-	// EndpointBinding came with HTTP+JSON; "" (revisions before it) is JSON-RPC.
+	// EndpointBinding came with HTTP+JSON and gRPC; "" (revisions before it) is JSON-RPC.
 	EndpointBinding string         `json:"endpointBinding,omitempty"`
 	Fallback        *interfaceJSON `json:"fallback,omitempty"`
 	Streaming       bool           `json:"streaming"`
@@ -27,6 +27,21 @@ type profileJSON struct {
 	APIKeyRequired  bool           `json:"apiKeyRequired"`
 	APIKeyHeaders   []string       `json:"apiKeyHeaders"`
 	Extensions      []string       `json:"extensions"`
+	// The credential fields came with issue 24; a revision stored before them reads as "",
+	// which connector.CardProfile.Credential derives from the API key fields.
+	CredentialKind     string         `json:"credentialKind,omitempty"`
+	CredentialKinds    []string       `json:"credentialKinds,omitempty"`
+	CredentialRequired bool           `json:"credentialRequired,omitempty"`
+	OAuth2TokenURL     string         `json:"oauth2TokenUrl,omitempty"`
+	OAuth2Scopes       []string       `json:"oauth2Scopes,omitempty"`
+	CardSignature      *signatureJSON `json:"cardSignature,omitempty"`
+	ExtendedCard       bool           `json:"extendedCard,omitempty"`
+}
+
+// signatureJSON is a connector.CardSignature.
+type signatureJSON struct {
+	Status string `json:"status"`
+	KeyID  string `json:"keyId,omitempty"`
 }
 
 // interfaceJSON is a connector.Interface.
@@ -61,6 +76,12 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		APIKeyRequired:  p.APIKeyRequired,
 		APIKeyHeaders:   p.APIKeyHeaders,
 		Extensions:      p.Extensions,
+
+		CredentialKind: p.CredentialKind, CredentialKinds: p.CredentialKinds, CredentialRequired: p.CredentialRequired,
+		OAuth2TokenURL: p.OAuth2TokenURL, OAuth2Scopes: p.OAuth2Scopes, ExtendedCard: p.ExtendedCard,
+	}
+	if p.CardSignature.Status != "" {
+		pj.CardSignature = &signatureJSON{Status: p.CardSignature.Status, KeyID: p.CardSignature.KeyID}
 	}
 	if f := p.Fallback; f != nil {
 		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant, Binding: f.Binding}
@@ -104,6 +125,12 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		APIKeyRequired:  pj.APIKeyRequired,
 		APIKeyHeaders:   pj.APIKeyHeaders,
 		Extensions:      pj.Extensions,
+
+		CredentialKind: pj.CredentialKind, CredentialKinds: pj.CredentialKinds, CredentialRequired: pj.CredentialRequired,
+		OAuth2TokenURL: pj.OAuth2TokenURL, OAuth2Scopes: pj.OAuth2Scopes, ExtendedCard: pj.ExtendedCard,
+	}
+	if pj.CardSignature != nil {
+		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
 	}
 	if f := pj.Fallback; f != nil {
 		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant, Binding: f.Binding}

@@ -72,15 +72,23 @@ func newAgent(tenantID, cardURL string) store.NewAgent {
 
 // wantAgent is what the store should return for a freshly created n.
 func wantAgent(n store.NewAgent) connector.Agent {
+	kind := ""
+	if n.APIKey != nil {
+		kind = n.CredentialKind
+		if kind == "" {
+			kind = connector.CredentialKindAPIKey
+		}
+	}
 	return connector.Agent{
-		ID:          n.ID,
-		TenantID:    n.TenantID,
-		CardURL:     n.CardURL,
-		CardProfile: n.Profile,
-		APIKeySet:   n.APIKey != nil,
-		Enabled:     n.Enabled,
-		Revision:    1,
-		Warnings:    n.Warnings,
+		CredentialSetKind: kind,
+		ID:                n.ID,
+		TenantID:          n.TenantID,
+		CardURL:           n.CardURL,
+		CardProfile:       n.Profile,
+		APIKeySet:         n.APIKey != nil,
+		Enabled:           n.Enabled,
+		Revision:          1,
+		Warnings:          n.Warnings,
 	}
 }
 
@@ -359,6 +367,7 @@ func TestUpdateAgent(t *testing.T) {
 		{name: "rotate_key_and_disable", patch: store.AgentPatch{APIKey: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
 		{name: "empty_patch_changes_nothing", patch: store.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").APIKey},
 		{name: "set_and_clear_key_is_invalid", patch: store.AgentPatch{APIKey: newKey, ClearAPIKey: true}, wantErr: connector.ErrInvalid},
+		{name: "bearer_token_records_its_kind", patch: store.AgentPatch{APIKey: newKey, CredentialKind: connector.CredentialKindBearerToken}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
 		{name: "key_without_key_id_is_invalid", patch: store.AgentPatch{APIKey: &secret.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
 	}
 	for _, tt := range tests {
@@ -386,6 +395,12 @@ func TestUpdateAgent(t *testing.T) {
 			want := before
 			want.Enabled = tt.wantEnabled
 			want.APIKeySet = tt.wantSecret != nil
+			if tt.patch.CredentialKind != "" {
+				want.CredentialSetKind = tt.patch.CredentialKind
+			}
+			if !want.APIKeySet {
+				want.CredentialSetKind = ""
+			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(connector.Agent{}, "UpdatedAt")); diff != "" {
 				t.Errorf("UpdateAgent (-want +got):\n%s", diff)
 			}

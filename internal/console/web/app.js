@@ -417,6 +417,8 @@
   function tryBlockedReason(a) {
     if (!a.enabled) return 'This agent is disabled: enable it to try it.';
     if (a.apiKeyRequired === true && a.apiKeySet !== true) return 'This agent needs an API key: set it above before trying it.';
+    const kind = CREDENTIAL_KINDS[str(a.credentialKind)];
+    if (kind && a.credentialsSet !== true) return 'This agent needs a ' + kind.label + ': set it above before trying it.';
     return '';
   }
 
@@ -612,6 +614,66 @@
     return keyForm;
   }
 
+  // CREDENTIAL_KINDS are the kinds other than an API key: what the card asks for decides the
+  // form (docs/api.md#credentials). Each field is write-only, like the key.
+  const CREDENTIAL_KINDS = {
+    bearerToken: { label: 'bearer token', fields: [['bearerToken', 'Bearer token', 'password']] },
+    oauth2: { label: 'OAuth 2.0 client', fields: [['clientId', 'Client ID', 'text'], ['clientSecret', 'Client secret', 'password'], ['tokenUrl', 'Token URL (optional: the card names one)', 'url'], ['scopes', 'Scopes (optional, space-separated)', 'text']] },
+    googleServiceAccount: { label: 'Google service account', fields: [['googleServiceAccount', 'Service account JSON key file', 'textarea']] },
+  };
+
+  // renderCredentialForm is the write-only credential form of an agent whose card asks for a
+  // bearer token, an OAuth 2.0 client or a Google service account; null for the other kinds.
+  function renderCredentialForm(a, article, msg) {
+    const kind = CREDENTIAL_KINDS[str(a.credentialKind)];
+    if (!kind) return null;
+    const id = str(a.id);
+    const inputs = {};
+    const rows = kind.fields.map(([name, label, type]) => {
+      const inputId = 'cred-' + name + '-' + id;
+      const input = type === 'textarea'
+        ? h('textarea', { id: inputId, class: 'cred-input', rows: '4', spellcheck: 'false', autocomplete: 'off' })
+        : h('input', { id: inputId, class: 'cred-input', type, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
+      inputs[name] = input;
+      return h('div', { class: 'row' }, h('label', { for: inputId, text: label }), input);
+    });
+    const save = h('button', { type: 'submit', class: 'cred-save', text: a.credentialsSet ? 'Replace ' + kind.label : 'Set ' + kind.label });
+    const form = h('form', { class: 'cred-form', autocomplete: 'off', novalidate: true },
+      h('p', { class: 'help', text: 'The card asks for a ' + kind.label + '. ' + (a.credentialsSet ? 'One is set. ' : 'None is set: the agent cannot be called yet. ') + 'Write-only: what is set is never shown.' }),
+      ...rows, h('div', { class: 'row' }, save));
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const v = (n) => (inputs[n] ? inputs[n].value : '');
+      let cred;
+      if (str(a.credentialKind) === 'bearerToken') cred = { bearerToken: v('bearerToken') };
+      else if (str(a.credentialKind) === 'googleServiceAccount') cred = { googleServiceAccount: v('googleServiceAccount') };
+      else {
+        cred = { oauth2: { clientId: v('clientId'), clientSecret: v('clientSecret') } };
+        if (v('tokenUrl')) cred.oauth2.tokenUrl = v('tokenUrl');
+        const scopes = v('scopes').split(/\s+/).filter(Boolean);
+        if (scopes.length) cred.oauth2.scopes = scopes;
+      }
+      busy([save], async () => {
+        const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { credentials: cred });
+        Object.values(inputs).forEach((i) => { i.value = ''; });
+        if (res.ok) replaceAgent(article, res.data, note('Credentials saved.', 'ok'), '.cred-input');
+        else msg.replaceChildren(problemBox(res, 'Could not save the credentials.'));
+      });
+    });
+    return form;
+  }
+
+  // signatureBadge says what verifying the card's signature found.
+  function signatureBadge(a) {
+    const sig = a.cardSignature || {};
+    switch (str(sig.status)) {
+      case 'verified': return badge('signed card, verified' + (sig.keyId ? ' (' + str(sig.keyId) + ')' : ''), 'ok');
+      case 'unverifiable': return badge('signed card, not verifiable', 'warn');
+      case 'invalid': return badge('card signature invalid', 'warn');
+      default: return null;
+    }
+  }
+
   function renderAgent(a, message) {
     const id = str(a.id);
     const name = str(a.name) || '(no name)';
@@ -623,6 +685,8 @@
     const warnings = (Array.isArray(a.warnings) ? a.warnings : []).filter((w) => !isEndpointWarning(w));
     const skills = Array.isArray(a.skills) ? a.skills : [];
     const needsKey = a.apiKeyRequired === true && a.apiKeySet !== true;
+    const otherKind = CREDENTIAL_KINDS[str(a.credentialKind)];
+    const needsCred = !!otherKind && a.credentialsSet !== true;
 
     const badges = h('div', { class: 'badges' },
       badge(a.enabled ? 'enabled' : 'disabled', a.enabled ? 'ok' : 'off'),
@@ -630,8 +694,11 @@
       badge(a.streaming ? 'streaming' : 'no streaming'),
       badge('revision ' + str(a.revision)),
       needsKey ? badge('needs an API key', 'warn') : null,
-      a.apiKeySet ? badge('API key set', 'ok') : null,
-      !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
+      needsCred ? badge('needs a ' + otherKind.label, 'warn') : null,
+      otherKind && a.credentialsSet ? badge(otherKind.label + ' set', 'ok') : null,
+      !otherKind && a.apiKeySet ? badge('API key set', 'ok') : null,
+      !otherKind && !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
+      signatureBadge(a),
       badge(plural(warnings.length, 'warning', 'warnings'), warnings.length ? 'warn' : null));
 
     const article = h('article', { class: 'agent' + (a.enabled ? '' : ' disabled'), 'data-agent-id': id, 'aria-labelledby': headingId });
@@ -721,7 +788,7 @@
       h('div', { class: 'tools' },
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
-        renderKeyForm(a, article, msg),
+        renderCredentialForm(a, article, msg) || renderKeyForm(a, article, msg),
         renderTryIt(a))].filter(Boolean));
     for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"
     return article;

@@ -1,0 +1,128 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
+)
+
+// maxServiceAccountBytes bounds a Google service account key file (they are about 2.3 KB).
+const maxServiceAccountBytes = 16 << 10
+
+// credentialsJSON is the write-only `credentials` member of POST /v1/agents and PATCH
+// /v1/agents/{id}: exactly one member. Nothing in any answer carries these values.
+type credentialsJSON struct {
+	APIKey      *string     `json:"apiKey"`
+	BearerToken *string     `json:"bearerToken"`
+	OAuth2      *oauth2JSON `json:"oauth2"`
+	// GoogleServiceAccount is the key file's contents as a string, or the key file's object
+	// itself (what pasting the file into a JSON body gives).
+	GoogleServiceAccount json.RawMessage `json:"googleServiceAccount"`
+}
+
+type oauth2JSON struct {
+	ClientID     *string  `json:"clientId"`
+	ClientSecret *string  `json:"clientSecret"`
+	Scopes       []string `json:"scopes"`
+	TokenURL     *string  `json:"tokenUrl"`
+}
+
+var ruleOAuthField = fieldRule{required: true, maxBytes: maxAPIKeyBytes, header: false}
+
+// credentialOf checks the member and returns the credential it holds.
+func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
+	var set []string
+	if in.APIKey != nil {
+		set = append(set, "apiKey")
+	}
+	if in.BearerToken != nil {
+		set = append(set, "bearerToken")
+	}
+	if in.OAuth2 != nil {
+		set = append(set, "oauth2")
+	}
+	if in.GoogleServiceAccount != nil && !bytes.Equal(in.GoogleServiceAccount, []byte("null")) {
+		set = append(set, "googleServiceAccount")
+	}
+	switch len(set) {
+	case 0:
+		return nil, fieldError("credentials", "required",
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount.")
+	case 1:
+	default:
+		return nil, fieldError("credentials", "too_many_members",
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount; it holds %s and %s.", set[0], set[1])
+	}
+	c := &credential.Credential{}
+	switch set[0] {
+	case "apiKey":
+		if err := ruleAPIKey.check("credentials.apiKey", *in.APIKey); err != nil {
+			return nil, err
+		}
+		if *in.APIKey == "" {
+			return nil, fieldError("credentials.apiKey", "required", "credentials.apiKey is required.")
+		}
+		c.Kind, c.Secret = connector.CredentialKindAPIKey, *in.APIKey
+	case "bearerToken":
+		if err := ruleAPIKey.check("credentials.bearerToken", *in.BearerToken); err != nil {
+			return nil, err
+		}
+		if *in.BearerToken == "" {
+			return nil, fieldError("credentials.bearerToken", "required", "credentials.bearerToken is required.")
+		}
+		c.Kind, c.Secret = connector.CredentialKindBearerToken, *in.BearerToken
+	case "oauth2":
+		o := in.OAuth2
+		if o.ClientID == nil {
+			return nil, fieldError("credentials.oauth2.clientId", "required", "credentials.oauth2.clientId is required.")
+		}
+		if o.ClientSecret == nil {
+			return nil, fieldError("credentials.oauth2.clientSecret", "required", "credentials.oauth2.clientSecret is required.")
+		}
+		for field, v := range map[string]string{"credentials.oauth2.clientId": *o.ClientID, "credentials.oauth2.clientSecret": *o.ClientSecret} {
+			if err := ruleOAuthField.check(field, v); err != nil {
+				return nil, err
+			}
+		}
+		c.Kind = connector.CredentialKindOAuth2
+		c.OAuth2 = &credential.OAuth2Client{ClientID: *o.ClientID, ClientSecret: *o.ClientSecret, Scopes: o.Scopes}
+		if o.TokenURL != nil {
+			if err := ruleCardURL.check("credentials.oauth2.tokenUrl", *o.TokenURL); err != nil {
+				return nil, err
+			}
+			c.OAuth2.TokenURL = *o.TokenURL
+		}
+	case "googleServiceAccount":
+		raw := in.GoogleServiceAccount
+		if len(raw) > maxServiceAccountBytes {
+			return nil, fieldError("credentials.googleServiceAccount", "too_long", "credentials.googleServiceAccount is longer than %d bytes.", maxServiceAccountBytes)
+		}
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			s = string(raw) // the key file's object itself
+		}
+		c.Kind, c.Secret = connector.CredentialKindGoogleServiceAccount, s
+	}
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// credentialProblem is the 400 of a credential that cannot work (credential.FieldError).
+func credentialProblem(fe *credential.FieldError) *apiError {
+	return &apiError{status: http.StatusBadRequest, code: "invalid_credentials", field: fe.Field,
+		detail: fe.Field + " " + fe.Reason + "."}
+}
+
+// cardSignature is the signature status to show: a revision stored before signatures were
+// verified was not checked, which for the tenant is what unsigned means.
+func cardSignature(sig connector.CardSignature) connector.CardSignature {
+	if sig.Status == "" {
+		sig.Status = connector.SignatureUnsigned
+	}
+	return sig
+}
