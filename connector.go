@@ -53,16 +53,19 @@ type CardProfile struct {
 	// "0.3.0", "0.2.5"). It decides the wire generation of every call: 1.x is A2A 1.0 (its
 	// method names and JSON shapes), anything else the 0.2.5/0.3 JSON-RPC wire.
 	ProtocolVersion string
-	// EndpointURL is the JSON-RPC endpoint of the chosen interface: a 1.0 card's JSONRPC
-	// supportedInterfaces entry (1.0 preferred over 0.3), or a 0.x card's url, or the JSONRPC
-	// additional interface of an A2A 0.3 card whose preferred transport is something else.
+	// EndpointURL is the URL of the chosen interface: the first supportedInterfaces entry of a
+	// 1.0 card that the connector speaks, in the card's order, or a 0.x card's url, or its first
+	// additional interface the connector speaks when it does not speak preferredTransport.
 	EndpointURL string
+	// EndpointBinding is the protocol binding of the chosen interface as the card names it
+	// ("JSONRPC", "HTTP+JSON"); "" is JSON-RPC (profiles stored before bindings were a choice).
+	EndpointBinding string
 	// EndpointTenant is the A2A 1.0 `tenant` of the chosen interface, sent in every request's
 	// params; "" when the card set none.
 	EndpointTenant string
-	// Fallback is a JSON-RPC interface of the other wire generation that the same card offers
-	// (dual-version servers list a 1.0 and a 0.3 interface). A turn refused with "version not
-	// supported" is retried there once. Nil when the card offers only one generation.
+	// Fallback is the next interface the same card offers that the connector speaks, in
+	// another generation or binding (dual-version servers list a 1.0 and a 0.3 interface). A
+	// turn refused for its version or binding is retried there once. Nil when there is none.
 	Fallback  *Interface
 	Streaming bool
 	Skills    []Skill
@@ -94,10 +97,12 @@ type CardProfile struct {
 	Extensions []string
 }
 
-// Interface is one JSON-RPC endpoint of an agent and the A2A version spoken there.
+// Interface is one endpoint of an agent, the A2A version and the binding spoken there.
 type Interface struct {
 	URL             string
 	ProtocolVersion string
+	// Binding is the protocol binding as the card names it; "" is JSON-RPC.
+	Binding string
 	// Tenant is the A2A 1.0 `tenant` the interface asks for ("" when none).
 	Tenant string
 }

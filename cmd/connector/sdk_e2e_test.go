@@ -22,6 +22,8 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 	tests := []struct {
 		name         string
 		compat       bool // the agent also serves 0.3 (dual)
+		restOnly     bool // the agent serves HTTP+JSON only (as Google's hosted agents do)
+		grpcOnly     bool // the agent serves gRPC only
 		paste        func(*sdkagent.Server) string
 		wantFallback bool
 	}{
@@ -29,6 +31,8 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 		{name: "pasted_card_url", paste: func(s *sdkagent.Server) string { return s.CardURL }},
 		{name: "pasted_origin_of_a_dual_agent_at_the_root", compat: true, wantFallback: true,
 			paste: func(s *sdkagent.Server) string { return s.Origin }},
+		{name: "pasted_prefix_of_an_http_json_only_agent", restOnly: true, paste: func(s *sdkagent.Server) string { return s.Base }},
+		{name: "pasted_card_url_of_a_grpc_only_agent", grpcOnly: true, paste: func(s *sdkagent.Server) string { return s.CardURL }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,10 +42,17 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 			if tt.compat {
 				prefix = ""
 			}
-			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, APIKey: key})
+			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, RESTOnly: tt.restOnly, GRPCOnly: tt.grpcOnly, APIKey: key})
 			a := s.register(t, tt.paste(peer), key)
-			if a.ProtocolVersion != "1.0" || a.EndpointURL != peer.V1URL {
-				t.Fatalf("registered %s at %s, want A2A 1.0 at %s", a.ProtocolVersion, a.EndpointURL, peer.V1URL)
+			wantURL := peer.V1URL
+			if tt.restOnly {
+				wantURL = peer.RESTURL
+			}
+			if tt.grpcOnly {
+				wantURL = peer.GRPCURL
+			}
+			if a.ProtocolVersion != "1.0" || a.EndpointURL != wantURL {
+				t.Fatalf("registered %s at %s, want A2A 1.0 at %s", a.ProtocolVersion, a.EndpointURL, wantURL)
 			}
 			if got := a.Fallback != nil && a.Fallback.URL == peer.V0URL; got != tt.wantFallback {
 				t.Errorf("fallback = %+v, want the 0.3 interface: %v", a.Fallback, tt.wantFallback)
@@ -51,7 +62,15 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			i := slices.IndexFunc(list.GetAgents(), func(g *pb.Agent) bool { return g.GetAgentId() == a.ID })
-			if i < 0 || list.GetAgents()[i].GetProtocolVersion() != "1.0" || list.GetAgents()[i].GetEndpointUrl() != peer.V1URL {
+			wantBinding := "JSONRPC"
+			switch {
+			case tt.restOnly:
+				wantBinding = "HTTP+JSON"
+			case tt.grpcOnly:
+				wantBinding = "GRPC"
+			}
+			if i < 0 || list.GetAgents()[i].GetProtocolVersion() != "1.0" || list.GetAgents()[i].GetEndpointUrl() != wantURL ||
+				list.GetAgents()[i].GetEndpointBinding() != wantBinding {
 				t.Errorf("ListAgents = %v, want the agent with its 1.0 interface", list.GetAgents())
 			}
 

@@ -139,9 +139,11 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	defer breakers.Start(ctx, 5*time.Second)()
 	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
 		tp.MeterProvider, breakers.Publish)
+	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
-		Client: netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
+		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
+		GRPCPolicy:     &agentPolicy,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,
 		Logger:         log,

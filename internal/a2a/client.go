@@ -53,16 +53,24 @@ type ClientOptions struct {
 	NewRequestID func() string
 	// Now is the clock used to read Retry-After dates and deadlines (default time.Now).
 	Now func() time.Time
+	// GRPC configures the gRPC binding (the guarded dialer above all); without it gRPC
+	// interfaces are refused.
+	GRPC GRPCOptions
 }
 
 // Endpoint is where and how to call an agent.
 type Endpoint struct {
-	// URL is the JSON-RPC endpoint (the card's url, or url + "/stream"; the caller decides).
+	// URL is the interface URL (JSON-RPC: the card's url, or url + "/stream", the caller
+	// decides; HTTP+JSON: the base the binding's paths are appended to).
 	URL string
 	// Wire is the wire generation the agent speaks there (default WireV0).
 	Wire Wire
-	// Tenant is the A2A 1.0 tenant of the interface, sent in the params of every WireV1 call;
-	// "" sends none. WireV0 has no tenant.
+	// Binding is how the interface carries the calls (default JSON-RPC). HTTP+JSON is spoken
+	// with WireV1 only; see Binding.Spoken.
+	Binding Binding
+	// Tenant is the A2A 1.0 tenant of the interface, sent in the params of every WireV1
+	// JSON-RPC call and as the path segment after URL on HTTP+JSON; "" sends none. WireV0 has
+	// no tenant.
 	Tenant string
 	// BudgetKey names the endpoint in the RetryBudget (the agent's interface URL, so that its
 	// `{url}/stream` and task calls share one budget); "" means URL.
@@ -83,10 +91,12 @@ type StreamOptions struct {
 	IdleTimeout time.Duration
 }
 
-// Client calls A2A agents over JSON-RPC. It is safe for concurrent use.
+// Client calls A2A agents over JSON-RPC and HTTP+JSON (Endpoint.Binding). It is the
+// Transport of every binding it speaks. It is safe for concurrent use.
 type Client struct {
 	hc   *http.Client
 	opts ClientOptions
+	grpc *grpcPool
 }
 
 // NewClient returns a Client that sends requests with hc (normally the SSRF-guarded client,
@@ -133,8 +143,12 @@ func NewClient(hc *http.Client, o ClientOptions) *Client {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Client{hc: &inner, opts: o}
+	return &Client{hc: &inner, opts: o, grpc: newGRPCPool(o.GRPC)}
 }
+
+// Close closes the pooled gRPC connections (HTTP connections belong to the http.Client). Calls
+// after Close fail on gRPC interfaces. It is idempotent.
+func (c *Client) Close() { c.grpc.close() }
 
 type roundTripperOnly struct{ rt http.RoundTripper }
 
@@ -175,22 +189,40 @@ func (c *Client) Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, s
 // "SendStreamingMessage", ...), for logs and traces.
 func Method(w Wire, op Op) string { return dialectOf(w).method(op) }
 
-// call is one JSON-RPC call: an operation spelled in one wire's dialect, and its request id.
+// call is one call: an operation spelled in one wire's dialect, its JSON-RPC request id, and
+// whether it goes over HTTP+JSON (rest) instead of JSON-RPC.
 type call struct {
 	d      dialect
 	op     Op
 	method string
 	id     string
+	rest   bool
+	// grpcV0: A2A 0.3 over gRPC (its proto, spoken through the 1.0 JSON; see grpc.go).
+	grpcV0 bool
 }
 
-func (c *Client) newCall(w Wire, op Op) call {
-	d := dialectOf(w)
-	return call{d: d, op: op, method: d.method(op), id: c.opts.NewRequestID()}
+func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
+	d := dialectOf(ep.Wire)
+	cl := call{d: d, op: op, method: d.method(op), rest: ep.Binding == BindingHTTPJSON}
+	if !ep.Binding.Spoken(ep.Wire) {
+		return cl, fmt.Errorf("a2a %s: the %s binding of A2A %s is not supported", cl.method, ep.Binding, ep.Wire)
+	}
+	if ep.Binding == BindingJSONRPC {
+		cl.id = c.opts.NewRequestID()
+	}
+	if ep.Binding == BindingGRPC {
+		// Both generations' protos read and write the 1.0 JSON.
+		cl.d, cl.grpcV0 = v1Dialect{}, ep.Wire == WireV0
+	}
+	return cl, nil
 }
 
 // decode decodes one JSON-RPC response of the call: its result as an Event, or the agent's
 // *RPCError, or a *ProtocolError.
 func (cl call) decode(data []byte) (Event, error) {
+	if cl.rest {
+		return cl.decodeREST(data)
+	}
 	if result := plainResult(data, cl.id); result != nil {
 		// One pass instead of the envelope's and then the result's. An error may be the
 		// envelope's (an "error" member after the result, say): decodeEnvelope reports it.
@@ -228,7 +260,13 @@ func (c *Client) taskCall(ctx context.Context, ep Endpoint, op Op, params any) (
 
 // unary makes a non-streaming call and decodes its single JSON answer.
 func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Event, error) {
-	cl := c.newCall(ep.Wire, op)
+	cl, err := c.newCall(ep, op)
+	if err != nil {
+		return nil, err
+	}
+	if ep.Binding == BindingGRPC {
+		return c.grpcUnary(ctx, ep, cl, params)
+	}
 	resp, err := c.do(ctx, ep, cl, params, "application/json")
 	if err != nil {
 		return nil, err
@@ -263,7 +301,13 @@ func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]by
 // closes), or an error. Non-2xx answers become *HTTPStatusError.
 func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Response, error) {
 	method := cl.method
-	req, err := newRequest(ctx, ep, cl, params, accept)
+	var req *retryablehttp.Request
+	var err error
+	if cl.rest {
+		req, err = restRequest(ctx, ep, cl, params, accept)
+	} else {
+		req, err = newRequest(ctx, ep, cl, params, accept)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +347,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, c.statusError(method, resp)
+	return nil, c.statusError(method, resp, cl.rest)
 }
 
 // newRequest builds the JSON-RPC POST of one call: the body in the call's dialect, the
@@ -345,8 +389,10 @@ func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept st
 	return req, nil
 }
 
-// statusError turns a non-2xx answer into *HTTPStatusError, reading a bounded part of the body.
-func (c *Client) statusError(method string, resp *http.Response) error {
+// statusError turns a non-2xx answer into *HTTPStatusError, reading a bounded part of the body:
+// a JSON-RPC error in it (rest false) or a google.rpc.Status (rest true, mapped to the JSON-RPC
+// code of the same error) becomes its RPC.
+func (c *Client) statusError(method string, resp *http.Response, rest bool) error {
 	e := &HTTPStatusError{
 		Method:     method,
 		StatusCode: resp.StatusCode,
@@ -357,6 +403,15 @@ func (c *Client) statusError(method string, resp *http.Response) error {
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, statusBodyLimit))
 	e.Body = Clip(string(body), 512, "")
+	if rest {
+		e.Binding = BindingHTTPJSON
+		if len(body) > 0 && isJSONType(mediaType(resp.Header)) {
+			if rpc, ok := parseGoogleStatus(method, body); ok {
+				e.RPC = rpc
+			}
+		}
+		return e
+	}
 	if isJSONType(mediaType(resp.Header)) && len(body) > 0 {
 		var r Response
 		if jsonv1.Unmarshal(body, &r) == nil && r.Error != nil {

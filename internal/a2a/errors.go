@@ -80,8 +80,12 @@ type HTTPStatusError struct {
 	// Body is the start of the response body (at most 512 bytes, valid UTF-8), for diagnostics.
 	Body string
 	// RPC is the JSON-RPC error the body held, if it was one; Unwrap returns it so that
-	// errors.As(err, **RPCError) also works.
+	// errors.As(err, **RPCError) also works. On HTTP+JSON it is the google.rpc.Status of the
+	// body, under the JSON-RPC code of the same A2A error.
 	RPC *RPCError
+	// Binding is the binding of the call. On HTTP+JSON every A2A error comes as an HTTP status,
+	// so there RPC (when set) is what the agent meant, as a JSON-RPC error object is on JSON-RPC.
+	Binding Binding
 }
 
 func (e *HTTPStatusError) Error() string {

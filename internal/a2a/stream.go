@@ -22,6 +22,10 @@ type Stream struct {
 	body   io.ReadCloser // nil once a JSON answer was read whole
 	sse    *sseReader    // nil for a JSON answer
 	single Event         // the one event of a JSON answer, until Next returns it
+	// recv yields the events of a gRPC stream (nil otherwise); onRelease returns its pooled
+	// connection.
+	recv      func() (Event, error)
+	onRelease func()
 
 	cancel context.CancelCauseFunc
 	cause  func() error // context.Cause of the request's context
@@ -42,8 +46,11 @@ type Stream struct {
 }
 
 func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so StreamOptions) (*Stream, error) {
+	cl, err := c.newCall(ep, op)
+	if err != nil {
+		return nil, err
+	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
-	cl := c.newCall(ep.Wire, op)
 	method := cl.method
 	s := &Stream{
 		call:   cl,
@@ -61,6 +68,9 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so 
 		s.timer = time.AfterFunc(s.first, s.onTimer)
 	}
 
+	if ep.Binding == BindingGRPC {
+		return c.grpcStream(reqCtx, ep, cl, params, s)
+	}
 	resp, err := c.do(reqCtx, ep, cl, params, "text/event-stream")
 	if err != nil {
 		s.release()
@@ -145,6 +155,19 @@ func (s *Stream) Next() (Event, error) {
 		s.err = fmt.Errorf("a2a %s: %w", s.method, errStreamClosed)
 		return nil, s.err
 	}
+	if s.recv != nil {
+		ev, err := s.recv()
+		if err != nil {
+			if err != io.EOF {
+				if cause := s.cause(); cause != nil && !errors.Is(err, cause) {
+					err = fmt.Errorf("a2a %s: %w", s.method, cause)
+				}
+			}
+			return nil, s.fail(err)
+		}
+		s.gotEvent()
+		return ev, nil
+	}
 	if s.sse == nil {
 		if s.single != nil {
 			ev := s.single
@@ -166,17 +189,21 @@ func (s *Stream) Next() (Event, error) {
 		if ev == nil {
 			continue
 		}
-		s.events++
-		if s.events == 1 && s.timer != nil {
-			// From now on the idle limit applies: re-arm the timer once for it (later events
-			// only record progress).
-			if s.idle > 0 {
-				s.timer.Reset(s.idle)
-			} else {
-				s.timer.Stop()
-			}
-		}
+		s.gotEvent()
 		return ev, nil
+	}
+}
+
+// gotEvent counts an event; after the first, the idle limit applies: the timer is re-armed once
+// for it (later events only record progress).
+func (s *Stream) gotEvent() {
+	s.events++
+	if s.events == 1 && s.timer != nil {
+		if s.idle > 0 {
+			s.timer.Reset(s.idle)
+		} else {
+			s.timer.Stop()
+		}
 	}
 }
 
@@ -200,6 +227,9 @@ func (s *Stream) release() {
 		s.cancel(errStreamClosed)
 		if s.body != nil {
 			s.body.Close()
+		}
+		if s.onRelease != nil {
+			s.onRelease()
 		}
 	})
 }
@@ -237,6 +267,14 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 	case "error":
 		return nil, s.errorEvent(raw.Data)
 	default:
+		if s.call.rest {
+			// ping and other named events: skipped unless they carry an A2A object.
+			ev, err := s.call.decode(raw.Data)
+			if _, isProtocol := err.(*ProtocolError); isProtocol {
+				return nil, nil
+			}
+			return ev, err
+		}
 		// ping and other named events: skipped unless they carry a JSON-RPC answer.
 		var probe struct {
 			Result json.RawMessage `json:"result"`
@@ -252,6 +290,12 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 // errorEvent interprets the data of an "event: error": a JSON-RPC response with an error, a bare
 // JSON-RPC error object, or junk.
 func (s *Stream) errorEvent(data []byte) error {
+	if s.call.rest {
+		if e, ok := parseGoogleStatus(s.method, data); ok {
+			return e
+		}
+		return &ProtocolError{Method: s.method, Kind: ProtocolErrorEvent, Detail: "error event data " + quoteShort(string(data))}
+	}
 	var probe struct {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`

@@ -97,8 +97,9 @@ func FuzzValidate(f *testing.F) {
 		if r.Profile.EndpointURL != "" && !cardHasString(raw, r.Profile.EndpointURL) {
 			t.Errorf("EndpointURL %q is not in the card", r.Profile.EndpointURL)
 		}
-		if fb := r.Profile.Fallback; fb != nil && (generationOf(fb.ProtocolVersion) == generationOf(r.Profile.ProtocolVersion) || fb.URL == "") {
-			t.Errorf("Fallback %+v is not of another generation than %q", fb, r.Profile.ProtocolVersion)
+		if fb := r.Profile.Fallback; fb != nil && ((generationOf(fb.ProtocolVersion) == generationOf(r.Profile.ProtocolVersion) &&
+			fb.Binding == r.Profile.EndpointBinding) || fb.URL == "") {
+			t.Errorf("Fallback %+v is not of another generation or binding than %q %q", fb, r.Profile.ProtocolVersion, r.Profile.EndpointBinding)
 		}
 		for _, s := range r.Profile.Skills {
 			if s.InputSchema != nil && !json.Valid(s.InputSchema) {

@@ -51,8 +51,51 @@ type offer struct {
 
 func (o offer) jsonrpc() bool { return strings.EqualFold(o.binding, "JSONRPC") }
 
+// httpJSON reports an HTTP+JSON (REST) interface; 0.3 cards spell it "REST" or "HTTP+JSON".
+func (o offer) httpJSON() bool {
+	return strings.EqualFold(o.binding, "HTTP+JSON") || strings.EqualFold(o.binding, "REST")
+}
+
+func (o offer) grpc() bool { return strings.EqualFold(o.binding, "GRPC") }
+
+// spoken reports whether the connector calls this interface: JSON-RPC and gRPC in 0.2/0.3 or
+// 1.x, HTTP+JSON in 1.x (0.3's form of it has other paths and bodies).
+func (o offer) spoken() bool {
+	switch {
+	case o.gen == genUnknown || o.url == "":
+		return false
+	case o.jsonrpc():
+		return true
+	case o.httpJSON():
+		return o.gen == gen1
+	case o.grpc():
+		// gRPC (1.0's A2AService, or 0.3's) as a URL with a scheme (https: TLS; http: plaintext
+		// where allowed). A bare "host:port", as some SDK samples write it, says nothing of
+		// TLS: not called.
+		return hasHTTPScheme(o.url)
+	}
+	return false
+}
+
+func hasHTTPScheme(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && (strings.EqualFold(u.Scheme, "https") || strings.EqualFold(u.Scheme, "http")) && u.Host != ""
+}
+
+// bindingName is the binding as the profile keeps it: "HTTP+JSON", "GRPC", or "" for JSON-RPC
+// (what every profile stored before bindings were a choice says).
+func (o offer) bindingName() string {
+	switch {
+	case o.httpJSON():
+		return "HTTP+JSON"
+	case o.grpc():
+		return "GRPC"
+	}
+	return ""
+}
+
 func (o offer) iface() *connector.Interface {
-	return &connector.Interface{URL: o.url, ProtocolVersion: o.version, Tenant: o.tenant}
+	return &connector.Interface{URL: o.url, ProtocolVersion: o.version, Tenant: o.tenant, Binding: o.bindingName()}
 }
 
 // describe names an offer for a message: `GRPC 1.0 (supportedInterfaces[0])`.
@@ -102,9 +145,10 @@ func supportedOffers(list []interfaceV1Doc) []offer {
 	return out
 }
 
-// v0Endpoint is the JSON-RPC endpoint a 0.x card names at its top level (A2A 0.3 transport
-// selection restricted to JSONRPC): url when preferredTransport is absent or JSONRPC, else an
-// additionalInterfaces entry with transport JSONRPC. ok is false when there is none.
+// v0Endpoint is the endpoint a 0.x card names at its top level (A2A 0.3 transport selection
+// restricted to what the connector speaks): url when preferredTransport is absent, JSONRPC or
+// GRPC, else the first additionalInterfaces entry with transport JSONRPC or GRPC. ok is false
+// when there is none.
 func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 	o = offer{binding: "JSONRPC", version: strings.TrimSpace(doc.ProtocolVersion)}
 	// A 0.x-shaped card stating 1.0 still gets the wire it states; anything else unknown is
@@ -121,8 +165,15 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
 		return o, true
 	}
+	if strings.EqualFold(pt, "GRPC") && hasHTTPScheme(doc.URL) {
+		o.binding = "GRPC"
+		o.path, o.urlPath, o.url = "url", "url", doc.URL
+		return o, true
+	}
 	for i, in := range doc.AdditionalInterfaces {
-		if strings.EqualFold(strings.TrimSpace(in.Transport), "JSONRPC") && in.URL != "" {
+		tr := strings.TrimSpace(in.Transport)
+		if in.URL != "" && (strings.EqualFold(tr, "JSONRPC") || (strings.EqualFold(tr, "GRPC") && hasHTTPScheme(in.URL))) {
+			o.binding = strings.ToUpper(tr)
 			o.path = indexPath("additionalInterfaces", i)
 			o.urlPath = memberPath(o.path, "url")
 			o.url = in.URL
@@ -139,21 +190,35 @@ type choice struct {
 	fallback *offer
 }
 
-// choose picks the interface the platform calls (docs/architecture.md §3): the first JSONRPC
-// supportedInterfaces entry speaking 1.x, else the first speaking 0.2/0.3, else the 0.x card's
-// own endpoint (top, nil for a 1.0 card). The fallback is the first JSONRPC interface of the
-// other generation, in the same order.
-func choose(offers []offer, top *offer) choice {
+// choose picks the interface the platform calls (docs/architecture.md §14). A 1.0 card: the first
+// supportedInterfaces entry the connector speaks, in the card's order, as the spec asks; the
+// fallback is the next one it speaks in another generation or binding. A 0.x card (top is its
+// own endpoint): a 1.x JSON-RPC supportedInterfaces entry that a dual-version SDK added, else
+// the first 0.2/0.3 one, else top; the fallback is the first interface of the other generation.
+func choose(offers []offer, top *offer, v1 bool) choice {
 	var cands []offer
 	for _, o := range offers {
-		if o.jsonrpc() && o.gen != genUnknown && o.url != "" {
+		if o.spoken() {
 			cands = append(cands, o)
 		}
+	}
+	var ch choice
+	if v1 {
+		if len(cands) == 0 {
+			return ch
+		}
+		ch.chosen = &cands[0]
+		for i := 1; i < len(cands); i++ {
+			if cands[i].gen != ch.chosen.gen || cands[i].bindingName() != ch.chosen.bindingName() {
+				ch.fallback = &cands[i]
+				break
+			}
+		}
+		return ch
 	}
 	if top != nil {
 		cands = append(cands, *top)
 	}
-	var ch choice
 	for _, want := range []generation{gen1, gen0} {
 		for i := range cands {
 			if cands[i].gen == want {
@@ -181,7 +246,7 @@ func choose(offers []offer, top *offer) choice {
 // platform from calling the agent. top is the 0.x card's own endpoint (nil for a 1.0 card, or
 // when a 0.x card names none). It reports whether an interface was chosen.
 func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connector.CardProfile, c *collector) bool {
-	ch := choose(offers, top)
+	ch := choose(offers, top, v1)
 	if ch.chosen == nil {
 		k.noInterface(offers, v1, c)
 		return false
@@ -195,6 +260,7 @@ func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 	o := ch.chosen
 	k.checkURL(o.urlPath, o.url, c)
 	p.EndpointURL = o.url
+	p.EndpointBinding = o.bindingName()
 	p.ProtocolVersion = o.version
 	p.EndpointTenant = o.tenant
 	if fb := ch.fallback; fb != nil {

@@ -39,7 +39,10 @@ func TestSDKCardsJS(t *testing.T) {
 			file: "js-1.3.0-quickstart.json", endpoint: js + "/",
 			warnings: []pc{{"defaultOutputModes", "unsupported_mode"}, {"skills[0].outputModes", "unsupported_mode"}},
 		},
-		{file: "js-1.3.0-apikey.json", endpoint: js + "/a2a/jsonrpc", keyed: true},
+		{
+			file: "js-1.3.0-apikey.json", endpoint: js + "/a2a/jsonrpc", keyed: true,
+			fallback: &connector.Interface{URL: js + "/a2a/rest", ProtocolVersion: "1.0", Binding: "HTTP+JSON"},
+		},
 		{
 			file: "js-1.3.0-dual.json", endpoint: js + "/a2a/jsonrpc", keyed: true,
 			fallback: &connector.Interface{URL: js + "/a2a/jsonrpc", ProtocolVersion: "0.3"},

@@ -485,7 +485,8 @@ func TestValidate(t *testing.T) {
 			wantErrors: []pc{{"url", "invalid_url"}},
 		},
 		{
-			name: "grpc_preferred_with_jsonrpc_interface_uses_that_interface",
+			// 0.3 transport selection: preferredTransport first, and gRPC 0.3 is spoken.
+			name: "grpc_preferred_is_called_at_url",
 			mutate: func(c map[string]any) {
 				c["preferredTransport"] = "GRPC"
 				c["additionalInterfaces"] = []any{
@@ -494,8 +495,23 @@ func TestValidate(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, r Report) {
-				if r.Profile.EndpointURL != "https://agent.example.com/jsonrpc" {
-					t.Errorf("EndpointURL = %q", r.Profile.EndpointURL)
+				if r.Profile.EndpointURL != "https://agent.example.com/a2a" || r.Profile.EndpointBinding != "GRPC" {
+					t.Errorf("EndpointURL = %q, binding %q", r.Profile.EndpointURL, r.Profile.EndpointBinding)
+				}
+			},
+		},
+		{
+			name: "rest_preferred_with_jsonrpc_interface_uses_that_interface",
+			mutate: func(c map[string]any) {
+				c["preferredTransport"] = "HTTP+JSON"
+				c["additionalInterfaces"] = []any{
+					map[string]any{"url": "https://agent.example.com/rest", "transport": "HTTP+JSON"},
+					map[string]any{"url": "https://agent.example.com/jsonrpc", "transport": "JSONRPC"},
+				}
+			},
+			check: func(t *testing.T, r Report) {
+				if r.Profile.EndpointURL != "https://agent.example.com/jsonrpc" || r.Profile.EndpointBinding != "" {
+					t.Errorf("EndpointURL = %q, binding %q", r.Profile.EndpointURL, r.Profile.EndpointBinding)
 				}
 			},
 		},
@@ -507,7 +523,7 @@ func TestValidate(t *testing.T) {
 		{
 			name: "jsonrpc_interface_over_http_is_insecure",
 			mutate: func(c map[string]any) {
-				c["preferredTransport"] = "GRPC"
+				c["preferredTransport"] = "HTTP+JSON"
 				c["additionalInterfaces"] = []any{map[string]any{"url": "http://agent.example.com/jsonrpc", "transport": "JSONRPC"}}
 			},
 			wantErrors: []pc{{"additionalInterfaces[0].url", "insecure_url"}},

@@ -149,30 +149,49 @@ func TestValidateV1(t *testing.T) {
 			},
 		},
 		{
-			name: "first_jsonrpc_1_x_interface_is_chosen_over_earlier_grpc_and_rest",
+			name: "first_spoken_interface_is_chosen_over_earlier_grpc",
 			mutate: func(c map[string]any) {
 				c["supportedInterfaces"] = []any{
 					iface("agent.example.com:50051", "GRPC", "1.0"),
-					iface("https://agent.example.com/rest", "HTTP+JSON", "1.0"),
 					iface("https://agent.example.com/jsonrpc", "jsonrpc", "1.0"),
+					iface("https://agent.example.com/rest", "HTTP+JSON", "1.0"),
 					iface("https://agent.example.com/jsonrpc-b", "JSONRPC", "1.0"),
 				}
 			},
 			check: func(t *testing.T, r Report) {
-				wantEndpoint(t, r, "https://agent.example.com/jsonrpc", "1.0", nil)
+				wantEndpoint(t, r, "https://agent.example.com/jsonrpc", "1.0",
+					&connector.Interface{URL: "https://agent.example.com/rest", ProtocolVersion: "1.0", Binding: "HTTP+JSON"})
 			},
 		},
 		{
-			name: "1_0_is_chosen_over_an_earlier_0_3_which_becomes_the_fallback",
+			// The spec: the first entry the client supports, in the card's order.
+			name: "the_first_supported_entry_is_chosen_and_the_next_becomes_the_fallback",
 			mutate: func(c map[string]any) {
 				c["supportedInterfaces"] = []any{
+					iface("agent.example.com:50051", "GRPC", "1.0"),
 					iface("https://agent.example.com/v03", "JSONRPC", "0.3"),
 					iface("https://agent.example.com/v1", "JSONRPC", "1.0"),
 				}
 			},
 			check: func(t *testing.T, r Report) {
-				wantEndpoint(t, r, "https://agent.example.com/v1", "1.0",
-					&connector.Interface{URL: "https://agent.example.com/v03", ProtocolVersion: "0.3"})
+				wantEndpoint(t, r, "https://agent.example.com/v03", "0.3",
+					&connector.Interface{URL: "https://agent.example.com/v1", ProtocolVersion: "1.0"})
+			},
+		},
+		{
+			name: "http_json_1_0_is_chosen_with_jsonrpc_as_the_fallback",
+			mutate: func(c map[string]any) {
+				c["supportedInterfaces"] = []any{
+					iface("https://agent.example.com/rest", "HTTP+JSON", "1.0"),
+					iface("https://agent.example.com/rpc", "JSONRPC", "1.0"),
+				}
+			},
+			check: func(t *testing.T, r Report) {
+				wantEndpoint(t, r, "https://agent.example.com/rest", "1.0",
+					&connector.Interface{URL: "https://agent.example.com/rpc", ProtocolVersion: "1.0"})
+				if r.Profile.EndpointBinding != "HTTP+JSON" {
+					t.Errorf("EndpointBinding = %q, want HTTP+JSON", r.Profile.EndpointBinding)
+				}
 			},
 		},
 		{
@@ -206,16 +225,16 @@ func TestValidateV1(t *testing.T) {
 			},
 		},
 		{
-			name: "grpc_and_rest_are_unsupported_transport",
+			name: "grpc_and_0_3_rest_are_unsupported_transport",
 			mutate: func(c map[string]any) {
 				c["supportedInterfaces"] = []any{
 					iface("agent.example.com:50051", "GRPC", "1.0"),
-					iface("https://agent.example.com/rest", "HTTP+JSON", "1.0"),
+					iface("https://agent.example.com/rest", "HTTP+JSON", "0.3"),
 				}
 			},
 			wantErrors: []pc{{"supportedInterfaces", "unsupported_transport"}},
 			check: func(t *testing.T, r Report) {
-				if !strings.Contains(r.Problems[0].Message, "HTTP+JSON 1.0 (supportedInterfaces[1])") {
+				if !strings.Contains(r.Problems[0].Message, "HTTP+JSON 0.3 (supportedInterfaces[1])") {
 					t.Errorf("message does not name every offer: %q", r.Problems[0].Message)
 				}
 			},
@@ -246,7 +265,10 @@ func TestValidateV1(t *testing.T) {
 					iface("http://agent.example.com/a2a", "JSONRPC", "1.0"),
 				}
 			},
-			wantErrors: []pc{{"supportedInterfaces[1].url", "insecure_url"}},
+			// gRPC is chosen (first in the card's order): its http URL is the error; the
+			// fallback's is a warning.
+			wantErrors:   []pc{{"supportedInterfaces[0].url", "insecure_url"}},
+			wantWarnings: []pc{{"supportedInterfaces[1].url", "insecure_url"}},
 		},
 		{
 			name: "http_url_is_allowed_when_configured",

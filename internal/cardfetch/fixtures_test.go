@@ -60,11 +60,7 @@ func readExpectations(t *testing.T, dir string) map[string]expectation {
 var pendingFixtures = map[string]struct {
 	issue string
 	today pc
-}{
-	"valid/grpc-only.json":         {"#23 every A2A binding (gRPC)", pc{"preferredTransport", "unsupported_transport"}},
-	"valid/a2a-1.0-grpc.json":      {"#23 every A2A binding (gRPC)", pc{"supportedInterfaces", "unsupported_transport"}},
-	"valid/a2a-1.0-http-json.json": {"#23 every A2A binding (HTTP+JSON)", pc{"supportedInterfaces", "unsupported_transport"}},
-}
+}{}
 
 // TestFixtures serves the shared card fixtures over real HTTPS on loopback and checks that
 // fetching and validating each says exactly what expected.json says (for pendingFixtures: the

@@ -138,8 +138,10 @@ func TestSDKCardsA2AGo(t *testing.T) {
 				&a2a.AgentInterface{URL: "/grpc", ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2a.Version},
 				jsonrpc1("/invoke"))))
 		})
+		// gRPC is listed first and spoken: it is chosen, JSON-RPC is the one move on a refusal.
 		checkSDKCard(t, f, base, "", sdkWant{
-			resolved: "/.well-known/agent-card.json", endpoint: "/invoke", version: "1.0", keyed: true,
+			resolved: "/.well-known/agent-card.json", endpoint: "/grpc", version: "1.0", keyed: true,
+			fallback: &connector.Interface{URL: "/invoke", ProtocolVersion: "1.0"},
 		})
 	})
 
@@ -176,9 +178,11 @@ func TestSDKCardsA2AGo(t *testing.T) {
 			mux.Handle("/v03", a2av0.NewJSONRPCHandler(handler))
 			mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(sdkCard(base, jsonrpc03("/v03"), jsonrpc1("/invoke"))))
 		})
+		// The card lists 0.3 first: the spec's rule (the first entry the client supports, in
+		// the card's order) calls it there, with 1.0 as the one move on a refusal.
 		checkSDKCard(t, f, base, "", sdkWant{
-			resolved: "/.well-known/agent-card.json", endpoint: "/invoke", version: "1.0", keyed: true,
-			fallback: &connector.Interface{URL: "/v03", ProtocolVersion: "0.3"},
+			resolved: "/.well-known/agent-card.json", endpoint: "/v03", version: "0.3", keyed: true,
+			fallback: &connector.Interface{URL: "/invoke", ProtocolVersion: "1.0"},
 		})
 	})
 

@@ -24,6 +24,7 @@ type agentJSON struct {
 	Version         string              `json:"version"`
 	ProtocolVersion string              `json:"protocolVersion"`
 	EndpointURL     string              `json:"endpointUrl"`
+	EndpointBinding string              `json:"endpointBinding"`
 	EndpointTenant  string              `json:"endpointTenant,omitempty"`
 	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Streaming       bool                `json:"streaming"`
@@ -50,13 +51,22 @@ type interfaceJSON struct {
 	URL             string `json:"url"`
 	ProtocolVersion string `json:"protocolVersion"`
 	Tenant          string `json:"tenant,omitempty"`
+	Binding         string `json:"binding"`
+}
+
+// bindingName is the binding a tenant reads: the profile's "" is JSON-RPC.
+func bindingName(b string) string {
+	if b == "" {
+		return "JSONRPC"
+	}
+	return b
 }
 
 func toInterfaceJSON(in *connector.Interface) *interfaceJSON {
 	if in == nil {
 		return nil
 	}
-	return &interfaceJSON{URL: in.URL, ProtocolVersion: in.ProtocolVersion, Tenant: in.Tenant}
+	return &interfaceJSON{URL: in.URL, ProtocolVersion: in.ProtocolVersion, Tenant: in.Tenant, Binding: bindingName(in.Binding)}
 }
 
 type skillJSON struct {
@@ -81,7 +91,7 @@ func toAgentJSON(a connector.Agent) agentJSON {
 	return agentJSON{
 		ID: a.ID, CardURL: a.CardURL, Name: a.Name, Description: a.Description, Version: a.Version,
 		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
-		Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
+		EndpointBinding: bindingName(a.EndpointBinding), Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
@@ -112,6 +122,7 @@ type validateResponse struct {
 	ResolvedCardURL string              `json:"resolvedCardUrl"`
 	ProtocolVersion string              `json:"protocolVersion,omitempty"`
 	EndpointURL     string              `json:"endpointUrl,omitempty"`
+	EndpointBinding string              `json:"endpointBinding,omitempty"`
 	EndpointTenant  string              `json:"endpointTenant,omitempty"`
 	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
 	Card            json.RawMessage     `json:"card"`
@@ -149,6 +160,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant
+		resp.EndpointBinding = bindingName(p.EndpointBinding)
 		resp.Fallback = toInterfaceJSON(p.Fallback)
 	}
 	return writeJSON(w, http.StatusOK, resp)

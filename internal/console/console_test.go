@@ -401,8 +401,8 @@ func TestAgentInterfaces(t *testing.T) {
 	cardAt := e.cards.Set("/agents/dual/.well-known/agent-card.json", v1Card)
 	pasted := e.cards.URL + "/agents/dual"
 	wantIface := map[string]any{
-		"protocolVersion": "1.0", "endpointUrl": "https://agent.example.com/a2a", "endpointTenant": "acme",
-		"fallback": map[string]any{"url": "https://agent.example.com/a2a", "protocolVersion": "0.3"},
+		"protocolVersion": "1.0", "endpointUrl": "https://agent.example.com/a2a", "endpointTenant": "acme", "endpointBinding": "JSONRPC",
+		"fallback": map[string]any{"url": "https://agent.example.com/a2a", "protocolVersion": "0.3", "binding": "JSONRPC"},
 	}
 	pick := func(m map[string]any) map[string]any {
 		out := map[string]any{}
@@ -436,13 +436,15 @@ func TestAgentInterfaces(t *testing.T) {
 	// A 0.x card: no tenant, no fallback, and the members are absent rather than empty.
 	r = e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": e.cards.Set("/v02.json", card("Old", "text/plain"))})
 	e.expect(r, http.StatusCreated)
-	want := map[string]any{"protocolVersion": "0.2.5", "endpointUrl": "https://agent.example.com/a2a"}
+	want := map[string]any{"protocolVersion": "0.2.5", "endpointUrl": "https://agent.example.com/a2a", "endpointBinding": "JSONRPC"}
 	if diff := cmp.Diff(want, pick(r.json(t))); diff != "" {
 		t.Errorf("0.x agent interface (-want +got):\n%s", diff)
 	}
 
-	// A card offering only gRPC: the preview names no interface.
-	grpcOnly := strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1)
+	// A card offering only gRPC at a bare host:port (no scheme says whether it is TLS): the
+	// preview names no interface.
+	grpcOnly := strings.Replace(strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1),
+		`"url": "https://agent.example.com/a2a"`, `"url": "agent.example.com:50051"`, -1)
 	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.Set("/grpc.json", grpcOnly)})
 	e.expect(r, http.StatusOK)
 	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {

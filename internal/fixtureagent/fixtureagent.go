@@ -87,6 +87,13 @@ const (
 	// Garbage: a stream request gets 200 text/event-stream whose first event's data is not JSON;
 	// a send request gets 200 application/json whose body is not JSON.
 	Garbage Behavior = "garbage"
+	// WrongContentType: 200 text/html with an HTML page, for a send and a stream alike (a proxy
+	// or web framework in front of the agent).
+	WrongContentType Behavior = "wrong-content-type"
+	// HTTPErrorDetails: HTTP 400 with the A2A error "extension support required" in the body:
+	// on JSON-RPC a JSON-RPC error object, on HTTP+JSON a google.rpc.Status whose ErrorInfo
+	// names the reason (EXTENSION_SUPPORT_REQUIRED), as the SDKs' REST handlers answer.
+	HTTPErrorDetails Behavior = "http-error-details"
 	// StreamCut: submitted, working, one chunk, then the response ends cleanly (the chunked body
 	// is terminated) without a final state. A resubscribe on that task answers an empty event
 	// stream; a get answers it still working.
@@ -253,6 +260,9 @@ type Options struct {
 	// Protocol is the wire generation the agent speaks: ProtocolV1 ("1.0") for A2A 1.0, anything
 	// else for A2A 0.2.5/0.3.
 	Protocol string
+	// Binding is BindingHTTPJSON for an agent that serves A2A 1.0 over HTTP+JSON (rest.go; it
+	// implies Protocol 1.0), "" for JSON-RPC.
+	Binding string
 }
 
 // Server is a running fixture agent.
@@ -261,9 +271,11 @@ type Server struct {
 	// URL+"/stream").
 	URL string
 
-	v1   bool
-	srv  *httptest.Server
-	stop chan struct{}
+	v1      bool
+	rest    bool
+	grpcURL string // set by NewGRPC: the agent is called over gRPC there
+	srv     *httptest.Server
+	stop    chan struct{}
 
 	mu         sync.Mutex
 	requests   []Request
@@ -297,7 +309,8 @@ func NewV1(t testing.TB) *Server {
 func NewWithOptions(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := &Server{
-		v1:         o.Protocol == ProtocolV1,
+		v1:         o.Protocol == ProtocolV1 || o.Binding == BindingHTTPJSON,
+		rest:       o.Binding == BindingHTTPJSON,
 		stop:       make(chan struct{}),
 		tasks:      make(map[string]*task),
 		attempts:   make(map[string]int),
@@ -309,6 +322,25 @@ func NewWithOptions(t testing.TB, o Options) *Server {
 	s.URL = s.srv.URL + basePath
 	t.Cleanup(s.Close)
 	return s
+}
+
+// NewREST starts a fixture agent speaking A2A 1.0 over HTTP+JSON on loopback; it is closed
+// when the test ends.
+func NewREST(t testing.TB) *Server {
+	t.Helper()
+	return NewWithOptions(t, Options{Binding: BindingHTTPJSON})
+}
+
+// Binding is the protocol binding the agent serves, as a profile keeps it: BindingHTTPJSON, or
+// "" for JSON-RPC.
+func (s *Server) Binding() string {
+	switch {
+	case s.grpcURL != "":
+		return BindingGRPC
+	case s.rest:
+		return BindingHTTPJSON
+	}
+	return ""
 }
 
 // ProtocolVersion is the A2A version the agent speaks, as a card would state it: "1.0" or
@@ -420,6 +452,10 @@ func RefusedURL(t testing.TB) string {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.rest {
+		s.serveREST(w, r)
+		return
+	}
 	streamPath := r.URL.Path == basePath+"/stream"
 	if r.URL.Path != basePath && !streamPath {
 		http.NotFound(w, r)
@@ -492,6 +528,8 @@ type call struct {
 	op  Op
 	rec Request
 	v1  bool
+	// rest: HTTP+JSON framing (no JSON-RPC envelope; errors as google.rpc.Status).
+	rest bool
 
 	sseStarted bool
 }
@@ -621,6 +659,15 @@ func (s *Server) message(c *call) {
 		b = Stream
 	case JSONError:
 		c.jsonError(codeUnsupportedOperation, "streaming is not supported")
+		return
+	case WrongContentType:
+		c.w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(c.w, "<!doctype html><title>Welcome</title><p>Our app</p>")
+		return
+	case HTTPErrorDetails:
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(c.w, c.errorEnvelope(codeExtensionSupportRequired, "extension required: https://example.com/ext/v1"))
 		return
 	}
 
@@ -896,11 +943,17 @@ func (c *call) encode(obj any, wrap bool) []byte {
 
 // envelope returns a JSON-RPC response holding obj.
 func (c *call) envelope(id json.RawMessage, obj any, wrap bool) string {
+	if c.rest {
+		return string(c.encode(obj, wrap))
+	}
 	return `{"jsonrpc":"2.0","id":` + string(idOrNull(id)) + `,"result":` + string(c.encode(obj, wrap)) + `}`
 }
 
 // errorEnvelope returns a JSON-RPC response holding an error (1.0: with ErrorInfo data).
 func (c *call) errorEnvelope(code int, msg string) string {
+	if c.rest {
+		return restErrorBody(code, msg)
+	}
 	e := wireError{Code: code, Message: msg}
 	if c.v1 {
 		e.Data = v1ErrorData(code)
@@ -921,6 +974,13 @@ func (c *call) jsonBody(body string) {
 }
 
 func (c *call) jsonError(code int, msg string) {
+	if c.rest {
+		httpStatus, _ := restStatus(code)
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(httpStatus)
+		io.WriteString(c.w, restErrorBody(code, msg))
+		return
+	}
 	c.jsonBody(c.errorEnvelope(code, msg))
 }
 

@@ -65,11 +65,12 @@ func speaksV1(v string) bool {
 
 // errorReasons are the google.rpc.ErrorInfo reasons the 1.0 SDKs put in an error's data.
 var errorReasons = map[int]string{
-	codeInternalError:        "INTERNAL_ERROR",
-	codeMethodNotFound:       "METHOD_NOT_FOUND",
-	codeTaskNotFound:         "TASK_NOT_FOUND",
-	codeUnsupportedOperation: "UNSUPPORTED_OPERATION",
-	codeVersionNotSupported:  "VERSION_NOT_SUPPORTED",
+	codeInternalError:            "INTERNAL_ERROR",
+	codeMethodNotFound:           "METHOD_NOT_FOUND",
+	codeTaskNotFound:             "TASK_NOT_FOUND",
+	codeUnsupportedOperation:     "UNSUPPORTED_OPERATION",
+	codeVersionNotSupported:      "VERSION_NOT_SUPPORTED",
+	codeExtensionSupportRequired: "EXTENSION_SUPPORT_REQUIRED",
 }
 
 func v1ErrorData(code int) []map[string]any {

@@ -43,6 +43,8 @@ const (
 	codeTaskNotFound         = -32001
 	codeUnsupportedOperation = -32004
 	codeVersionNotSupported  = -32009
+	// codeExtensionSupportRequired is A2A 1.0's; the 0.x face sends it too (HTTPErrorDetails).
+	codeExtensionSupportRequired = -32008
 )
 
 // Object kinds of the 0.x wire, the "kind" discriminator.

@@ -208,7 +208,10 @@ func toPBOutcome(o connector.Outcome) pb.Outcome {
 
 func toPBAgent(a connector.Agent) *pb.Agent {
 	out := &pb.Agent{AgentId: a.ID, Name: a.Name, Description: a.Description, Streaming: a.Streaming,
-		EndpointUrl: a.EndpointURL, ProtocolVersion: a.ProtocolVersion}
+		EndpointUrl: a.EndpointURL, ProtocolVersion: a.ProtocolVersion, EndpointBinding: a.EndpointBinding}
+	if out.EndpointBinding == "" {
+		out.EndpointBinding = "JSONRPC" // profiles keep "" for JSON-RPC
+	}
 	for _, sk := range a.Skills {
 		ps := &pb.Skill{Id: sk.ID, Name: sk.Name, Description: sk.Description, Tags: sk.Tags, Examples: sk.Examples}
 		if len(sk.InputSchema) > 0 {

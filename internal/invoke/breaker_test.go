@@ -113,16 +113,26 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 		behavior  fixtureagent.Behavior
 		streaming bool
 		wantCode  string
+		// grpcCode is the code over gRPC when it differs: a backend down is UNAVAILABLE there
+		// (the agent is unreachable), and garbage cannot pass gRPC's own framing ("-": skipped).
+		grpcCode string
 	}{
 		{name: "hang_before_headers", behavior: fixtureagent.HangHeaders, streaming: true, wantCode: invoke.CodeTimeout},
 		{name: "headers_then_nothing", behavior: fixtureagent.HeadersSilence, streaming: true, wantCode: invoke.CodeTimeout},
-		{name: "http_500", behavior: fixtureagent.HTTP500, streaming: true, wantCode: invoke.CodeAgentHTTPStatus},
-		{name: "http_503_send", behavior: fixtureagent.HTTP503, streaming: false, wantCode: invoke.CodeAgentHTTPStatus},
-		{name: "garbage_stream", behavior: fixtureagent.Garbage, streaming: true, wantCode: invoke.CodeProtocolError},
-		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: invoke.CodeProtocolError},
+		{name: "http_500", behavior: fixtureagent.HTTP500, streaming: true, wantCode: invoke.CodeAgentHTTPStatus, grpcCode: invoke.CodeAgentUnreachable},
+		{name: "http_503_send", behavior: fixtureagent.HTTP503, streaming: false, wantCode: invoke.CodeAgentHTTPStatus, grpcCode: invoke.CodeAgentUnreachable},
+		{name: "garbage_stream", behavior: fixtureagent.Garbage, streaming: true, wantCode: invoke.CodeProtocolError, grpcCode: "-"},
+		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: invoke.CodeProtocolError, grpcCode: "-"},
 	}
 	for _, tt := range tests {
 		for _, w := range fixtureWires {
+			want := tt.wantCode
+			if w.name == "v1-grpc" && tt.grpcCode != "" {
+				if tt.grpcCode == "-" {
+					continue
+				}
+				want = tt.grpcCode
+			}
 			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
 				t.Parallel()
 				bh := newBreakerHarness(t, func(o *invoke.Options) {
@@ -135,8 +145,8 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 				a := fixtureAgentFor(srv, tt.streaming)
 				for i := range invoke.DefaultBreakerFailures {
 					res, _ := bh.run(t, &a, "hello")
-					if res.Err == nil || res.Err.Code != tt.wantCode {
-						t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, tt.wantCode)
+					if res.Err == nil || res.Err.Code != want {
+						t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, want)
 					}
 				}
 				contacted := len(srv.Requests())

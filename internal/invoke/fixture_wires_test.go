@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -26,11 +27,14 @@ var fixtureWires = []struct {
 }{
 	{name: "v0", start: fixtureagent.New},
 	{name: "v1", start: fixtureagent.NewV1},
+	{name: "v1-http-json", start: fixtureagent.NewREST},
+	{name: "v1-grpc", start: fixtureagent.NewGRPC},
 }
 
 func fixtureAgentFor(srv *fixtureagent.Server, streaming bool) connector.Agent {
 	a := agentAt(srv.URL, streaming)
 	a.ProtocolVersion = srv.ProtocolVersion()
+	a.EndpointBinding = srv.Binding()
 	return a
 }
 
@@ -41,7 +45,15 @@ func checkWire(t *testing.T, srv *fixtureagent.Server) {
 	if srv.ProtocolVersion() != fixtureagent.ProtocolV1 {
 		return
 	}
+	rest := srv.Binding() != "" // gRPC reaches the agent's HTTP+JSON face
 	for _, r := range srv.Requests() {
+		if rest {
+			// HTTP+JSON: the spec's paths under the interface URL, never {url}/stream.
+			if r.Header.Get("A2A-Version") != "1.0" || !strings.HasPrefix(r.Path, "/a2a/") || r.Path == "/a2a/stream" || r.Op == "" {
+				t.Errorf("request %s %s (A2A-Version %q), want an HTTP+JSON path under /a2a with A2A-Version 1.0", r.HTTPMethod, r.Path, r.Header.Get("A2A-Version"))
+			}
+			continue
+		}
 		if r.Header.Get("A2A-Version") != "1.0" || r.Path != "/a2a" || r.Op == "" || strings.Contains(r.RPCMethod, "/") {
 			t.Errorf("request %s %s (A2A-Version %q), want a 1.0 method on /a2a with A2A-Version 1.0", r.Path, r.RPCMethod, r.Header.Get("A2A-Version"))
 		}
@@ -236,5 +248,86 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 				checkWire(t, srv)
 			})
 		}
+	}
+}
+
+// Misbehaviours whose outcome names the binding's own framing: a page instead of A2A, and an
+// HTTP error whose body holds the A2A error (on HTTP+JSON a google.rpc.Status with ErrorInfo,
+// which is how that binding says every A2A error, so it reads as the agent's error; on JSON-RPC
+// a non-2xx status stays an HTTP failure quoting the error), and a stream that ends without a
+// final state, which is resumed and then fails the same way on every wire.
+func TestFixtureFramingOnEveryWire(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		behavior  fixtureagent.Behavior
+		streaming bool
+		wantCode  map[string]string // by wire name; "" key: every wire; "-": a fault this wire cannot carry
+		wantText  string            // in the error message
+	}{
+		// gRPC checks the content type itself (grpc-go): no page reaches the connector there.
+		{name: "wrong_content_type_stream", behavior: fixtureagent.WrongContentType, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
+		{name: "wrong_content_type_send", behavior: fixtureagent.WrongContentType,
+			wantCode: map[string]string{"": invoke.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
+		{name: "http_error_with_details_stream", behavior: fixtureagent.HTTPErrorDetails, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError},
+			wantText: "-32008"},
+		{name: "http_error_with_details_send", behavior: fixtureagent.HTTPErrorDetails,
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError},
+			wantText: "extension required"},
+		{name: "stream_ends_without_a_final_state", behavior: fixtureagent.StreamCut, streaming: true,
+			wantCode: map[string]string{"": invoke.CodeStreamEnded}, wantText: "still working"},
+	}
+	for _, tt := range tests {
+		for _, w := range fixtureWires {
+			if tt.wantCode[w.name] == "-" {
+				continue
+			}
+			t.Run(tt.name+"/"+w.name, func(t *testing.T) {
+				t.Parallel()
+				srv := w.start(t)
+				h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
+				a := fixtureAgentFor(srv, tt.streaming)
+				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+					Text: "behave:" + string(tt.behavior) + " " + userWords})
+				want, ok := tt.wantCode[w.name]
+				if !ok {
+					want = tt.wantCode[""]
+				}
+				if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != want || !strings.Contains(res.Err.Message, tt.wantText) {
+					t.Errorf("result = %+v (err %+v), want FAILED %s mentioning %q", res, res.Err, want, tt.wantText)
+				}
+				checkWire(t, srv)
+			})
+		}
+	}
+}
+
+// An agent that refuses the first attempt for load (HTTP 429, gRPC RESOURCE_EXHAUSTED) is called
+// again with the same messageId, within the retry budget, on every wire.
+func TestFixtureRetryOnEveryWire(t *testing.T) {
+	t.Parallel()
+	for _, w := range fixtureWires {
+		t.Run(w.name, func(t *testing.T) {
+			t.Parallel()
+			srv := w.start(t)
+			h := newHarness(t, nil)
+			a := fixtureAgentFor(srv, true)
+			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-retried",
+				Text: "behave:" + string(fixtureagent.TooManyOnce) + " " + userWords})
+			if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
+				t.Fatalf("result = %+v (err %+v), want COMPLETED", res, res.Err)
+			}
+			var ids []string
+			for _, r := range srv.Requests() {
+				if r.Op == fixtureagent.OpStream {
+					ids = append(ids, r.MessageID)
+				}
+			}
+			if diff := cmp.Diff([]string{"turn-retried", "turn-retried"}, ids); diff != "" {
+				t.Errorf("stream requests' messageIds (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -53,6 +53,11 @@ type Options struct {
 	// for tracing by the caller. Nil means a netguard client with the zero Policy (https to
 	// public addresses only).
 	Client *http.Client
+	// GRPCPolicy is the SSRF policy of agent calls over gRPC (they dial on their own, not
+	// through Client): every address checked, https with TLS, plain http only where the policy
+	// allows it. Nil: the zero Policy (https to public addresses only). Give the one Client's
+	// policy.
+	GRPCPolicy *netguard.Policy
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
 	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
@@ -129,10 +134,12 @@ type streamKey struct{ agentID, endpoint string }
 
 type fallbackKey struct{ agentID, endpoint, fallback string }
 
-// route is one interface of an agent: where a turn sends its calls and in which wire.
+// route is one interface of an agent: where a turn sends its calls, in which wire and binding.
+// Only the route knows the binding; the rest of the turn reads neutral events.
 type route struct {
 	url     string
 	wire    a2a.Wire
+	binding a2a.Binding
 	tenant  string
 	version string // as the card states it, for logs and traces
 }
@@ -140,24 +147,33 @@ type route struct {
 func (r route) endpoint(url string, hdr http.Header) a2a.Endpoint {
 	// The interface's URL keys the retry budget, so that `{url}/stream`, `url` and the task
 	// calls of one agent share it.
-	return a2a.Endpoint{URL: url, Wire: r.wire, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
+	return a2a.Endpoint{URL: url, Wire: r.wire, Binding: r.binding, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
 }
 
-func routeOf(url, version, tenant string) route {
-	return route{url: url, wire: a2a.WireFor(version), tenant: tenant, version: version}
+// streamsOnSuffix reports whether the route streams on `{url}/stream` first: the platform's
+// convention, for 0.x JSON-RPC agents only (1.0 and HTTP+JSON have their own stream paths).
+func (r route) streamsOnSuffix() bool {
+	return r.wire == a2a.WireV0 && r.binding == a2a.BindingJSONRPC
+}
+
+func routeOf(url, version, tenant, binding string) route {
+	// cardcheck chose a binding the connector speaks; an unknown name here (a stored profile
+	// from a newer replica) is tried as JSON-RPC, the binding every agent had before.
+	b, _ := a2a.BindingFor(binding)
+	return route{url: url, wire: a2a.WireFor(version), binding: b, tenant: tenant, version: version}
 }
 
 // routes returns the interface a turn starts on and the one it may switch to: the card's
 // preferred interface and its fallback, or, once the fallback answered for this agent, the
 // fallback alone.
 func (inv *Invoker) routes(a *connector.Agent) (route, *route) {
-	primary := routeOf(a.EndpointURL, a.ProtocolVersion, a.EndpointTenant)
+	primary := routeOf(a.EndpointURL, a.ProtocolVersion, a.EndpointTenant, a.EndpointBinding)
 	fb := a.Fallback
 	if fb == nil || fb.URL == "" {
 		return primary, nil
 	}
-	alt := routeOf(fb.URL, fb.ProtocolVersion, fb.Tenant)
-	if alt.wire == primary.wire && alt.url == primary.url {
+	alt := routeOf(fb.URL, fb.ProtocolVersion, fb.Tenant, fb.Binding)
+	if alt.wire == primary.wire && alt.binding == primary.binding && alt.url == primary.url {
 		return primary, nil
 	}
 	if _, ok := inv.onFallback.Load(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: fb.URL}); ok {
@@ -202,9 +218,14 @@ func New(o Options) *Invoker {
 	if o.Tokens == nil {
 		o.Tokens = credential.NewTokens(credential.TokensOptions{Client: o.Client})
 	}
+	pol := netguard.Policy{}
+	if o.GRPCPolicy != nil {
+		pol = *o.GRPCPolicy
+	}
+	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	return &Invoker{
 		tokens:  o.Tokens,
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget}),
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
@@ -438,6 +459,7 @@ func (inv *Invoker) Close(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		inv.client.Close() // the pooled gRPC connections; nothing calls agents any more
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("invoke: close: waiting for background cancels: %w", context.Cause(ctx))

@@ -95,6 +95,10 @@ func newHarness(t testing.TB, mod func(*invoke.Options)) *harness {
 	if o.Client == nil {
 		o.Client = loopbackClient(t)
 	}
+	if o.GRPCPolicy == nil {
+		// gRPC agents dial through the same policy as the loopback client.
+		o.GRPCPolicy = &netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true}
+	}
 	inv := invoke.New(o)
 	t.Cleanup(func() {
 		if err := inv.Close(context.Background()); err != nil {

@@ -14,6 +14,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -31,21 +36,22 @@ const jsV1AgentDir = "testdata/js-agent-v1"
 
 // jsV1Agents is a running testdata/js-agent-v1 process.
 type jsV1Agents struct {
-	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two agents; each serves
-	// JSON-RPC at /a2a.
-	V1Only, Dual string
-	client       *http.Client
+	// V1Only and Dual are the origins (http://127.0.0.1:port) of the two JSON-RPC agents; each
+	// serves JSON-RPC at /a2a. REST is the origin of the HTTP+JSON agent (at /rest); GRPC the
+	// origin of the gRPC agent's card and records, GRPCURL its gRPC interface.
+	V1Only, Dual, REST, GRPC, GRPCURL string
+	client                            *http.Client
 }
 
 // portsWriter collects the agent's stdout and hands over the ports of its ready line once.
 type portsWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
-	ports chan [2]int // buffered, receives once
+	ports chan [4]int // buffered, receives once
 	sent  bool
 }
 
-var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+)\r?\n`)
+var jsV1PortsLine = regexp.MustCompile(`(?m)^A2A_AGENT_PORTS=(\d+) (\d+) (\d+) (\d+)\r?\n`)
 
 func (w *portsWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
@@ -55,9 +61,11 @@ func (w *portsWriter) Write(p []byte) (int, error) {
 		if m := jsV1PortsLine.FindSubmatch(w.buf.Bytes()); m != nil {
 			a, errA := strconv.Atoi(string(m[1]))
 			b, errB := strconv.Atoi(string(m[2]))
-			if errA == nil && errB == nil {
+			c, errC := strconv.Atoi(string(m[3]))
+			d, errD := strconv.Atoi(string(m[4]))
+			if errA == nil && errB == nil && errC == nil && errD == nil {
 				w.sent = true
-				w.ports <- [2]int{a, b}
+				w.ports <- [4]int{a, b, c, d}
 			}
 		}
 	}
@@ -75,10 +83,10 @@ func (w *portsWriter) String() string {
 // for, at t's cleanup; it also exits on its own when its stdin (held by this process) closes.
 func startJSV1Agents(t *testing.T) *jsV1Agents {
 	t.Helper()
-	stdout := &portsWriter{ports: make(chan [2]int, 1)}
+	stdout := &portsWriter{ports: make(chan [4]int, 1)}
 	ports := awaitReady(t, startNode(t, jsV1AgentDir, stdout, "agent.mjs"), stdout.ports)
 	return &jsV1Agents{V1Only: "http://127.0.0.1:" + strconv.Itoa(ports[0]), Dual: "http://127.0.0.1:" + strconv.Itoa(ports[1]),
-		client: loopbackClient(t)}
+		REST: "http://127.0.0.1:" + strconv.Itoa(ports[2]), GRPC: "http://127.0.0.1:" + strconv.Itoa(ports[3]), client: loopbackClient(t)}
 }
 
 // requests returns what the agent at origin recorded (GET /debug/requests).
@@ -97,6 +105,9 @@ func (a *jsV1Agents) requests(origin string) func(t *testing.T) []peerRequest {
 		var all []peerRequest
 		if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
 			t.Fatalf("GET %s/debug/requests: %v", origin, err)
+		}
+		for i := range all {
+			all[i].fromREST()
 		}
 		return all
 	}
@@ -143,6 +154,8 @@ func TestJSV1Interop(t *testing.T) {
 		{Name: "js-v1-only", URL: agents.V1Only + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.V1Only)},
 		{Name: "js-v1-dual-1.0", URL: agents.Dual + "/a2a", Protocol: "1.0", Streaming: true, Requests: agents.requests(agents.Dual)},
 		{Name: "js-v1-dual-0.3", URL: agents.Dual + "/a2a", Protocol: "0.3", Streaming: true, Requests: agents.requests(agents.Dual)},
+		{Name: "js-v1-http-json", URL: agents.REST + "/rest", Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: agents.requests(agents.REST)},
+		{Name: "js-v1-grpc", URL: jsGRPCURL(t, agents), Protocol: "1.0", Binding: "GRPC", Streaming: true, Requests: agents.requests(agents.GRPC)},
 	}
 
 	// What makes the two agents what they are, seen from outside: the 1.0-only one refuses a
@@ -198,12 +211,32 @@ func TestJSV1Interop(t *testing.T) {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			// The peer works with a client that is not ours before the connector is judged by it.
-			if p.v1() {
+			switch {
+			case p.Binding == "HTTP+JSON":
+				probeREST(t, agents.client, p.URL, p.Streaming)
+			case p.Binding == "GRPC":
+				probeSDK(t, strings.TrimPrefix(p.URL, "http://"), p.Streaming, a2a.TransportProtocolGRPC,
+					a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+			case p.v1():
 				probeV1(t, agents.client, p.URL, p.Streaming)
-			} else {
+			default:
 				probeV0(t, agents.client, p.URL)
 			}
 			testPeer(t, p, jsHarness)
 		})
 	}
+}
+
+// jsGRPCURL is the gRPC interface the JS gRPC agent's card lists, read the way registration
+// reads it.
+func jsGRPCURL(t *testing.T, agents *jsV1Agents) string {
+	t.Helper()
+	hc := netguard.NewClient(netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true},
+		netguard.ClientOptions{MaxRedirects: cardfetch.DefaultMaxRedirects})
+	t.Cleanup(hc.CloseIdleConnections)
+	_, rep, err := cardfetch.New(cardfetch.Options{Client: hc, AllowInsecureHTTP: true}).FetchAndValidate(t.Context(), agents.GRPC)
+	if err != nil || !rep.Valid || rep.Profile.EndpointBinding != "GRPC" {
+		t.Fatalf("card of the gRPC agent: %v %+v %+v", err, rep.Problems, rep.Profile)
+	}
+	return rep.Profile.EndpointURL
 }

@@ -55,8 +55,18 @@ type peerRequest struct {
 	ContentType string `json:"contentType"`
 }
 
-// recordRequest reads what peerRequest holds from a JSON-RPC request of either generation and
-// leaves the body readable for the handler.
+// restMethods names the HTTP+JSON paths by the 1.0 method they carry, so that one check of the
+// calls serves both bindings.
+var restMethods = []struct{ suffix, method string }{
+	{"/message:send", "SendMessage"},
+	{"/message:stream", "SendStreamingMessage"},
+	{":cancel", "CancelTask"},
+	{":subscribe", "SubscribeToTask"},
+}
+
+// recordRequest reads what peerRequest holds from a JSON-RPC request of either generation, or
+// from an HTTP+JSON one (the method from its path, the path cut to the interface's, the tenant
+// segment peerTenant taken out), and leaves the body readable for the handler.
 func recordRequest(r *http.Request) peerRequest {
 	rec := peerRequest{
 		Path:        r.URL.Path,
@@ -73,7 +83,12 @@ func recordRequest(r *http.Request) peerRequest {
 	}
 	r.Body = io.NopCloser(strings.NewReader(string(body)))
 	var req struct {
-		Method string `json:"method"`
+		Method  string `json:"method"`
+		Message struct {
+			MessageID string `json:"messageId"`
+			TaskID    string `json:"taskId"`
+			ContextID string `json:"contextId"`
+		} `json:"message"`
 		Params struct {
 			ID      string `json:"id"`
 			Tenant  string `json:"tenant"`
@@ -91,7 +106,31 @@ func recordRequest(r *http.Request) peerRequest {
 			rec.TaskID = req.Params.ID
 		}
 	}
+	if rec.MessageID == "" && req.Message.MessageID != "" { // HTTP+JSON: the request itself
+		rec.MessageID, rec.ContextID, rec.TaskID = req.Message.MessageID, req.Message.ContextID, req.Message.TaskID
+	}
+	rec.fromREST()
 	return rec
+}
+
+// fromREST rewrites a recorded HTTP+JSON request the way a JSON-RPC one reads: the method from
+// its path, the path cut to the interface's, the tenant segment peerTenant taken out. Requests
+// with no HTTP+JSON path stay as they are.
+func (rec *peerRequest) fromREST() {
+	for _, m := range restMethods {
+		base, ok := strings.CutSuffix(rec.Path, m.suffix)
+		if !ok {
+			continue
+		}
+		if i := strings.Index(base, "/tasks/"); i >= 0 {
+			rec.TaskID, base = base[i+len("/tasks/"):], base[:i]
+		}
+		if b, ok := strings.CutSuffix(base, "/"+peerTenant); ok {
+			base, rec.Tenant = b, peerTenant
+		}
+		rec.Path, rec.RPCMethod = base, m.method
+		return
+	}
 }
 
 // peer is one interface of an SDK agent under test.
@@ -101,6 +140,9 @@ type peer struct {
 	// URL is the JSON-RPC interface URL, as the card lists it; Protocol its version ("1.0",
 	// "0.3"), as the card lists it.
 	URL, Protocol string
+	// Binding is the interface's protocolBinding as the profile keeps it ("" JSON-RPC,
+	// "HTTP+JSON").
+	Binding string
 	// Streaming is the card's capability: a peer without it gets only the send scenarios.
 	Streaming bool
 	// Requests returns what the peer recorded so far.
@@ -118,6 +160,10 @@ func (p peer) path() string {
 // method is the wire name of a send (stream false) or stream call in the peer's generation.
 func (p peer) method(stream bool) string {
 	switch {
+	case p.Binding == "GRPC" && stream: // gRPC's method names are 1.0's in both generations
+		return "SendStreamingMessage"
+	case p.Binding == "GRPC":
+		return "SendMessage"
 	case p.v1() && stream:
 		return "SendStreamingMessage"
 	case p.v1():
@@ -132,7 +178,7 @@ func (p peer) method(stream bool) string {
 // it.
 func (p peer) agent(streaming bool) connector.Agent {
 	return connector.Agent{ID: "peer-" + p.Name, Enabled: true, APIKeySet: true, CardProfile: connector.CardProfile{
-		Name: p.Name, EndpointURL: p.URL, ProtocolVersion: p.Protocol, Streaming: streaming,
+		Name: p.Name, EndpointURL: p.URL, EndpointBinding: p.Binding, ProtocolVersion: p.Protocol, Streaming: streaming,
 		APIKeyRequired: true, APIKeyHeaders: []string{"X-API-KEY"},
 	}}
 }
@@ -172,6 +218,9 @@ func checkCalls(t *testing.T, p peer, messageID string, stream bool) []peerReque
 		}
 		if p.v1() && c.A2AVersion != "1.0" {
 			t.Errorf("call %s %s: A2A-Version %q, want 1.0", c.Path, c.RPCMethod, c.A2AVersion)
+		}
+		if p.Binding == "GRPC" {
+			continue // the framing is gRPC's own
 		}
 		if !strings.HasPrefix(c.ContentType, "application/json") {
 			t.Errorf("call %s %s: Content-Type %q", c.Path, c.RPCMethod, c.ContentType)
@@ -272,6 +321,37 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 	if !p.v1() {
 		return
 	}
+	// Barge-in on a held task: the cancel reaches the agent on the turn's binding, for the held
+	// task, with the key, and the agent answers it: @a2a-js/sdk cancels an input-required task,
+	// a2a-go v2 refuses it as not cancelable (-32002, on HTTP+JSON read from the google.rpc
+	// ErrorInfo of a 400), which the connector logs and moves on from.
+	t.Run("cancel_held_task", func(t *testing.T) {
+		t.Parallel()
+		h := newH(t)
+		a := p.agent(p.Streaming)
+		key := h.seal(t, a.ID)
+		held, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t), Text: "ask " + userWords})
+		if held.Outcome != connector.OutcomeInputRequired || held.TaskID == "" {
+			t.Fatalf("held = %+v, want INPUT_REQUIRED with a task", held)
+		}
+		h.inv.CancelTask(t.Context(), a, key, held.TaskID)
+		if err := h.inv.Close(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		var cancels []peerRequest
+		for _, r := range p.Requests(t) {
+			if r.RPCMethod == "CancelTask" && r.TaskID == held.TaskID {
+				cancels = append(cancels, r)
+			}
+		}
+		if len(cancels) != 1 || cancels[0].Path != p.path() || cancels[0].APIKey != testAPIKey {
+			t.Errorf("cancels of %s = %+v, want one on %s with the key", held.TaskID, cancels, p.path())
+		}
+		if logs := h.logs.String(); !strings.Contains(logs, "tasks/cancel sent") && !strings.Contains(logs, "agent error -32002") {
+			t.Errorf("the cancel was neither accepted nor refused as not cancelable:\n%s", logs)
+		}
+	})
+
 	// 1.0 only: the interface's tenant goes into params, extensions under both header names.
 	t.Run("tenant_and_extensions", func(t *testing.T) {
 		t.Parallel()

@@ -1,14 +1,26 @@
 package invoke_test
 
 import (
+	"encoding/json"
 	"net/http"
+	"path"
 	"strings"
 	"sync"
 	"testing"
 
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
+	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 )
 
@@ -26,13 +38,57 @@ type v2Server struct {
 func newV2Server(t *testing.T, streaming bool) *v2Server {
 	t.Helper()
 	s := &v2Server{}
-	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, Observe: func(r *http.Request) {
+	s.Server = sdkagent.New(t, sdkagent.Options{Streaming: streaming, Compat: streaming, REST: true, GRPC: true, GRPCV0: true, Observe: func(r *http.Request) {
 		rec := recordRequest(r)
+		s.mu.Lock()
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+	}, ObserveGRPC: func(method string, md metadata.MD, req any) {
+		rec := recordGRPC(method, md, req)
 		s.mu.Lock()
 		s.requests = append(s.requests, rec)
 		s.mu.Unlock()
 	}})
 	return s
+}
+
+// recordGRPC reads what peerRequest holds from a gRPC call: the method's name, the request
+// through its 1.0 JSON, the service parameters from the metadata. Path is "/", the path of the
+// interface URL (http://host:port).
+func recordGRPC(fullMethod string, md metadata.MD, req any) peerRequest {
+	first := func(k string) string {
+		if vs := md.Get(k); len(vs) > 0 {
+			return vs[0]
+		}
+		return ""
+	}
+	rec := peerRequest{Path: "/", RPCMethod: path.Base(fullMethod), A2AVersion: first("a2a-version"), APIKey: first("x-api-key"),
+		Extensions: first("a2a-extensions"), XExtensions: first("x-a2a-extensions"), ContentType: first("content-type")}
+	m, ok := req.(proto.Message)
+	if !ok {
+		return rec
+	}
+	raw, err := protojson.Marshal(m)
+	if err != nil {
+		return rec
+	}
+	var body struct {
+		ID      string `json:"id"`
+		Tenant  string `json:"tenant"`
+		Message struct {
+			MessageID string `json:"messageId"`
+			TaskID    string `json:"taskId"`
+			ContextID string `json:"contextId"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(raw, &body) == nil {
+		rec.Tenant, rec.TaskID = body.Tenant, body.ID
+		rec.MessageID, rec.ContextID = body.Message.MessageID, body.Message.ContextID
+		if body.Message.TaskID != "" {
+			rec.TaskID = body.Message.TaskID
+		}
+	}
+	return rec
 }
 
 func (s *v2Server) Requests(*testing.T) []peerRequest {
@@ -54,8 +110,18 @@ func v2Text(parts a2a.ContentParts) string {
 // delivers it in chunks and ends completed.
 func probeV1(t *testing.T, hc *http.Client, url string, streaming bool) {
 	t.Helper()
-	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url, a2a.TransportProtocolJSONRPC)},
-		a2aclient.WithJSONRPCTransport(hc))
+	probeSDK(t, url, streaming, a2a.TransportProtocolJSONRPC, a2aclient.WithJSONRPCTransport(hc))
+}
+
+// probeREST is probeV1 on an HTTP+JSON interface, with the SDK's REST client.
+func probeREST(t *testing.T, hc *http.Client, url string, streaming bool) {
+	t.Helper()
+	probeSDK(t, url, streaming, a2a.TransportProtocolHTTPJSON, a2aclient.WithRESTTransport(hc))
+}
+
+func probeSDK(t *testing.T, url string, streaming bool, binding a2a.TransportProtocol, opt a2aclient.FactoryOption) {
+	t.Helper()
+	c, err := a2aclient.NewFromEndpoints(t.Context(), []*a2a.AgentInterface{a2a.NewAgentInterface(url, binding)}, opt)
 	if err != nil {
 		t.Fatalf("a2aclient for %s: %v", url, err)
 	}
@@ -98,18 +164,51 @@ func TestSDKV2Interop(t *testing.T) {
 		{Name: "go-v2", URL: dual.V1URL, Protocol: "1.0", Streaming: true, Requests: dual.Requests},
 		{Name: "go-v2-compat-0.3", URL: dual.V0URL, Protocol: "0.3", Streaming: true, Requests: dual.Requests},
 		{Name: "go-v2-non-streaming", URL: plain.V1URL, Protocol: "1.0", Streaming: false, Requests: plain.Requests},
+		{Name: "go-v2-http-json", URL: dual.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: true, Requests: dual.Requests},
+		{Name: "go-v2-http-json-non-streaming", URL: plain.RESTURL, Protocol: "1.0", Binding: "HTTP+JSON", Streaming: false, Requests: plain.Requests},
+		{Name: "go-v2-grpc", URL: dual.GRPCURL, Protocol: "1.0", Binding: "GRPC", Streaming: true, Requests: dual.Requests},
+		{Name: "go-v2-grpc-non-streaming", URL: plain.GRPCURL, Protocol: "1.0", Binding: "GRPC", Streaming: false, Requests: plain.Requests},
+		{Name: "go-v2-compat-0.3-grpc", URL: dual.GRPCV0URL, Protocol: "0.3", Binding: "GRPC", Streaming: true, Requests: dual.Requests},
 	}
 	hc := loopbackClient(t)
 	for _, p := range peers {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
 			// The peer works with a client that is not ours before the connector is judged by it.
-			if p.v1() {
+			switch {
+			case p.Binding == "HTTP+JSON":
+				probeREST(t, hc, p.URL, p.Streaming)
+			case p.Binding == "GRPC" && !p.v1():
+				// a2a-go v2's own client speaks 0.3 gRPC only through its compat factory; the
+				// peer's 0.3 face is the SDK's a2agrpc/v0 handler, judged by the turns below.
+			case p.Binding == "GRPC":
+				probeSDK(t, strings.TrimPrefix(p.URL, "http://"), p.Streaming, a2a.TransportProtocolGRPC,
+					a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+			case p.v1():
 				probeV1(t, hc, p.URL, p.Streaming)
-			} else {
+			default:
 				probeV0(t, hc, p.URL)
 			}
 			testPeer(t, p, func(t *testing.T) *harness { return newHarness(t, nil) })
 		})
 	}
+}
+
+// A gRPC agent dials through the SSRF guard like every other call: with the default policy
+// (public addresses only) a loopback gRPC interface is refused before connect(2).
+func TestGRPCDialGoesThroughTheGuard(t *testing.T) {
+	t.Parallel()
+	peer := sdkagent.New(t, sdkagent.Options{Streaming: true, GRPCOnly: true})
+	// Plain http allowed, loopback not: the refusal comes from the dialer itself.
+	h := newHarness(t, func(o *invoke.Options) { o.GRPCPolicy = &netguard.Policy{AllowInsecureHTTP: true} })
+	a := peer1Agent(peer.GRPCURL)
+	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "guarded", Text: "stream " + userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeBlockedAddress {
+		t.Fatalf("result = %+v (err %+v), want FAILED %s", res, res.Err, invoke.CodeBlockedAddress)
+	}
+}
+
+func peer1Agent(url string) connector.Agent {
+	return connector.Agent{ID: "grpc-guarded", Enabled: true, CardProfile: connector.CardProfile{
+		Name: "grpc", EndpointURL: url, EndpointBinding: "GRPC", ProtocolVersion: "1.0", Streaming: true}}
 }

@@ -142,7 +142,7 @@ func (t *turn) streamOptions() a2a.StreamOptions {
 func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
-	if t.rt.wire != a2a.WireV0 {
+	if !t.rt.streamsOnSuffix() {
 		t.streamURL = base
 		return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 	}
@@ -178,7 +178,7 @@ func (t *turn) streamOnBase(hdr http.Header, params *a2a.MessageSendParams, so a
 // its protocol version (-32009, or -32601 for a method of the other generation), and remembers
 // that for the agent. Nothing was processed by the agent, so sending again is safe.
 func (t *turn) switchWire(err error) bool {
-	if t.alt == nil || t.ctx.Err() != nil || !versionRefused(err) {
+	if t.alt == nil || t.ctx.Err() != nil || !(versionRefused(err) || (t.alt.binding != t.rt.binding && bindingRefused(err))) {
 		return false
 	}
 	from := t.rt
@@ -578,6 +578,11 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 		return &connector.TurnError{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+		if hse.RPC != nil && hse.Binding == a2a.BindingHTTPJSON && (hse.StatusCode < 300 || hse.StatusCode >= 400) {
+			// HTTP+JSON says every A2A error with a status: the error in the body is the
+			// answer, as a JSON-RPC error object is on JSON-RPC (same codes, same outcome).
+			return t.rpcFailure(hse.RPC)
+		}
 		return httpStatusFailure(hse)
 	}
 	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
@@ -656,6 +661,22 @@ func streamURL(base string) string {
 func versionRefused(err error) bool {
 	var rpc *a2a.RPCError
 	return errors.As(err, &rpc) && (rpc.Code == a2a.CodeVersionNotSupported || rpc.Code == a2a.CodeMethodNotFound)
+}
+
+// bindingRefused reports whether the interface answered the first call as a server that does not
+// serve this binding there: 404, 405, 415 or 501 with no A2A error in the body (an HTTP+JSON path
+// on a JSON-RPC server, or a JSON-RPC POST on a REST one). Only consulted when the card's next
+// interface has another binding.
+func bindingRefused(err error) bool {
+	var hse *a2a.HTTPStatusError
+	if !errors.As(err, &hse) || (hse.RPC != nil && hse.RPC.Code != a2a.CodeMethodNotFound) {
+		return false
+	}
+	switch hse.StatusCode {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusUnsupportedMediaType, http.StatusNotImplemented:
+		return true
+	}
+	return false
 }
 
 // errorCode is a short, log-safe description of a call error (no agent text).

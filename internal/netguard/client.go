@@ -145,6 +145,17 @@ func orDefault(d time.Duration) time.Duration {
 	return d
 }
 
+// Dialer returns a dial function that connects like the clients' (every address checked
+// against p before connect(2)), for transports that dial on their own: the agent calls over
+// gRPC. timeout bounds one connect (0: 5 s).
+func (p Policy) Dialer(timeout time.Duration) func(ctx context.Context, addr string) (net.Conn, error) {
+	p.AllowedCIDRs = slices.Clone(p.AllowedCIDRs)
+	timeout = orDefault(timeout)
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		return p.dial(ctx, timeout, "tcp", addr)
+	}
+}
+
 // dial connects to addr ("host:port"), refusing in the Control hook, after resolution and
 // before connect(2), any address p refuses. When a name resolves to several addresses each
 // is checked as it is tried.

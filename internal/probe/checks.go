@@ -196,6 +196,9 @@ func versionCheck(a connector.Agent, t turn) Result {
 	if c.v1 {
 		wire = "the A2A 1.0 JSON-RPC wire"
 	}
+	if a.EndpointBinding != "" && v == a.ProtocolVersion {
+		wire = "the A2A " + v + " " + a.EndpointBinding + " binding" // the card's own name for it
+	}
 	if fb := a.Fallback; fb != nil && v == fb.ProtocolVersion && v != a.ProtocolVersion {
 		return Result{Check: CheckVersion, Status: Warn,
 			Message: fmt.Sprintf("The card's preferred interface %s (A2A %s) refused the version; its other interface %s answered in A2A %s (%s).", a.EndpointURL, a.ProtocolVersion, fb.URL, fb.ProtocolVersion, wire),

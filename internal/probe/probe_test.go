@@ -422,3 +422,18 @@ func TestFirstEventPastHalfTheLimit(t *testing.T) {
 		t.Errorf("first event check says %q", m)
 	}
 }
+
+// TestSDKAgentHTTPJSON probes the same SDK agent serving HTTP+JSON only: it conforms, and the
+// answer came from the binding's stream path under its interface URL. (Over gRPC the probe sees
+// no HTTP exchange to judge yet: see docs/decisions.md, "Bindings".)
+func TestSDKAgentHTTPJSON(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	sdk := sdkagent.New(t, sdkagent.Options{Streaming: true, APIKey: apiKey, RESTOnly: true})
+	tg := h.target(t, sdk.CardURL, apiKey)
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), tg)
+	checkReport(t, rep, allPass(nil))
+	if rep.ProtocolVersion != "1.0" || rep.AnsweredURL != sdk.RESTURL+"/message:stream" {
+		t.Errorf("report = %s", dump(rep))
+	}
+}

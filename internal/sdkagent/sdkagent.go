@@ -15,6 +15,7 @@ import (
 	"context"
 	"iter"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,11 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 // What the agent says.
@@ -48,6 +53,22 @@ type Options struct {
 	// Compat also serves A2A 0.3 through the SDK's compatibility handler, listed second on the
 	// card (a dual-version agent), and serves the card through the compat card producer.
 	Compat bool
+	// REST also serves the A2A 1.0 HTTP+JSON binding (the SDK's REST handler) at RESTURL, listed
+	// after the JSON-RPC interfaces; a first path segment that is no REST path is a tenant.
+	REST bool
+	// RESTOnly lists the HTTP+JSON interface alone on the card (implies REST): an agent like
+	// Google's hosted ones, which serve nothing else.
+	RESTOnly bool
+	// GRPC also serves the A2A 1.0 gRPC binding (the SDK's a2agrpc handler) on a second
+	// loopback port, plaintext, at GRPCURL ("http://127.0.0.1:port"), listed last on the card.
+	// ObserveGRPC, when set, sees every gRPC call's method, metadata and request first.
+	GRPC        bool
+	ObserveGRPC func(method string, md metadata.MD, req any)
+	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
+	GRPCOnly bool
+	// GRPCV0 also serves A2A 0.3 over gRPC (the SDK's a2agrpc/v0 handler) on a third loopback
+	// port at GRPCV0URL, listed last on the card with protocolVersion 0.3.
+	GRPCV0 bool
 	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
 	// declares the apiKey scheme either way.
 	APIKey string
@@ -63,8 +84,9 @@ type Server struct {
 	Base string
 	// CardURL is the well-known card URL under Base.
 	CardURL string
-	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat).
-	V1URL, V0URL string
+	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
+	// the 1.0 HTTP+JSON one ("" without REST); GRPCURL the 1.0 gRPC one ("" without GRPC).
+	V1URL, V0URL, RESTURL, GRPCURL, GRPCV0URL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -104,6 +126,42 @@ func New(tb testing.TB, o Options) *Server {
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.V0URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version})
 		mux.Handle(o.Prefix+"/a2a/v0", a2av0.NewJSONRPCHandler(handler))
+	}
+	if o.REST || o.RESTOnly {
+		s.RESTURL = s.Base + "/a2a/rest"
+		restIface := a2a.NewAgentInterface(s.RESTURL, a2a.TransportProtocolHTTPJSON)
+		if o.RESTOnly {
+			card.SupportedInterfaces = []*a2a.AgentInterface{restIface}
+		} else {
+			card.SupportedInterfaces = append(card.SupportedInterfaces, restIface)
+		}
+		plain := a2asrv.NewRESTHandler(handler)
+		tenanted := a2asrv.NewTenantRESTHandler("/{*}", handler)
+		mux.Handle(o.Prefix+"/a2a/rest/", http.StripPrefix(o.Prefix+"/a2a/rest", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// A first segment that is no REST path is a tenant (the interface's tenant segment).
+			first, _, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+			if strings.HasPrefix(first, "message:") || first == "tasks" || first == "extendedAgentCard" {
+				plain.ServeHTTP(w, r)
+				return
+			}
+			tenanted.ServeHTTP(w, r)
+		})))
+	}
+	if o.GRPC || o.GRPCOnly {
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
+		if o.GRPCOnly {
+			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
+		} else {
+			card.SupportedInterfaces = append(card.SupportedInterfaces, iface)
+		}
+	}
+	if o.GRPCV0 {
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		card.SupportedInterfaces = append(card.SupportedInterfaces,
+			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
+	}
+	if o.Compat {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
@@ -111,6 +169,49 @@ func New(tb testing.TB, o Options) *Server {
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	return s
+}
+
+// startGRPC serves a gRPC server (register adds the A2A service) on loopback until the test
+// ends and returns its URL.
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any)) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("sdkagent: listen: %v", err)
+	}
+	var opts []grpc.ServerOption
+	if observe != nil {
+		opts = append(opts,
+			grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+				md, _ := metadata.FromIncomingContext(ctx)
+				observe(info.FullMethod, md, req)
+				return next(ctx, req)
+			}),
+			grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+				return next(srv, &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe})
+			}))
+	}
+	gs := grpc.NewServer(opts...)
+	register(gs)
+	go gs.Serve(ln) //nolint:errcheck // ends with Stop below
+	tb.Cleanup(gs.Stop)
+	return "http://" + ln.Addr().String()
+}
+
+// observedStream shows a server stream's request to the observer as it is received.
+type observedStream struct {
+	grpc.ServerStream
+	method  string
+	observe func(string, metadata.MD, any)
+}
+
+func (s *observedStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if err == nil {
+		md, _ := metadata.FromIncomingContext(s.Context())
+		s.observe(s.method, md, m)
+	}
+	return err
 }
 
 // executor is the agent's logic, written against the SDK's executor interface.

@@ -18,13 +18,15 @@ type profileJSON struct {
 	EndpointURL     string `json:"endpointUrl"`
 	// EndpointTenant and Fallback came with A2A 1.0; revisions stored before them read as ""
 	// and nil, which is what a 0.x card means.
-	EndpointTenant string         `json:"endpointTenant,omitempty"`
-	Fallback       *interfaceJSON `json:"fallback,omitempty"`
-	Streaming      bool           `json:"streaming"`
-	Skills         []skillJSON    `json:"skills"`
-	APIKeyRequired bool           `json:"apiKeyRequired"`
-	APIKeyHeaders  []string       `json:"apiKeyHeaders"`
-	Extensions     []string       `json:"extensions"`
+	EndpointTenant string `json:"endpointTenant,omitempty"`
+	// EndpointBinding came with HTTP+JSON and gRPC; "" (revisions before it) is JSON-RPC.
+	EndpointBinding string         `json:"endpointBinding,omitempty"`
+	Fallback        *interfaceJSON `json:"fallback,omitempty"`
+	Streaming       bool           `json:"streaming"`
+	Skills          []skillJSON    `json:"skills"`
+	APIKeyRequired  bool           `json:"apiKeyRequired"`
+	APIKeyHeaders   []string       `json:"apiKeyHeaders"`
+	Extensions      []string       `json:"extensions"`
 	// The credential fields came with issue 24; a revision stored before them reads as "",
 	// which connector.CardProfile.Credential derives from the API key fields.
 	CredentialKind     string         `json:"credentialKind,omitempty"`
@@ -47,6 +49,7 @@ type interfaceJSON struct {
 	URL             string `json:"url"`
 	ProtocolVersion string `json:"protocolVersion"`
 	Tenant          string `json:"tenant,omitempty"`
+	Binding         string `json:"binding,omitempty"`
 }
 
 type skillJSON struct {
@@ -68,6 +71,7 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		ProtocolVersion: p.ProtocolVersion,
 		EndpointURL:     p.EndpointURL,
 		EndpointTenant:  p.EndpointTenant,
+		EndpointBinding: p.EndpointBinding,
 		Streaming:       p.Streaming,
 		APIKeyRequired:  p.APIKeyRequired,
 		APIKeyHeaders:   p.APIKeyHeaders,
@@ -80,7 +84,7 @@ func encodeProfile(p connector.CardProfile) ([]byte, error) {
 		pj.CardSignature = &signatureJSON{Status: p.CardSignature.Status, KeyID: p.CardSignature.KeyID}
 	}
 	if f := p.Fallback; f != nil {
-		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
+		pj.Fallback = &interfaceJSON{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant, Binding: f.Binding}
 	}
 	if p.Skills != nil {
 		pj.Skills = make([]skillJSON, len(p.Skills))
@@ -116,6 +120,7 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		ProtocolVersion: pj.ProtocolVersion,
 		EndpointURL:     pj.EndpointURL,
 		EndpointTenant:  pj.EndpointTenant,
+		EndpointBinding: pj.EndpointBinding,
 		Streaming:       pj.Streaming,
 		APIKeyRequired:  pj.APIKeyRequired,
 		APIKeyHeaders:   pj.APIKeyHeaders,
@@ -128,7 +133,7 @@ func decodeProfile(b []byte) (connector.CardProfile, error) {
 		p.CardSignature = connector.CardSignature{Status: pj.CardSignature.Status, KeyID: pj.CardSignature.KeyID}
 	}
 	if f := pj.Fallback; f != nil {
-		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant}
+		p.Fallback = &connector.Interface{URL: f.URL, ProtocolVersion: f.ProtocolVersion, Tenant: f.Tenant, Binding: f.Binding}
 	}
 	if pj.Skills != nil {
 		p.Skills = make([]connector.Skill, len(pj.Skills))

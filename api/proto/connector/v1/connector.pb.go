@@ -1172,15 +1172,18 @@ type Agent struct {
 	Streaming bool `protobuf:"varint,4,opt,name=streaming,proto3" json:"streaming,omitempty"`
 	// skills are the skills the card declares, in card order.
 	Skills []*Skill `protobuf:"bytes,5,rep,name=skills,proto3" json:"skills,omitempty"`
-	// endpoint_url is the JSON-RPC endpoint the connector calls for this agent, chosen from its
-	// card: the first JSONRPC supportedInterfaces entry speaking A2A 1.x, else one speaking 0.3,
-	// else a 0.2/0.3 card's url. Informational (for logs and operator tools): turns go through
+	// endpoint_url is the interface URL the connector calls for this agent, chosen from its card:
+	// a 1.0 card's first supportedInterfaces entry the connector speaks, in the card's order, or a
+	// 0.2/0.3 card's JSON-RPC url. Informational (for logs and operator tools): turns go through
 	// HandleTurn whatever it is.
 	EndpointUrl string `protobuf:"bytes,6,opt,name=endpoint_url,json=endpointUrl,proto3" json:"endpoint_url,omitempty"`
 	// protocol_version is the A2A version spoken at endpoint_url, as the card states it ("1.0",
 	// "0.3", "0.3.0", "0.2.5"). Informational: the connector speaks whichever the agent needs, and
 	// nothing in HandleTurn depends on it.
 	ProtocolVersion string `protobuf:"bytes,7,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
+	// endpoint_binding is the A2A protocol binding spoken at endpoint_url: "JSONRPC", "HTTP+JSON"
+	// or "GRPC". Informational, like protocol_version.
+	EndpointBinding string `protobuf:"bytes,8,opt,name=endpoint_binding,json=endpointBinding,proto3" json:"endpoint_binding,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -1260,6 +1263,13 @@ func (x *Agent) GetEndpointUrl() string {
 func (x *Agent) GetProtocolVersion() string {
 	if x != nil {
 		return x.ProtocolVersion
+	}
+	return ""
+}
+
+func (x *Agent) GetEndpointBinding() string {
+	if x != nil {
+		return x.EndpointBinding
 	}
 	return ""
 }
@@ -1429,7 +1439,7 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\"D\n" +
 	"\x12ListAgentsResponse\x12.\n" +
-	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xf4\x01\n" +
+	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\x9f\x02\n" +
 	"\x05Agent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1437,7 +1447,8 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\tstreaming\x18\x04 \x01(\bR\tstreaming\x12.\n" +
 	"\x06skills\x18\x05 \x03(\v2\x16.a2aconnector.v1.SkillR\x06skills\x12!\n" +
 	"\fendpoint_url\x18\x06 \x01(\tR\vendpointUrl\x12)\n" +
-	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\"\xb9\x01\n" +
+	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\x12)\n" +
+	"\x10endpoint_binding\x18\b \x01(\tR\x0fendpointBinding\"\xb9\x01\n" +
 	"\x05Skill\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +

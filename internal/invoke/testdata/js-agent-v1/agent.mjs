@@ -8,15 +8,22 @@
 //           handlers (per the SDK's v0.3 compatibility guide): requests with `A2A-Version: 1.0`
 //           speak 1.0, requests with 0.3 or no header speak 0.3, on the same URL; its card lists
 //           a JSONRPC 1.0 and a JSONRPC 0.3 interface.
+//   rest    the same agent served over HTTP+JSON only (the SDK's restHandler at /rest): its card
+//           lists one HTTP+JSON 1.0 interface, as Google's hosted agents do.
+//   grpc    the same agent served over gRPC only (the SDK's grpcService on @grpc/grpc-js, on a
+//           port of its own, plaintext): its card (on the HTTP port) lists one GRPC 1.0
+//           interface, http://127.0.0.1:<grpc port>.
 //
-// Usage: node agent.mjs   It listens on two free ports of 127.0.0.1 and prints
-// "A2A_AGENT_PORTS=<v1only> <dual>" on stdout once both accept connections. It exits when stdin
+// Usage: node agent.mjs   It listens on free ports of 127.0.0.1 and prints
+// "A2A_AGENT_PORTS=<v1only> <dual> <rest> <grpc>" on stdout once all accept connections (the
+// grpc agent's HTTP port, which serves its card and /debug/requests). It exits when stdin
 // closes, so it never outlives the test process that started it.
 //
 // Routes (on each port):
 //   POST /a2a                         JSON-RPC — the SDK
+//   /rest/...                         HTTP+JSON (message:send, message:stream, tasks/...) — the SDK
 //   GET  /.well-known/agent-card.json the card — the SDK
-//   GET  /debug/requests              every JSON-RPC POST seen (path, method, ids, headers)
+//   GET  /debug/requests              every POST seen (path, JSON-RPC method, ids, headers)
 //
 // The behaviour is chosen by the first word of the user's text:
 //   stream  a Task (submitted), working, three artifact chunks (append), completed
@@ -31,7 +38,9 @@
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { grpcService, A2AService } from '@a2a-js/sdk/server/grpc';
+import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
 
 const CHUNKS = ['The weather ', 'is sunny ', 'all day.'];
@@ -173,8 +182,8 @@ function card(name, interfaces) {
 }
 
 // start serves one agent on a free port and resolves to that port once it listens. versions are
-// the JSONRPC interfaces its card lists, in order.
-function start(name, versions, legacy) {
+// the interfaces its card lists, in order: JSONRPC ones at /a2a, or (rest) one HTTP+JSON at /rest.
+function start(name, versions, legacy, rest, withGrpc) {
   const agentCard = card(name, []);
   const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), new WeatherExecutor());
   const requests = [];
@@ -182,7 +191,8 @@ function start(name, versions, legacy) {
   app.use(express.json());
   app.use((req, _res, next) => {
     if (req.method === 'POST') {
-      const params = req.body?.params ?? {};
+      // JSON-RPC carries the request in params; HTTP+JSON is the request itself.
+      const params = req.body?.params ?? req.body ?? {};
       requests.push({
         path: req.path,
         rpcMethod: req.body?.method ?? '',
@@ -204,21 +214,68 @@ function start(name, versions, legacy) {
   const compat = legacy ? { legacyCompat: { enabled: true } } : {};
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, ...compat }));
   app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, ...compat }));
+  app.use('/rest', restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+  if (withGrpc) {
+    return startGrpc(requestHandler, requests).then((grpcPort) => new Promise((resolve, reject) => {
+      const server = app.listen(0, '127.0.0.1', () => {
+        agentCard.supportedInterfaces = [{ url: `http://127.0.0.1:${grpcPort}`, protocolBinding: 'GRPC', tenant: '', protocolVersion: '1.0' }];
+        resolve(server.address().port);
+      });
+      server.on('error', reject);
+    }));
+  }
   return new Promise((resolve, reject) => {
     const server = app.listen(0, '127.0.0.1', () => {
       const port = server.address().port;
-      const url = `http://127.0.0.1:${port}/a2a`;
-      agentCard.supportedInterfaces = versions.map((protocolVersion) => ({ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion }));
+      const url = `http://127.0.0.1:${port}/${rest ? 'rest' : 'a2a'}`;
+      const protocolBinding = rest ? 'HTTP+JSON' : 'JSONRPC';
+      agentCard.supportedInterfaces = versions.map((protocolVersion) => ({ url, protocolBinding, tenant: '', protocolVersion }));
       resolve(port);
     });
     server.on('error', reject);
   });
 }
 
+// startGrpc serves the SDK's grpcService on a free port, recording every call the way the HTTP
+// middleware records POSTs, and resolves to the port.
+function startGrpc(requestHandler, requests) {
+  const impl = grpcService({ requestHandler, userBuilder: UserBuilder.noAuthentication });
+  const recorded = {};
+  for (const [name, fn] of Object.entries(impl)) {
+    const method = (A2AService[name]?.path ?? name).split('/').pop();
+    recorded[name] = (call, ...rest) => {
+      const r = call.request ?? {};
+      const md = (k) => String(call.metadata.get(k)[0] ?? '');
+      requests.push({
+        path: '/',
+        rpcMethod: method,
+        messageId: r.message?.messageId ?? '',
+        taskId: r.message?.taskId || r.id || '',
+        contextId: r.message?.contextId ?? '',
+        tenant: r.tenant ?? '',
+        a2aVersion: md('a2a-version'),
+        apiKey: md('x-api-key'),
+        extensions: md('a2a-extensions'),
+        xExtensions: md('x-a2a-extensions'),
+        accept: '',
+        contentType: md('content-type'),
+      });
+      return fn(call, ...rest);
+    };
+  }
+  const server = new grpc.Server();
+  server.addService(A2AService, recorded);
+  return new Promise((resolve, reject) => {
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
+  });
+}
+
 try {
   const v1only = await start('JS SDK 1.x weather agent (1.0 only)', ['1.0'], false);
   const dual = await start('JS SDK 1.x weather agent (1.0 and 0.3)', ['1.0', '0.3'], true);
-  console.log(`A2A_AGENT_PORTS=${v1only} ${dual}`);
+  const rest = await start('JS SDK 1.x weather agent (HTTP+JSON)', ['1.0'], false, true);
+  const grpcAgent = await start('JS SDK 1.x weather agent (gRPC)', ['1.0'], false, false, true);
+  console.log(`A2A_AGENT_PORTS=${v1only} ${dual} ${rest} ${grpcAgent}`);
 } catch (err) {
   console.error(`listen: ${err.message}`);
   process.exit(1);

@@ -1,0 +1,90 @@
+package a2a
+
+import (
+	"context"
+	"strings"
+)
+
+// Binding is how an A2A interface carries the protocol's operations: JSON-RPC 2.0 over HTTP, the
+// HTTP+JSON (REST) paths, or gRPC. A card names it per interface (protocolBinding in 1.0,
+// transport in 0.3).
+type Binding uint8
+
+const (
+	// BindingJSONRPC is JSON-RPC 2.0 over HTTP POST, SSE for streams (the zero value: every
+	// interface the connector knew before bindings were a choice).
+	BindingJSONRPC Binding = iota
+	// BindingHTTPJSON is A2A 1.0's HTTP+JSON binding: POST {url}/message:send,
+	// POST {url}/message:stream (SSE), GET {url}/tasks/{id}, POST {url}/tasks/{id}:cancel and
+	// POST {url}/tasks/{id}:subscribe (SSE), with a {tenant} path segment after url when the
+	// interface has one; bodies are the 1.0 JSON objects without a JSON-RPC envelope; errors
+	// are HTTP statuses with a google.rpc.Status body.
+	BindingHTTPJSON
+	// BindingGRPC is a2a.proto's A2AService over gRPC (A2A 1.0), with the client a2a-go v2
+	// generates from the spec's proto; see grpc.go. The interface URL is https://host[:port]
+	// (TLS) or http://host[:port] (plaintext, where plain HTTP is allowed).
+	BindingGRPC
+)
+
+// Binding names as cards write them (1.0 protocolBinding, 0.3 transport).
+const (
+	BindingNameJSONRPC  = "JSONRPC"
+	BindingNameHTTPJSON = "HTTP+JSON"
+	BindingNameGRPC     = "GRPC"
+)
+
+// String returns the binding's name as a card writes it.
+func (b Binding) String() string {
+	switch b {
+	case BindingHTTPJSON:
+		return BindingNameHTTPJSON
+	case BindingGRPC:
+		return BindingNameGRPC
+	default:
+		return BindingNameJSONRPC
+	}
+}
+
+// BindingFor returns the binding a card names (case-insensitive; "" is JSON-RPC, the 0.x default
+// transport; 0.3's "REST" is HTTP+JSON). ok is false for a binding A2A does not define.
+func BindingFor(name string) (b Binding, ok bool) {
+	switch strings.ToUpper(strings.TrimSpace(name)) {
+	case "", BindingNameJSONRPC:
+		return BindingJSONRPC, true
+	case BindingNameHTTPJSON, "REST", "HTTP_JSON", "HTTPJSON":
+		return BindingHTTPJSON, true
+	case BindingNameGRPC:
+		return BindingGRPC, true
+	}
+	return BindingJSONRPC, false
+}
+
+// Spoken reports whether the Client can call interfaces of this binding in wire generation w.
+// HTTP+JSON is spoken in its 1.0 form only (0.3's has other paths and bodies); gRPC in 1.0 and
+// 0.3 (both protos ship with a2a-go).
+func (b Binding) Spoken(w Wire) bool {
+	switch b {
+	case BindingJSONRPC, BindingGRPC:
+		return true
+	case BindingHTTPJSON:
+		return w == WireV1
+	}
+	return false
+}
+
+// Transport is one way of calling an agent, whatever its binding and generation: the operations
+// the connector performs, in the neutral types. Endpoint says where and how (URL, Wire, Binding,
+// Tenant, headers). *Client is the one implementation; it speaks each binding behind the same
+// methods, so that its callers (internal/invoke, and through it session, probe and console)
+// never learn which binding an agent speaks. Every binding shares the Client's limits (event and
+// body caps, first-event and idle timeouts), its retry policy and budget, and its http.Client
+// (the SSRF guard).
+type Transport interface {
+	SendMessage(ctx context.Context, ep Endpoint, p *MessageSendParams) (Event, error)
+	StreamMessage(ctx context.Context, ep Endpoint, p *MessageSendParams, so StreamOptions) (*Stream, error)
+	GetTask(ctx context.Context, ep Endpoint, p TaskQueryParams) (*Task, error)
+	CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*Task, error)
+	Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, so StreamOptions) (*Stream, error)
+}
+
+var _ Transport = (*Client)(nil)

@@ -1,0 +1,515 @@
+package a2a
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// The gRPC binding (A2A 1.0, a2a.proto's A2AService), with the client generated from the spec's
+// proto that a2a-go v2 ships (a2apb/v1). Requests are the 1.0 JSON the JSON-RPC dialect writes,
+// read into the proto message with protojson; answers are written back to JSON with protojson and
+// decoded by the same 1.0 decoder, so every binding hands the same neutral events up from one
+// decoder. That costs a JSON round trip per message, which is small beside the network and keeps
+// one conversion to test instead of two.
+
+// GRPCOptions configure the gRPC binding of a Client. Without Dial, gRPC interfaces are refused.
+type GRPCOptions struct {
+	// Dial opens a connection to "host:port": the SSRF-guarded dialer (netguard), which checks
+	// every address it connects to.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
+	// CheckURL vets an interface URL before any dial (scheme: https, or http only where plain
+	// HTTP is allowed; no userinfo; a literal address the guard refuses). Nil allows https only.
+	CheckURL func(*url.URL) error
+	// TLSConfig is the client TLS of https interfaces (nil: system roots, TLS 1.2 or later).
+	TLSConfig *tls.Config
+	// MaxConns bounds the pooled connections, one per target (default 256). Past it, the least
+	// recently used idle one is closed.
+	MaxConns int
+	// IdleTimeout closes a pooled connection unused this long (default 5 minutes), checked
+	// whenever a connection is taken.
+	IdleTimeout time.Duration
+}
+
+// grpcPool holds one *grpc.ClientConn per target (scheme and host:port).
+type grpcPool struct {
+	o      GRPCOptions
+	mu     sync.Mutex
+	conns  map[string]*grpcConn
+	closed bool
+}
+
+type grpcConn struct {
+	cc       *grpc.ClientConn
+	client   a2apb.A2AServiceClient
+	clientV0 a2apbv0.A2AServiceClient // A2A 0.3's service (package a2a.v1) on the same connection
+	lastUsed time.Time
+	inUse    int
+	// dialErr is the last error of the dialer, so that a refusal by the guard is reported as
+	// such rather than as gRPC's "connection error" text.
+	dialErr atomic.Pointer[error]
+}
+
+func newGRPCPool(o GRPCOptions) *grpcPool {
+	if o.MaxConns <= 0 {
+		o.MaxConns = 256
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	return &grpcPool{o: o, conns: make(map[string]*grpcConn)}
+}
+
+// errGRPCNotConfigured: the Client was built without GRPCOptions.Dial.
+var errGRPCNotConfigured = errors.New("the gRPC binding is not configured")
+
+// acquire returns the pooled connection for the interface URL, dialing lazily; release it.
+func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
+	if p.o.Dial == nil {
+		return nil, errGRPCNotConfigured
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("gRPC interface URL %q is not an absolute URL", Clip(raw, 128, "…"))
+	}
+	check := p.o.CheckURL
+	if check == nil {
+		check = func(u *url.URL) error {
+			if !strings.EqualFold(u.Scheme, "https") {
+				return fmt.Errorf("url scheme %q is not allowed, https only", u.Scheme)
+			}
+			return nil
+		}
+	}
+	if err := check(u); err != nil {
+		return nil, err
+	}
+	secure := strings.EqualFold(u.Scheme, "https")
+	hostport := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if secure {
+			port = "443"
+		}
+		hostport = net.JoinHostPort(u.Hostname(), port)
+	}
+	key := strings.ToLower(u.Scheme) + "://" + hostport
+	now := time.Now()
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("the gRPC connections are closed")
+	}
+	for k, c := range p.conns {
+		if c.inUse == 0 && now.Sub(c.lastUsed) > p.o.IdleTimeout {
+			c.cc.Close()
+			delete(p.conns, k)
+		}
+	}
+	if c, ok := p.conns[key]; ok {
+		c.inUse++
+		c.lastUsed = now
+		return c, nil
+	}
+	if len(p.conns) >= p.o.MaxConns {
+		p.evictLocked()
+	}
+	c := &grpcConn{lastUsed: now, inUse: 1}
+	creds := insecure.NewCredentials()
+	if secure {
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if p.o.TLSConfig != nil {
+			tc = p.o.TLSConfig.Clone()
+		}
+		creds = credentials.NewTLS(tc)
+	}
+	dial := p.o.Dial
+	cc, err := grpc.NewClient("passthrough:///"+hostport,
+		grpc.WithTransportCredentials(creds),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			conn, err := dial(ctx, addr)
+			if err != nil {
+				c.dialErr.Store(&err)
+			}
+			return conn, err
+		}),
+		// Proxies would dial on our behalf and defeat the guard.
+		grpc.WithNoProxy(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("gRPC client for %s: %w", hostport, err)
+	}
+	c.cc, c.client, c.clientV0 = cc, a2apb.NewA2AServiceClient(cc), a2apbv0.NewA2AServiceClient(cc)
+	p.conns[key] = c
+	return c, nil
+}
+
+// evictLocked closes the least recently used idle connection, if any.
+func (p *grpcPool) evictLocked() {
+	var oldest string
+	for k, c := range p.conns {
+		if c.inUse == 0 && (oldest == "" || c.lastUsed.Before(p.conns[oldest].lastUsed)) {
+			oldest = k
+		}
+	}
+	if oldest != "" {
+		p.conns[oldest].cc.Close()
+		delete(p.conns, oldest)
+	}
+}
+
+func (p *grpcPool) release(c *grpcConn) {
+	p.mu.Lock()
+	c.inUse--
+	c.lastUsed = time.Now()
+	p.mu.Unlock()
+}
+
+// close closes every connection; later calls fail.
+func (p *grpcPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for k, c := range p.conns {
+		c.cc.Close()
+		delete(p.conns, k)
+	}
+}
+
+// grpcMetadata is the call's service parameters as gRPC metadata: the endpoint's headers (the
+// API key under every name the card asks, extensions), A2A-Version (1.0 only: 0.3 has none), and
+// the trace context.
+func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
+	h := make(http.Header, len(ep.Header)+3)
+	for k, vs := range ep.Header {
+		h[k] = vs
+	}
+	if ep.Wire == WireV1 {
+		d.header(h)
+	}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+	md := make(metadata.MD, len(h))
+	for k, vs := range h {
+		md[strings.ToLower(k)] = append([]string(nil), vs...)
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// grpcRequest builds the proto request of op from the params, through the 1.0 JSON (tenant
+// included: gRPC carries it in the request). A2A 0.3's proto gives its fields the 1.0 JSON names
+// (request → "message", parts, ROLE_*), so the same JSON reads into it; its task calls name the
+// task as "tasks/{id}".
+func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
+	if cl.grpcV0 {
+		return grpcRequestV0(cl, params)
+	}
+	body, err := cl.d.encodeParams(cl.op, params, tenant)
+	if err != nil {
+		return nil, err
+	}
+	var m proto.Message
+	switch cl.op {
+	case OpSendMessage, OpStreamMessage:
+		m = &a2apb.SendMessageRequest{}
+	case OpGetTask:
+		m = &a2apb.GetTaskRequest{}
+	case OpCancelTask:
+		m = &a2apb.CancelTaskRequest{}
+	default:
+		m = &a2apb.SubscribeToTaskRequest{}
+	}
+	if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func grpcRequestV0(cl call, params any) (proto.Message, error) {
+	switch p := params.(type) {
+	case *MessageSendParams:
+		body, err := cl.d.encodeParams(cl.op, p, "")
+		if err != nil {
+			return nil, err
+		}
+		m := &a2apbv0.SendMessageRequest{}
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	case TaskQueryParams:
+		m := &a2apbv0.GetTaskRequest{Name: "tasks/" + p.ID}
+		if p.HistoryLength != nil {
+			m.HistoryLength = int32(*p.HistoryLength)
+		}
+		return m, nil
+	case TaskIDParams:
+		if cl.op == OpCancelTask {
+			return &a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID}, nil
+		}
+		return &a2apbv0.TaskSubscriptionRequest{Name: "tasks/" + p.ID}, nil
+	}
+	return nil, fmt.Errorf("no A2A 0.3 gRPC request for %T", params)
+}
+
+// grpcDecode turns one answer of the agent into an Event through its 1.0 JSON.
+func (cl call) grpcDecode(m proto.Message, max int) (Event, error) {
+	if n := proto.Size(m); n > max {
+		return nil, &ProtocolError{Method: cl.method, Kind: ProtocolEventTooLarge, Detail: fmt.Sprintf("message of %d bytes exceeds %d", n, max)}
+	}
+	data, err := protojson.Marshal(m)
+	if err != nil {
+		return nil, &ProtocolError{Method: cl.method, Kind: ProtocolBadJSON, Detail: err.Error(), Err: err}
+	}
+	return cl.decodeREST(data)
+}
+
+// grpcCodes maps gRPC status codes to the JSON-RPC codes of the same A2A errors, for statuses
+// without an A2A ErrorInfo.
+var grpcCodes = map[codes.Code]int{
+	codes.NotFound:           CodeTaskNotFound,
+	codes.Unimplemented:      CodeMethodNotFound,
+	codes.InvalidArgument:    CodeInvalidParams,
+	codes.FailedPrecondition: CodeUnsupportedOperation,
+	codes.Unauthenticated:    CodeUnauthenticated,
+	codes.PermissionDenied:   CodeUnauthorized,
+	codes.Internal:           CodeInternalError,
+	codes.Unknown:            CodeInternalError,
+}
+
+// grpcError explains a failed gRPC call: our ctx (its cause), a connection that could not be
+// made (the dialer's own error, so a guard refusal reads as one), an oversized message, or the
+// agent's A2A error as *RPCError.
+func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, err error) error {
+	if cause := context.Cause(ctx); cause != nil {
+		return fmt.Errorf("a2a %s: %w", method, cause)
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("a2a %s: %w", method, err)
+	}
+	switch st.Code() {
+	case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled, codes.Aborted:
+		if conn != nil {
+			if de := conn.dialErr.Load(); de != nil {
+				return fmt.Errorf("a2a %s: %w", method, *de)
+			}
+		}
+		// No answer from the agent: a transport failure to the caller (resumed mid-stream,
+		// "down" for the breaker), with gRPC's words kept for the log.
+		return fmt.Errorf("a2a %s: %w", method, err)
+	case codes.ResourceExhausted:
+		if strings.Contains(st.Message(), "larger than max") {
+			return &ProtocolError{Method: method, Kind: ProtocolEventTooLarge, Detail: Clip(st.Message(), 200, "…")}
+		}
+	}
+	e := &RPCError{Code: CodeInternalError, Message: st.Message(), Method: method}
+	if code, ok := grpcCodes[st.Code()]; ok {
+		e.Code = code
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok {
+			if code, ok := reasonCodes[strings.ToUpper(info.GetReason())]; ok {
+				e.Code = code
+				break
+			}
+		}
+	}
+	return e
+}
+
+// grpcRetryable: no answer came because the connection could not be made or was refused for
+// load, and the guard did not refuse it.
+func grpcRetryable(conn *grpcConn, err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || (st.Code() != codes.Unavailable && st.Code() != codes.ResourceExhausted) {
+		return false
+	}
+	if de := conn.dialErr.Load(); de != nil && !retryableTransportError(*de) {
+		return false
+	}
+	return st.Code() == codes.Unavailable || !strings.Contains(st.Message(), "larger than max")
+}
+
+// grpcAttempt runs fn with the Client's retry rules: at most MaxRetries more times, within the
+// retry budget, only when the call got no answer (see grpcRetryable), with the same backoff as
+// HTTP and never past ctx's deadline.
+func (c *Client) grpcAttempt(ctx context.Context, ep Endpoint, conn *grpcConn, fn func() error) error {
+	key := ep.BudgetKey
+	if key == "" {
+		key = ep.URL
+	}
+	if b := c.opts.RetryBudget; b != nil {
+		b.call(key)
+	}
+	pol := &retryPolicy{opts: &c.opts, budgetKey: key}
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		if err == nil || attempt > c.opts.MaxRetries || ctx.Err() != nil || !grpcRetryable(conn, err) {
+			return err
+		}
+		wait := pol.backoffFor(attempt)
+		if deadline, ok := ctx.Deadline(); ok && !c.opts.Now().Add(wait).Before(deadline) {
+			return err
+		}
+		if b := c.opts.RetryBudget; b != nil && !b.retry(key) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// grpcUnary makes a non-streaming gRPC call.
+func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any) (Event, error) {
+	conn, err := c.grpc.acquire(ep.URL)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
+	}
+	defer c.grpc.release(conn)
+	req, err := grpcRequest(cl, params, ep.Tenant)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
+	}
+	callCtx := grpcMetadata(ctx, ep, cl.d)
+	limit := grpc.MaxCallRecvMsgSize(int(c.opts.MaxBodyBytes))
+	var resp proto.Message
+	err = c.grpcAttempt(ctx, ep, conn, func() error {
+		var err error
+		switch r := req.(type) {
+		case *a2apb.SendMessageRequest:
+			resp, err = conn.client.SendMessage(callCtx, r, limit)
+		case *a2apb.GetTaskRequest:
+			resp, err = conn.client.GetTask(callCtx, r, limit)
+		case *a2apb.CancelTaskRequest:
+			resp, err = conn.client.CancelTask(callCtx, r, limit)
+		case *a2apbv0.SendMessageRequest:
+			resp, err = conn.clientV0.SendMessage(callCtx, r, limit)
+		case *a2apbv0.GetTaskRequest:
+			resp, err = conn.clientV0.GetTask(callCtx, r, limit)
+		case *a2apbv0.CancelTaskRequest:
+			resp, err = conn.clientV0.CancelTask(callCtx, r, limit)
+		default:
+			err = fmt.Errorf("no unary gRPC call for %T", req)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, c.grpcError(ctx, cl.method, conn, err)
+	}
+	return cl.grpcDecode(resp, int(c.opts.MaxBodyBytes))
+}
+
+// grpcStream opens a server stream; s is the Stream whose timer already runs on ctx.
+func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params any, s *Stream) (*Stream, error) {
+	conn, err := c.grpc.acquire(ep.URL)
+	if err != nil {
+		s.release()
+		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
+	}
+	req, err := grpcRequest(cl, params, ep.Tenant)
+	if err != nil {
+		c.grpc.release(conn)
+		s.release()
+		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
+	}
+	callCtx := grpcMetadata(ctx, ep, cl.d)
+	limit := grpc.MaxCallRecvMsgSize(c.opts.MaxEventBytes + 1024)
+	// recvNext reads the next message of whichever service the stream is on.
+	var recvNext func() (proto.Message, error)
+	var first proto.Message
+	// A server stream's failure to start shows at the first Recv: the retries cover both.
+	err = c.grpcAttempt(ctx, ep, conn, func() error {
+		var err error
+		switch r := req.(type) {
+		case *a2apb.SendMessageRequest:
+			var st grpc.ServerStreamingClient[a2apb.StreamResponse]
+			st, err = conn.client.SendStreamingMessage(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apb.SubscribeToTaskRequest:
+			var st grpc.ServerStreamingClient[a2apb.StreamResponse]
+			st, err = conn.client.SubscribeToTask(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apbv0.SendMessageRequest:
+			var st grpc.ServerStreamingClient[a2apbv0.StreamResponse]
+			st, err = conn.clientV0.SendStreamingMessage(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		case *a2apbv0.TaskSubscriptionRequest:
+			var st grpc.ServerStreamingClient[a2apbv0.StreamResponse]
+			st, err = conn.clientV0.TaskSubscription(callCtx, r, limit)
+			recvNext = func() (proto.Message, error) { return st.Recv() }
+		default:
+			err = fmt.Errorf("no streaming gRPC call for %T", req)
+		}
+		if err != nil {
+			return err
+		}
+		first, err = recvNext()
+		if err == io.EOF {
+			first, err = nil, nil
+		}
+		return err
+	})
+	if err != nil {
+		c.grpc.release(conn)
+		e := c.grpcError(ctx, cl.method, conn, err)
+		s.release()
+		return nil, e
+	}
+	var once sync.Once
+	done := func() { once.Do(func() { c.grpc.release(conn) }) }
+	ended := first == nil
+	s.recv = func() (Event, error) {
+		var m proto.Message
+		switch {
+		case first != nil:
+			m, first = first, nil
+		case ended:
+			done()
+			return nil, io.EOF
+		default:
+			var err error
+			if m, err = recvNext(); err != nil {
+				done()
+				if err == io.EOF {
+					return nil, io.EOF
+				}
+				return nil, c.grpcError(ctx, cl.method, conn, err)
+			}
+		}
+		if s.timer != nil {
+			s.markProgress()
+		}
+		return cl.grpcDecode(m, c.opts.MaxEventBytes)
+	}
+	s.onRelease = done
+	return s, nil
+}

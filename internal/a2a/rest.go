@@ -1,0 +1,233 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// The HTTP+JSON binding (A2A 1.0 §"HTTP+JSON/REST"): the same operations and JSON objects as the
+// JSON-RPC wire of 1.0, without the envelope, on paths under the interface URL. Everything else
+// (retries, limits, SSE framing, timers) is the Client's, shared with JSON-RPC: a call only
+// differs in how its request is built (restRequest), how a 2xx body or SSE event is read
+// (call.decodeREST) and how an error answer is read (restStatusError).
+
+// restRoute is the HTTP method and path (below the interface URL and tenant) of op.
+func restRoute(op Op, taskID string) (method, path string) {
+	id := url.PathEscape(taskID)
+	switch op {
+	case OpSendMessage:
+		return http.MethodPost, "/message:send"
+	case OpStreamMessage:
+		return http.MethodPost, "/message:stream"
+	case OpGetTask:
+		return http.MethodGet, "/tasks/" + id
+	case OpCancelTask:
+		return http.MethodPost, "/tasks/" + id + ":cancel"
+	default:
+		// Both SDKs accept POST (a2a-go v2 only POST; @a2a-js/sdk GET and POST).
+		return http.MethodPost, "/tasks/" + id + ":subscribe"
+	}
+}
+
+// restURL is the interface URL with the tenant segment and path appended (its query kept).
+func restURL(base, tenant, path string) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	escaped := strings.TrimSuffix(u.EscapedPath(), "/")
+	if tenant != "" {
+		escaped += "/" + url.PathEscape(tenant)
+	}
+	escaped += path
+	p, err := url.PathUnescape(escaped)
+	if err != nil {
+		return "", err
+	}
+	u.Path, u.RawPath = p, escaped
+	return u.String(), nil
+}
+
+// restRequest builds the HTTP+JSON request of one call.
+func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+	var (
+		taskID string
+		body   []byte
+		query  string
+		err    error
+	)
+	switch p := params.(type) {
+	case *MessageSendParams:
+		// The tenant goes in the path; the SDKs take the path's over the body's anyway.
+		body, err = cl.d.encodeParams(cl.op, p, "")
+	case TaskQueryParams:
+		taskID = p.ID
+		if p.HistoryLength != nil {
+			query = "historyLength=" + strconv.Itoa(*p.HistoryLength)
+		}
+	case TaskIDParams:
+		taskID = p.ID
+		if cl.op == OpCancelTask {
+			body, err = marshalBody(struct {
+				Metadata map[string]any `json:"metadata,omitempty"`
+			}{p.Metadata})
+		}
+	default:
+		err = fmt.Errorf("no HTTP+JSON request for %T", params)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
+	}
+	hm, path := restRoute(cl.op, taskID)
+	target, err := restURL(ep.URL, ep.Tenant, path)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
+	}
+	if query != "" {
+		if strings.Contains(target, "?") {
+			target += "&" + query
+		} else {
+			target += "?" + query
+		}
+	}
+	var rb any
+	if body != nil {
+		rb = body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, hm, target, rb)
+	if err != nil {
+		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
+	}
+	for k, vs := range ep.Header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	cl.d.header(req.Header)
+	if body != nil {
+		// application/json, not application/a2a+json: both SDKs accept it, and express's body
+		// parser in older @a2a-js servers reads only it.
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if hm == http.MethodPost {
+		req.Header["Idempotency-Key"] = nil // see newRequest
+	}
+	return req, nil
+}
+
+// googleStatus is a google.rpc.Status as HTTP+JSON servers write it (AIP-193), inside
+// {"error": …} or bare.
+type googleStatus struct {
+	Code    json.RawMessage   `json:"code"`
+	Status  string            `json:"status"`
+	Message string            `json:"message"`
+	Details []json.RawMessage `json:"details"`
+}
+
+// errorInfoType is the @type of a google.rpc.ErrorInfo detail.
+const errorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// reasonCodes maps the ErrorInfo reasons of A2A 1.0 (domain a2a-protocol.org) to the JSON-RPC
+// codes of the same errors, so that callers read one set of codes whatever the binding.
+var reasonCodes = map[string]int{
+	"PARSE_ERROR":                        CodeParseError,
+	"INVALID_REQUEST":                    CodeInvalidRequest,
+	"METHOD_NOT_FOUND":                   CodeMethodNotFound,
+	"INVALID_PARAMS":                     CodeInvalidParams,
+	"INTERNAL_ERROR":                     CodeInternalError,
+	"TASK_NOT_FOUND":                     CodeTaskNotFound,
+	"TASK_NOT_CANCELABLE":                CodeTaskNotCancelable,
+	"PUSH_NOTIFICATION_NOT_SUPPORTED":    CodePushNotificationNotSupported,
+	"UNSUPPORTED_OPERATION":              CodeUnsupportedOperation,
+	"CONTENT_TYPE_NOT_SUPPORTED":         CodeContentTypeNotSupported,
+	"INVALID_AGENT_RESPONSE":             CodeInvalidAgentResponse,
+	"EXTENDED_AGENT_CARD_NOT_CONFIGURED": CodeAuthenticatedExtendedCardNotConfigured,
+	"EXTENSION_SUPPORT_REQUIRED":         CodeExtensionSupportRequired,
+	"VERSION_NOT_SUPPORTED":              CodeVersionNotSupported,
+	"UNAUTHENTICATED":                    CodeUnauthenticated,
+	"UNAUTHORIZED":                       CodeUnauthorized,
+}
+
+// statusCodes maps a google.rpc status name to a code when no ErrorInfo names the reason.
+var statusCodes = map[string]int{
+	"NOT_FOUND":         CodeTaskNotFound,
+	"UNIMPLEMENTED":     CodeMethodNotFound,
+	"INVALID_ARGUMENT":  CodeInvalidParams,
+	"INTERNAL":          CodeInternalError,
+	"UNAUTHENTICATED":   CodeUnauthenticated,
+	"PERMISSION_DENIED": CodeUnauthorized,
+}
+
+// parseGoogleStatus reads a google.rpc.Status body ({"error": {...}} or the status itself) as
+// an *RPCError with the JSON-RPC code of the same error: the ErrorInfo reason decides, else the
+// status name, else CodeInternalError. ok is false when data is no such body.
+func parseGoogleStatus(method string, data []byte) (*RPCError, bool) {
+	var outer struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if jsonv1.Unmarshal(data, &outer) != nil {
+		return nil, false
+	}
+	inner := data
+	if present(outer.Error) {
+		inner = outer.Error
+	}
+	var st googleStatus
+	if jsonv1.Unmarshal(inner, &st) != nil || (st.Status == "" && st.Message == "" && !present(st.Code)) {
+		return nil, false
+	}
+	e := &RPCError{Code: CodeInternalError, Message: st.Message, Method: method}
+	if c, ok := statusCodes[strings.ToUpper(st.Status)]; ok {
+		e.Code = c
+	}
+	for _, d := range st.Details {
+		var info struct {
+			Type   string `json:"@type"`
+			Reason string `json:"reason"`
+		}
+		if jsonv1.Unmarshal(d, &info) == nil && info.Type == errorInfoType {
+			if c, ok := reasonCodes[strings.ToUpper(info.Reason)]; ok {
+				e.Code = c
+				break
+			}
+		}
+	}
+	if len(st.Details) > 0 {
+		// Kept raw, like a JSON-RPC error's data, for diagnostics.
+		if b, err := json.Marshal(st.Details); err == nil {
+			e.Data = b
+		}
+	}
+	return e, true
+}
+
+// decodeREST turns an HTTP+JSON answer (a 2xx body, or an SSE event's data) into an Event: the
+// 1.0 result or event object itself, or an {"error": google.rpc.Status} an SDK streams when the
+// task fails after the stream started.
+func (cl call) decodeREST(data []byte) (Event, error) {
+	if bytes.Contains(data, []byte(`"error"`)) {
+		var probe struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if jsonv1.Unmarshal(data, &probe) == nil && present(probe.Error) {
+			if e, ok := parseGoogleStatus(cl.method, data); ok {
+				return nil, e
+			}
+		}
+	}
+	ev, err := cl.d.decodeResult(cl.op, data)
+	if err != nil {
+		return nil, withMethod(cl.method, err)
+	}
+	return ev, nil
+}
