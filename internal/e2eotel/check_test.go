@@ -14,6 +14,7 @@ import (
 
 const (
 	connectorService = "a2a-connector"
+	agentService     = "a2a-demo-agent"
 	consoleService   = "a2a-connector-console-api"
 	grpcMethod       = "a2aconnector.v1.Connector/HandleTurn"
 )
@@ -35,13 +36,14 @@ type output struct {
 // connector's spans down to the agent call in the trace, and the turn metrics. Exporters batch,
 // so the check waits for it rather than for a fixed time.
 func (o output) complete(traceID string) bool {
-	var engine, server, agentCall bool
+	var engine, server, agentCall, agentServer bool
 	for _, s := range o.spans {
 		if s.TraceID != traceID {
 			continue
 		}
 		engine = engine || s.Name == engineSpan
 		server = server || (s.Name == grpcMethod && s.Kind == kindServer)
+		agentServer = agentServer || (s.service == agentService && s.Kind == kindServer)
 		_, isHTTP := s.Attributes.get("http.request.method")
 		agentCall = agentCall || (s.service == connectorService && s.Kind == kindClient && isHTTP)
 	}
@@ -50,7 +52,7 @@ func (o output) complete(traceID string) bool {
 		turns = turns || m.Name == "a2ac.turns"
 		fetches = fetches || m.Name == "a2ac.card.fetches"
 	}
-	return engine && server && agentCall && turns && fetches
+	return engine && server && agentCall && agentServer && turns && fetches
 }
 
 func readOutput(dir string) (output, error) {
@@ -204,13 +206,13 @@ func checkTrace(t *testing.T, o output, traceID string) {
 	wantParent(t, call, inv)
 	wantAttrs(t, call, map[string]string{"http.request.method": "POST", "http.response.status_code": "200",
 		"server.address": "", "server.port": "", "url.full": ""})
-	// The demo agent is not instrumented today; if it ever is, its server span must hang below
-	// the call.
-	for _, s := range tr {
-		if s.service != engineService && s.service != connectorService && s.Kind == kindServer {
-			wantParent(t, s, call)
-		}
-	}
+	// The demo agent's own server span, from the traceparent the connector sent it.
+	agent := one(t, tr, "the demo agent's server span", func(s span) bool {
+		return s.service == agentService && s.Kind == kindServer
+	})
+	wantParent(t, agent, call)
+	wantAttrs(t, agent, map[string]string{"http.request.method": "POST", "http.response.status_code": "200",
+		"url.path": ""})
 }
 
 // checkResource: every process names itself, and carries OTEL_RESOURCE_ATTRIBUTES.
@@ -245,7 +247,7 @@ func checkResource(t *testing.T, o output) {
 	for _, r := range o.mres {
 		check("metrics", r)
 	}
-	for _, svc := range []string{engineService, connectorService, consoleService} {
+	for _, svc := range []string{engineService, connectorService, consoleService, agentService} {
 		if !services[svc] {
 			t.Errorf("nothing arrived from service.name %q (got %v)", svc, services)
 		}
