@@ -26,7 +26,13 @@ die() {
 	printf 'e2e-otel: %s\n' "$*" >&2
 	exit 1
 }
-command -v curl >/dev/null || die "curl is needed (apt-get install -y curl)"
+# .ci/run calls us before anything else installed curl (dev.sh does, later).
+if ! command -v curl >/dev/null; then
+	[[ $(id -u) -eq 0 ]] || die "curl is needed: sudo apt-get install -y curl"
+	say "installing curl (apt-get)"
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq curl >/dev/null 2>&1 ||
+		{ apt-get -o DPkg::Lock::Timeout=300 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq curl >/dev/null; }
+fi
 
 scripts/tools.sh otelcol
 otelcol="$(scripts/tools.sh bin)/otelcol-e2e"
