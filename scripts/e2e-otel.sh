@@ -81,12 +81,12 @@ free_port() {
 	done
 }
 
-# wait_for NAME LOG CMD... retries CMD until it succeeds, for up to 60 s; a child that died
+# wait_for NAME LOG CMD... retries CMD until it succeeds, for up to 2 min; a child that died
 # meanwhile fails at once with the end of its log.
 wait_for() {
 	local name=$1 log=$2 pid
 	shift 2
-	for _ in $(seq 1 600); do
+	for _ in $(seq 1 1200); do
 		"$@" >/dev/null 2>&1 && return 0
 		for pid in "${pids[@]}"; do
 			kill -0 "$pid" 2>/dev/null || { tail -n 20 "$log" >&2; die "a process died while waiting for $name"; }
@@ -94,7 +94,7 @@ wait_for() {
 		sleep 0.1
 	done
 	tail -n 20 "$log" >&2
-	die "$name was not ready in 60 s (log: $log)"
+	die "$name was not ready in 2 min (log: $log)"
 }
 tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 

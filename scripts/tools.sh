@@ -137,7 +137,7 @@ group_benchstat() {
 	go_tool benchstat golang.org/x/perf/cmd/benchstat "${BENCHSTAT_VERSION}"
 }
 
-# group_otelcol builds the collector of make e2e-otel as .tools/bin/otelcol-e2e (1–2 min cold),
+# group_otelcol builds the collector of make e2e-otel as .tools/bin/otelcol-e2e (1–3 min cold),
 # again only when the builder pin or scripts/otelcol/builder-config.yaml changes.
 group_otelcol() {
 	go_tool builder go.opentelemetry.io/collector/cmd/builder "${OTELCOL_BUILDER_VERSION}"
@@ -146,7 +146,7 @@ group_otelcol() {
 	if [[ -x "${TOOLS_BIN}/otelcol-e2e" && "$(installed_version otelcol-e2e)" == "${want}" ]]; then
 		return 0
 	fi
-	log "building the e2e collector otelcol-e2e (ocb ${OTELCOL_BUILDER_VERSION}, about 1-2 min cold)"
+	log "building the e2e collector otelcol-e2e (ocb ${OTELCOL_BUILDER_VERSION}, about 1-3 min cold)"
 	local dir="${root}/.tools/otelcol-src"
 	rm -rf "${dir}"
 	mkdir -p "${dir}"
