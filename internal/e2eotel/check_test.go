@@ -276,6 +276,12 @@ func checkConsole(t *testing.T, o output) {
 	if n == 0 || register.SpanID == "" {
 		t.Fatalf("no console-api span POST /v1/agents among %d server spans", n)
 	}
+	failed := one(t, o.spans, "the failed card fetch", func(s span) bool {
+		r, _ := s.Attributes.get("a2ac.card.result")
+		return s.Name == "cardfetch.Fetch" && r != "ok"
+	})
+	wantAttrs(t, failed, map[string]string{"a2ac.card.result": "http_status", "a2ac.card.attempts": "",
+		"http.response.status_code": "404"})
 	for _, name := range []string{"cardfetch.Fetch", "cardfetch.Validate"} {
 		s := one(t, o.spans, name+" of the registration", func(s span) bool {
 			return s.Name == name && s.TraceID == register.TraceID

@@ -95,6 +95,14 @@ func TestEngineTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A card URL the agent answers 404: the failed fetch's span attributes are documented too.
+	var refused map[string]any
+	err := postJSON(ctx, console+"/v1/agents/validate", tenant.Token,
+		map[string]string{"cardUrl": strings.TrimSuffix(cardURL, ".json") + "-missing.json"}, &refused)
+	if err == nil || !strings.Contains(err.Error(), "422") {
+		t.Fatalf("validating a missing card: %v, want a 422", err)
+	}
+
 	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: engineService, Getenv: os.Getenv})
 	if err != nil {
 		t.Fatal(err)
