@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover
+.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover e2e-otel
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -26,6 +26,10 @@ loadtest:
 ## e2e-failover: the connector across a real Postgres failover (etcd + two nodes under Patroni, ~2 min; not in make test)
 e2e-failover:
 	scripts/e2e-failover.sh $(FAILOVER_FLAGS)
+
+## e2e-otel: the binaries' traces and metrics in a real OpenTelemetry Collector, over OTLP gRPC and HTTP (~15 s warm; its first build ~1-3 min)
+e2e-otel:
+	scripts/e2e-otel.sh
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

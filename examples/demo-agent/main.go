@@ -18,7 +18,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 func main() {
@@ -64,12 +67,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		ChunkDelay: cfg.chunkDelay,
 		Logger:     log,
 	})
+	// Traces from the standard OTEL_* variables (off without an endpoint), so that an agent's
+	// own server span joins the trace the connector's traceparent names (make e2e-otel checks
+	// the link). Unlike the console, an agent adopts its caller's trace: the caller is the
+	// connector, and the trace is the dialog engine's turn.
+	tel, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: "a2a-demo-agent", Getenv: getenv, Logger: log})
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	defer stopTelemetry()
+	handler := otelhttp.NewHandler(a.Handler(), "demo-agent",
+		otelhttp.WithTracerProvider(tel.TracerProvider), otelhttp.WithPropagators(tel.Propagator),
+		otelhttp.WithMeterProvider(tel.MeterProvider))
 	// Streams outlive a plain request/response cycle, so there is no WriteTimeout; the base
 	// context is cancelled when shutdown runs out of patience, which ends running streams.
 	baseCtx, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	srv := &http.Server{
-		Handler:           a.Handler(),
+		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		IdleTimeout:       120 * time.Second,

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
@@ -212,6 +213,12 @@ func (s *Server) wrap(rt route) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		r.Body = http.MaxBytesReader(rec, r.Body, MaxBodyBytes)
+		if span := trace.SpanFromContext(r.Context()); span.IsRecording() {
+			// The server span (telemetry.Providers.HTTPHandler) wraps the whole mux, so otelhttp
+			// learns the route only after the handler and then renames the span without setting
+			// http.route; the route is known here.
+			span.SetAttributes(semconv.HTTPRoute(rt.path))
+		}
 		ctx, err := s.authenticate(r, rt.access)
 		if err == nil {
 			if span := trace.SpanFromContext(ctx); span.IsRecording() && rt.access == tenant {
