@@ -34,13 +34,13 @@ type stack struct {
 	secrets stubSecrets
 	// targets are the agent ids of the rows per binding and credential (-bindings,
 	// -credentials), by target name.
-	targets map[string]string
+	targets  map[string]string
 	tenantID string
 	agentID  string
 	// consoleURL and adminToken let the run add tenants and set their caps (noisy.go).
 	consoleURL, adminToken string
 	tenantToken            string // the loadgen tenant's, for registering the targets
-	pgRoot                 int // the Postgres postmaster's pid, 0 when it is not on this machine
+	pgRoot                 int    // the Postgres postmaster's pid, 0 when it is not on this machine
 	childrens              []*child
 }
 

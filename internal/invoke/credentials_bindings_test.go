@@ -252,4 +252,3 @@ func TestAPIKeyOnEveryBindingNeverLogged(t *testing.T) {
 		})
 	}
 }
-
