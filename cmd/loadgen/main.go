@@ -15,6 +15,10 @@
 // any relay can get to the bare client on this machine. It is an instrument, not a product.
 // With -via hop the same relay skips its session lookup: what the gRPC hop alone costs.
 //
+// With -bindings and -credentials, rows per binding (JSON-RPC, HTTP+JSON, gRPC) and per
+// credential (API key, OAuth2 client credentials) follow, each against the stub agent's face of
+// that kind, its direct side speaking the same binding with the same credential (bindings.go).
+//
 // It does not judge the numbers: targets belong to the issue that set them, and tests never
 // assert on speed. It runs on Linux only (it reads /proc).
 package main
