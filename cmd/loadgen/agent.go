@@ -12,10 +12,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/grpc"
 )
 
 // The stub agent is the other end of both clients: a trivial A2A 0.3 JSON-RPC agent whose
@@ -273,10 +277,7 @@ func (a *stubAgent) stream(ctx context.Context, w http.ResponseWriter, id json.R
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	open := a.open.Add(1)
-	defer a.open.Add(-1)
-	for p := a.peak.Load(); open > p && !a.peak.CompareAndSwap(p, open); p = a.peak.Load() {
-	}
+	defer a.streamOpened()()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -331,8 +332,9 @@ func writeRPC(w http.ResponseWriter, res rpcResponse) {
 }
 
 // runAgent is `loadgen agent`: serve the stub agent until ctx ends. It prints
-// "listening on http://HOST:PORT" on stdout once it accepts connections, which is how the load
-// generator learns a port it chose with :0.
+// "listening on http://HOST:PORT grpc HOST:PORT2" on stdout once it accepts connections, which
+// is how the load generator learns the ports it chose with :0 (the second is the gRPC face's,
+// on the same host).
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("loadgen agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -346,15 +348,36 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("agent: listen %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: newStubAgent(*chunks, *delay), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	errc := make(chan error, 1)
+	host, _, err := net.SplitHostPort(ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("agent: %w", err)
+	}
+	gln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("agent: listen %s (gRPC): %w", host, err)
+	}
+	f := newFaces(newStubAgent(*chunks, *delay), stubSecrets{
+		apiKey: os.Getenv(envAPIKey), clientID: os.Getenv(envClientID), clientSecret: os.Getenv(envClientSecret)}, gln.Addr().String())
+	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	gs := grpc.NewServer()
+	a2apb.RegisterA2AServiceServer(gs, grpcFace{f: f})
+	fmt.Fprintf(stdout, "listening on http://%s grpc %s\n", ln.Addr(), gln.Addr())
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- gs.Serve(gln) }()
 	select {
 	case err := <-errc:
+		gs.Stop()
+		srv.Close()
+		<-errc
 		return fmt.Errorf("agent: serve: %w", err)
 	case <-ctx.Done():
 	}
+	// Streams still open end with the load generator that drives them.
+	gs.Stop()
+	<-errc
 	// Streams still open end with the load generator that drives them; do not wait for them.
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()

@@ -23,6 +23,8 @@ type directClient struct {
 	url   string
 	http  *http.Client
 	rpcID atomic.Int64
+	// header is sent on every call: the credential of the API-key and OAuth2 rows.
+	header http.Header
 }
 
 func newDirectClient(url string, maxConns int) *directClient {
@@ -88,6 +90,9 @@ func (c *directClient) turn(ctx context.Context, contextID, text, want string) (
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range c.header {
+		req.Header[k] = v
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return res, "", fmt.Errorf("post: %w", err)

@@ -190,6 +190,39 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	checkShutDown(t, logs, "connector", "console-api")
 }
 
+// TestSmokeRunBindingsAndCredentials runs the rows per binding and per credential: every row
+// is there with turns on both sides and no errors, the lines beside the table name each, and
+// the connector asked the token endpoint once for all its OAuth2 turns. Never on speed.
+func TestSmokeRunBindingsAndCredentials(t *testing.T) {
+	logs := t.TempDir()
+	out, _ := runLoadgen(t, logs, "-c", "", "-long-streams", "0", "-decay", "0", "-noisy", "0",
+		"-bindings", "jsonrpc,rest,grpc", "-credentials", "apikey,oauth2", "-bindings-c", "2",
+		"-duration", "600ms", "-warmup", "100ms", "-turns-per-session", "2", "-markdown")
+	col, rows := table(t, out, viaConnector)
+	for _, tg := range []string{targetJSONRPC, targetREST, targetGRPC, targetAPIKey, targetOAuth2} {
+		label := "c=2 " + targetLabels[tg]
+		r, ok := rows[label]
+		if !ok {
+			t.Errorf("no row %q in:\n%s", label, out)
+			continue
+		}
+		if got := r[col["errors direct/via"]]; got != "0 / 0" {
+			t.Errorf("%s: errors %q, want 0 / 0", label, got)
+		}
+		var d, v int
+		if _, err := fmt.Sscanf(r[col["turns direct/via"]], "%d / %d", &d, &v); err != nil || d == 0 || v == 0 {
+			t.Errorf("%s: turns %q, want some of both", label, r[col["turns direct/via"]])
+		}
+		if !strings.Contains(out, targetLabels[tg]+" +") && !strings.Contains(out, targetLabels[tg]+" -") {
+			t.Errorf("no added figures of %s beside the table:\n%s", label, out)
+		}
+	}
+	if !strings.Contains(out, "OAuth2: the connector asked the token endpoint 1 times for its ") {
+		t.Errorf("want one token request by the connector:\n%s", out)
+	}
+	checkShutDown(t, logs, "connector", "console-api")
+}
+
 // checkNoisy checks the noisy-neighbour table: tenant B's turns ran without errors on both
 // sides, and tenant A, with 12 workers against a cap of 4, completed turns and was refused with
 // RESOURCE_EXHAUSTED, without other errors. Never on speed.

@@ -15,6 +15,10 @@
 // any relay can get to the bare client on this machine. It is an instrument, not a product.
 // With -via hop the same relay skips its session lookup: what the gRPC hop alone costs.
 //
+// With -bindings and -credentials, rows per binding (JSON-RPC, HTTP+JSON, gRPC) and per
+// credential (API key, OAuth2 client credentials) follow, each against the stub agent's face of
+// that kind, its direct side speaking the same binding with the same credential (bindings.go).
+//
 // It does not judge the numbers: targets belong to the issue that set them, and tests never
 // assert on speed. It runs on Linux only (it reads /proc).
 package main
@@ -31,6 +35,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +88,9 @@ type options struct {
 	// tenant B's concurrency.
 	noisy, noisyCap, noisyC, noisyChunks int
 	noisyDelay, noisyRetry               time.Duration
+	// The rows per binding and per credential (bindings.go), each at every level of bindingsC.
+	bindings, credentials []string
+	bindingsC             []int
 }
 
 // The values of -via: what the via phases' HandleTurn calls go to.
@@ -153,6 +161,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.noisyDelay, "noisy-delay", 100*time.Millisecond, "agent's pause between the chunks of tenant A's slow turns")
 	fs.DurationVar(&o.noisyRetry, "noisy-retry", 100*time.Millisecond, "pause of a tenant A worker after a refusal before it tries again")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
+	bindings := fs.String("bindings", "", "rows per binding, at each -bindings-c: jsonrpc, rest (A2A 1.0 HTTP+JSON), grpc (A2A 1.0 gRPC), comma-separated; each row's direct side speaks the same binding")
+	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), comma-separated; JSON-RPC agents")
+	bindingsC := fs.String("bindings-c", "1,10", "concurrency levels of the -bindings and -credentials rows")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -175,6 +186,23 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			bad = append(bad, msg)
 		}
 	}
+	o.bindings = splitList(*bindings)
+	o.credentials = splitList(*creds)
+	for _, b := range o.bindings {
+		check(b == targetJSONRPC || b == targetREST || b == targetGRPC, fmt.Sprintf("-bindings %q: want jsonrpc, rest or grpc", b))
+	}
+	for _, c := range o.credentials {
+		check(c == targetAPIKey || c == targetOAuth2, fmt.Sprintf("-credentials %q: want apikey or oauth2", c))
+	}
+	for _, f := range splitList(*bindingsC) {
+		n, err := strconv.Atoi(f)
+		check(err == nil && n >= 1, fmt.Sprintf("-bindings-c %q: want positive integers, comma-separated", *bindingsC))
+		o.bindingsC = append(o.bindingsC, n)
+	}
+	hasTargets := len(o.bindings)+len(o.credentials) > 0
+	check(!hasTargets || len(o.bindingsC) > 0, "-bindings-c is empty")
+	// The relay calls one JSON-RPC agent without credentials.
+	check(!hasTargets || o.via == viaConnector, fmt.Sprintf("-via %s: -bindings and -credentials need the connector", o.via))
 	check(o.duration > 0, "-duration must be positive")
 	check(o.warmup >= 0, "-warmup must not be negative")
 	check(o.rounds >= 1 && o.duration/time.Duration(max(o.rounds, 1)) >= 100*time.Millisecond, "-rounds must be at least 1, each round at least 100ms of -duration")
@@ -202,7 +230,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	if o.via != viaConnector {
 		o.noisy = 0 // the relay has no caps: nothing to measure
 	}
-	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0 || o.noisy > 0, "nothing to run: -c is empty, -long-streams 0, -noisy 0 and -decay 0")
+	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0 || o.noisy > 0 || hasTargets, "nothing to run: -c is empty, -long-streams 0, -noisy 0, -decay 0, no -bindings or -credentials")
 	if len(bad) > 0 {
 		return o, errors.New(strings.Join(bad, "; "))
 	}
@@ -216,10 +244,31 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// splitList splits a comma-separated flag, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // row is one line of the table: a load level, measured directly and through the connector.
 type row struct {
 	label       string
 	direct, via *phaseStats
+	// target and c place a row of -bindings or -credentials ("" for the others).
+	target string
+	c      int
+}
+
+// target is what a row's turns go to: the agent the connector calls and the bare client of the
+// same binding and credential.
+type target struct {
+	agent  string
+	direct turner
 }
 
 // measure is a whole run: the stack, the phases, the table.
@@ -269,16 +318,25 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 	for _, c := range o.concurrency {
 		maxC = max(maxC, c)
 	}
+	for _, c := range o.bindingsC {
+		maxC = max(maxC, c)
+	}
 	direct := newDirectClient(s.agentURL+"/", max(maxC, o.decayC))
 	via, err := newViaClient(s.grpcAddr, o.conns, s.tenantID, s.agentID)
 	if err != nil {
 		return 0, err
 	}
 	defer via.close()
+	targets, tokensBefore, closeTargets, err := newTargets(ctx, o, s, direct, maxC)
+	if err != nil {
+		return 0, err
+	}
+	defer closeTargets()
+	plain := target{agent: s.agentID, direct: direct}
 
 	var runID [4]byte
 	rand.Read(runID[:])
-	r := &runner{o: o, s: s, direct: direct, via: via, id: hex.EncodeToString(runID[:]), progress: stderr}
+	r := &runner{o: o, s: s, via: via, id: hex.EncodeToString(runID[:]), progress: stderr}
 	w := watched{connector: s.connector.cmd.Process.Pid, agent: s.agent.cmd.Process.Pid, pgRoot: s.pgRoot}
 
 	var rows []row
@@ -293,8 +351,15 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 	}
 	defer func() {
 		if len(rows) > 0 || decay != nil || noisy != nil {
+			var notes []string
+			if tokensBefore >= 0 {
+				after, terr := s.tokensIssued(context.WithoutCancel(ctx))
+				notes = targetNotes(o, rows, after-tokensBefore, terr)
+			} else {
+				notes = targetNotes(o, rows, 0, nil)
+			}
 			fmt.Fprintln(stdout)
-			writeReport(stdout, o, rows, noisy, decay)
+			writeReport(stdout, o, rows, notes, noisy, decay)
 		}
 		if err != nil {
 			err = r.fail(err)
@@ -303,7 +368,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 
 	if o.decay > 0 {
 		decay, err = r.phase(ctx, "fresh database", false, phaseSpec{workers: o.decayC, duration: o.decay, turnTimeout: o.turnTimeout},
-			w, o.chunks, o.chunkDelay)
+			w, o.chunks, o.chunkDelay, plain)
 		count(decay)
 		if err != nil {
 			return failed, err
@@ -324,12 +389,24 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		spec        phaseSpec
 		chunks      int
 		delay       time.Duration
+		target      string // "" for the plain agent
+		c           int
 	}
 	var levels []level
 	for _, c := range o.concurrency {
 		label := "c=" + strconv.Itoa(c)
 		levels = append(levels, level{label: label, name: label, chunks: o.chunks, delay: o.chunkDelay,
 			spec: phaseSpec{workers: c, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}})
+	}
+	// The rows per binding and credential follow the plain ones, a load level's rows next to
+	// each other so that they run in the same stretch of the machine's time.
+	nTimed := len(levels)
+	for _, c := range o.bindingsC {
+		for _, t := range append(slices.Clip(o.bindings), o.credentials...) {
+			label := "c=" + strconv.Itoa(c) + " " + targetLabels[t]
+			levels = append(levels, level{label: label, name: label, chunks: o.chunks, delay: o.chunkDelay, target: t, c: c,
+				spec: phaseSpec{workers: c, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}})
+		}
 	}
 	if o.longStreams > 0 {
 		levels = append(levels, level{
@@ -340,13 +417,17 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 	// The timed rows, then the noisy neighbour (a table of its own), then the long streams,
 	// which leave a large heap behind.
 	for i, l := range levels {
-		if i == len(o.concurrency) {
+		if i == nTimed {
 			if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
 				return failed, err
 			}
 		}
-		rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay)
-		rw.label = l.label
+		tg := plain
+		if l.target != "" {
+			tg = targets[l.target]
+		}
+		rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay, tg)
+		rw.label, rw.target, rw.c = l.label, l.target, l.c
 		count(rw.direct, rw.via)
 		if rw.direct != nil {
 			rows = append(rows, rw)
@@ -355,7 +436,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 			return failed, err
 		}
 	}
-	if len(levels) == len(o.concurrency) { // no long-streams row
+	if len(levels) == nTimed { // no long-streams row
 		if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
 			return failed, err
 		}
@@ -369,7 +450,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 // quarter of it, enough for the load to settle after the switch. A machine whose speed drifts
 // during the run (a shared VM's does) then slows both sides alike, instead of whichever ran
 // second.
-func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watched, chunks int, delay time.Duration) (row, error) {
+func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watched, chunks int, delay time.Duration, tg target) (row, error) {
 	rounds := r.o.rounds
 	if spec.oneShot {
 		rounds = 1
@@ -384,7 +465,7 @@ func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watch
 			}
 		}
 		for _, direct := range []bool{true, false} {
-			st, err := r.phase(ctx, name, direct, s, w, chunks, delay)
+			st, err := r.phase(ctx, name, direct, s, w, chunks, delay, tg)
 			if direct {
 				rw.direct = rw.direct.merge(st)
 			} else {
@@ -402,7 +483,6 @@ func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watch
 type runner struct {
 	o        options
 	s        *stack
-	direct   *directClient
 	via      *viaClient
 	id       string // this run's id, in session and turn ids
 	progress io.Writer
@@ -418,7 +498,7 @@ func (r *runner) fail(err error) error {
 }
 
 // phase runs one phase, direct or through the connector, and prints a progress line.
-func (r *runner) phase(ctx context.Context, label string, direct bool, spec phaseSpec, w watched, chunks int, delay time.Duration) (*phaseStats, error) {
+func (r *runner) phase(ctx context.Context, label string, direct bool, spec phaseSpec, w watched, chunks int, delay time.Duration, tg target) (*phaseStats, error) {
 	r.phases++
 	prefix := r.id + "-p" + strconv.Itoa(r.phases)
 	side := "via " + r.o.via
@@ -438,11 +518,11 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 			id := prefix + "w" + strconv.Itoa(worker) + "n" + strconv.Itoa(n)
 			text, want := turnText(id, chunks, delay), replyText(id, chunks)
 			if direct {
-				tt, next, err := r.direct.turn(ctx, contextID, text, want)
+				tt, next, err := tg.direct.turn(ctx, contextID, text, want)
 				contextID = next
 				return tt, err
 			}
-			return r.via.turn(ctx, session, id, text, want)
+			return r.via.turnTo(ctx, tg.agent, session, id, text, want)
 		}
 	}
 	what := fmt.Sprintf("%d concurrent turns for %s after %s warmup", spec.workers, spec.duration, spec.warmup)
@@ -454,7 +534,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	logFrom := logSize(r.s.connector.log)
 	st, err := runPhase(ctx, spec, w, newTurn)
 	if direct {
-		r.direct.closeIdle()
+		tg.direct.closeIdle()
 	}
 	if err != nil {
 		return nil, err // interrupted: a partial phase would read as a measurement

@@ -54,7 +54,7 @@ func (r *runner) noisyInto(ctx context.Context, w watched, into **noisyResult, c
 // its window ends; then they finish the turn they are in, so the next quiet phase is quiet.
 func (r *runner) noisyRow(ctx context.Context, w watched) (*noisyResult, error) {
 	o := r.o
-	tenantA, agentA, err := r.s.addTenant(ctx, "noisy neighbour")
+	tenantA, agentA, _, err := r.s.addTenant(ctx, "noisy neighbour")
 	if err != nil {
 		return nil, err
 	}
@@ -79,13 +79,13 @@ func (r *runner) noisyRow(ctx context.Context, w watched) (*noisyResult, error) 
 		if i > 0 {
 			s.warmup = spec.warmup / 4
 		}
-		quiet, err := r.phase(ctx, "noisy neighbour: B quiet,", false, s, w, o.chunks, 0)
+		quiet, err := r.phase(ctx, "noisy neighbour: B quiet,", false, s, w, o.chunks, 0, target{agent: r.s.agentID})
 		res.quiet = res.quiet.merge(quiet)
 		if err != nil {
 			return res, err
 		}
 		nb := r.startNeighbour(ctx, viaA, i)
-		noisy, err := r.phase(ctx, "noisy neighbour: B beside A,", false, s, w, o.chunks, 0)
+		noisy, err := r.phase(ctx, "noisy neighbour: B beside A,", false, s, w, o.chunks, 0, target{agent: r.s.agentID})
 		nb.finish(&res.a)
 		res.noisy = res.noisy.merge(noisy)
 		if err != nil {

@@ -101,7 +101,7 @@ func cells(r row) []string {
 }
 
 // writeReport prints the settings, the table and the fresh-database line.
-func writeReport(w io.Writer, o options, rows []row, noisy *noisyResult, decay *phaseStats) {
+func writeReport(w io.Writer, o options, rows []row, notes []string, noisy *noisyResult, decay *phaseStats) {
 	fmt.Fprintln(w, "loadgen: "+describe(o))
 	fmt.Fprintln(w)
 	if len(rows) > 0 {
@@ -112,6 +112,9 @@ func writeReport(w io.Writer, o options, rows []row, noisy *noisyResult, decay *
 		writeTable(w, o.markdown, columns(o.via), body)
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "p50/p99: until the call ended (the RPC after its Final; the response body after the completed status). added = via − direct (p50). CPU and RSS from /proc over each measured window; Postgres CPU is the whole cluster's.")
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
 	}
 	if noisy != nil {
 		fmt.Fprintln(w)

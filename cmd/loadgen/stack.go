@@ -27,20 +27,27 @@ type stack struct {
 	// "relay": its log is relay.log). Its CPU, RSS and log are the table's.
 	agent, console, connector *child
 
-	agentURL string // the stub agent's base URL (its card's url)
-	grpcAddr string // the connector's (or the relay's)
+	agentURL  string // the stub agent's base URL (its card's url)
+	agentGRPC string // host:port of the stub agent's gRPC face
+	grpcAddr  string // the connector's (or the relay's)
+	// secrets are the credentials the stub agent checks (the API-key and OAuth2 rows).
+	secrets stubSecrets
+	// targets are the agent ids of the rows per binding and credential (-bindings,
+	// -credentials), by target name.
+	targets  map[string]string
 	tenantID string
 	agentID  string
 	// consoleURL and adminToken let the run add tenants and set their caps (noisy.go).
 	consoleURL, adminToken string
-	pgRoot                 int // the Postgres postmaster's pid, 0 when it is not on this machine
+	tenantToken            string // the loadgen tenant's, for registering the targets
+	pgRoot                 int    // the Postgres postmaster's pid, 0 when it is not on this machine
 	childrens              []*child
 }
 
 // startStack migrates the database, starts the three programs, creates a tenant and registers
 // the stub agent through the console API, as an operator and a tenant would.
 func startStack(ctx context.Context, o options, logDir string, progress io.Writer) (s *stack, err error) {
-	s = &stack{}
+	s = &stack{secrets: newStubSecrets(), targets: map[string]string{}}
 	defer func() {
 		if err != nil {
 			s.stop()
@@ -102,7 +109,8 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 
 	fmt.Fprintln(progress, "== starting stub agent, console-api, "+viaName+" (logs in "+logDir+")")
 	var addr string
-	s.agent, addr, err = startChild(ctx, "agent", self, []string{"agent", "-addr", o.agentHost + ":0"}, env, logDir,
+	agentEnv := childEnv(env, s.secrets.env())
+	s.agent, addr, err = startChild(ctx, "agent", self, []string{"agent", "-addr", o.agentHost + ":0"}, agentEnv, logDir,
 		func(line []byte) string {
 			rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("listening on "))
 			if !ok {
@@ -116,7 +124,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	if err != nil {
 		return s, err
 	}
-	s.agentURL = addr
+	s.agentURL, s.agentGRPC, _ = strings.Cut(addr, " grpc ")
 	s.console, addr, err = startChild(ctx, "console-api", consoleBin, []string{"serve"}, env, logDir, logAddr("console api listening"))
 	if s.console != nil {
 		s.childrens = append(s.childrens, s.console)
@@ -138,25 +146,58 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	}
 
 	s.consoleURL, s.adminToken = consoleURL, adminToken
-	if s.tenantID, s.agentID, err = s.addTenant(ctx, "loadgen"); err != nil {
+	if s.tenantID, s.agentID, s.tenantToken, err = s.addTenant(ctx, "loadgen"); err != nil {
 		return s, err
+	}
+	for _, t := range append(slices.Clip(o.bindings), o.credentials...) {
+		if _, ok := s.targets[t]; ok {
+			continue
+		}
+		if s.targets[t], err = s.addTarget(ctx, t); err != nil {
+			return s, err
+		}
 	}
 	s.pgRoot = postmasterPID(ctx, o.databaseURL)
 	return s, nil
 }
 
+// addTarget registers the stub agent's face of a target for the loadgen tenant, with its
+// credential, through the console API; the plain JSON-RPC target is the agent already there.
+func (s *stack) addTarget(ctx context.Context, target string) (agentID string, err error) {
+	if target == targetJSONRPC {
+		return s.agentID, nil
+	}
+	body := map[string]any{"cardUrl": s.agentURL + "/" + target + "/.well-known/agent-card.json"}
+	switch target {
+	case targetAPIKey:
+		body["apiKey"] = s.secrets.apiKey
+	case targetOAuth2:
+		body["credentials"] = map[string]any{"oauth2": map[string]any{"clientId": s.secrets.clientID, "clientSecret": s.secrets.clientSecret}}
+	}
+	var agent struct{ ID string }
+	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/agents", s.tenantToken, body, &agent); err != nil {
+		return "", fmt.Errorf("register the stub agent's %s face: %w", target, err)
+	}
+	return agent.ID, nil
+}
+
+// tokensIssued reads how many access tokens the stub agent's token endpoint has issued.
+func (s *stack) tokensIssued(ctx context.Context) (int64, error) {
+	return s.readCount(ctx, tokensPath)
+}
+
 // addTenant creates a tenant and registers the stub agent for it through the console API, as
 // an operator and a tenant would.
-func (s *stack) addTenant(ctx context.Context, name string) (tenantID, agentID string, err error) {
+func (s *stack) addTenant(ctx context.Context, name string) (tenantID, agentID, token string, err error) {
 	var tenant struct{ ID, Token string }
 	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/tenants", s.adminToken, map[string]string{"name": name}, &tenant); err != nil {
-		return "", "", fmt.Errorf("create tenant: %w", err)
+		return "", "", "", fmt.Errorf("create tenant: %w", err)
 	}
 	var agent struct{ ID string }
 	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/agents", tenant.Token, map[string]string{"cardUrl": s.agentURL}, &agent); err != nil {
-		return "", "", fmt.Errorf("register stub agent %s: %w", s.agentURL, err)
+		return "", "", "", fmt.Errorf("register stub agent %s: %w", s.agentURL, err)
 	}
-	return tenant.ID, agent.ID, nil
+	return tenant.ID, agent.ID, tenant.Token, nil
 }
 
 // setTenantCap sets the tenant's concurrent-turn cap through the admin API.
@@ -263,24 +304,29 @@ func postmasterPID(ctx context.Context, databaseURL string) int {
 
 // agentPeak reads (and restarts) the stub agent's count of streams open at once.
 func (s *stack) agentPeak(ctx context.Context) (int64, error) {
+	return s.readCount(ctx, peakPath)
+}
+
+// readCount reads a number the stub agent serves at path.
+func (s *stack) readCount(ctx context.Context, path string) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.agentURL+peakPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.agentURL+path, nil)
 	if err != nil {
 		return 0, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("agent peak: %w", err)
+		return 0, fmt.Errorf("agent %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 64))
 	if err != nil {
-		return 0, fmt.Errorf("agent peak: %w", err)
+		return 0, fmt.Errorf("agent %s: %w", path, err)
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("agent peak: %q: %w", b, err)
+		return 0, fmt.Errorf("agent %s: %q: %w", path, b, err)
 	}
 	return n, nil
 }

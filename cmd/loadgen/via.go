@@ -50,10 +50,15 @@ func (v *viaClient) close() {
 // turn runs one HandleTurn and checks it: exactly one Final, COMPLETED, whose text and the
 // concatenated TextDeltas are both exactly want.
 func (v *viaClient) turn(ctx context.Context, sessionID, turnID, text, want string) (res turnTiming, err error) {
+	return v.turnTo(ctx, v.agent, sessionID, turnID, text, want)
+}
+
+// turnTo is turn to another agent of the same tenant (the rows per binding and credential).
+func (v *viaClient) turnTo(ctx context.Context, agent, sessionID, turnID, text, want string) (res turnTiming, err error) {
 	c := v.clients[v.next.Add(1)%uint64(len(v.clients))]
 	start := time.Now()
 	stream, err := c.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID,
-		TurnId: turnID, AgentId: v.agent, Text: text})
+		TurnId: turnID, AgentId: agent, Text: text})
 	if err != nil {
 		return res, fmt.Errorf("HandleTurn: %w", err)
 	}
