@@ -55,8 +55,14 @@ launch() {
 	pipe) run='scripts/dev.sh 2>"$ERR" | cat >"$OUT"; echo "${PIPESTATUS[0]}" >"$STATUS"' ;;
 	pipe-all) run='scripts/dev.sh 2>&1 | cat >"$OUT"; echo "${PIPESTATUS[0]}" >"$STATUS"' ;;
 	esac
-	# Fresh ports each time: another program on the machine may have taken the last ones.
-	CONSOLE_PORT=$(free_port) GRPC_PORT=$(free_port) DEMO_PORT=$(free_port)
+	# Fresh ports each time: another program on the machine may have taken the last ones. Three
+	# distinct ones: free_port draws at random, and nothing listens on a port drawn twice until
+	# the first of the three programs binds it (the second then fails: "address already in use").
+	CONSOLE_PORT=$(free_port)
+	GRPC_PORT=$(free_port)
+	while ((GRPC_PORT == CONSOLE_PORT)); do GRPC_PORT=$(free_port); done
+	DEMO_PORT=$(free_port)
+	while ((DEMO_PORT == CONSOLE_PORT || DEMO_PORT == GRPC_PORT)); do DEMO_PORT=$(free_port); done
 	rm -f "$out" "$err" "$status"
 	: >"$err"
 	OUT=$out ERR=$err STATUS=$status env --default-signal=INT setsid bash -c "trap : INT; $run" &

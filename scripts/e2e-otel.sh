@@ -67,13 +67,15 @@ trap 'exit 143' TERM
 trap 'exit 129' HUP
 
 # free_port prints a port nothing listens on, below the kernel's range for outgoing
-# connections' local ports and above the range postgres.sh picks from (as dev-smoke.sh does).
+# connections' local ports and above the range postgres.sh picks from (as dev-smoke.sh does),
+# and none of its arguments: ports drawn for programs not started yet, which nothing listens on.
 free_port() {
 	local low p
 	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
 	((low > 32000)) || low=60000
 	while :; do
 		p=$((31000 + RANDOM % (low - 31000)))
+		[[ " $* " == *" $p "* ]] && continue
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && ! (exec 3<>"/dev/tcp/$DEMO_HOST/$p") 2>/dev/null; then
 			echo "$p"
 			return
@@ -116,7 +118,7 @@ for proto in $PROTOCOLS; do
 	# The collector, on its own ports.
 	export E2E_OUT=$out E2E_OTLP_GRPC_PORT E2E_OTLP_HTTP_PORT
 	E2E_OTLP_GRPC_PORT=$(free_port)
-	E2E_OTLP_HTTP_PORT=$(free_port)
+	E2E_OTLP_HTTP_PORT=$(free_port "$E2E_OTLP_GRPC_PORT")
 	"$otelcol" --config "$root/scripts/otelcol/config.yaml" >"$logs/collector.log" 2>&1 &
 	collector=$!
 	pids+=("$collector")
@@ -125,7 +127,9 @@ for proto in $PROTOCOLS; do
 	otlp_port=$E2E_OTLP_GRPC_PORT
 	[[ $proto == grpc ]] || otlp_port=$E2E_OTLP_HTTP_PORT
 
-	console_port=$(free_port) grpc_port=$(free_port) demo_port=$(free_port)
+	console_port=$(free_port)
+	grpc_port=$(free_port "$console_port")
+	demo_port=$(free_port "$console_port" "$grpc_port")
 	secret=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 	(
 		# This subshell's children: the binaries, stopped before the check and on any failure
