@@ -51,6 +51,9 @@ func turnDatabaseCalls(t *testing.T, spans *tracetest.InMemoryExporter, serverNa
 			// pool.acquire takes a pooled connection: no round trip. A prepare would be one.
 			if attr(sp, "db.system.name") == "postgresql" && sp.Name != "pool.acquire" {
 				names = append(names, sp.Name)
+				// Which statement, for the failure message: a count alone does not say which
+				// round trip was extra.
+				t.Logf("database span %s (%s %s): %.120s", sp.Name, sp.Status.Code, sp.Status.Description, attr(sp, "db.query.text"))
 			}
 			saved = saved || sp.Name == "session.SaveAfterFinal"
 		}
