@@ -291,7 +291,7 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 // JSON-RPC error object, or junk.
 func (s *Stream) errorEvent(data []byte) error {
 	if s.call.rest {
-		if e, ok := parseGoogleStatus(s.method, data); ok {
+		if e, ok := s.call.restError(data, 0); ok {
 			return e
 		}
 		return &ProtocolError{Method: s.method, Kind: ProtocolErrorEvent, Detail: "error event data " + quoteShort(string(data))}
