@@ -60,7 +60,7 @@ func TestRESTV0SendMessage(t *testing.T) {
 	// The spec's 0.3 proto JSON: the request as "message", its parts as "content", the role and
 	// blocking as the proto has them.
 	want := map[string]any{
-		"message": map[string]any{"messageId": "m-1", "contextId": "c-1", "role": "ROLE_USER", "content": []any{map[string]any{"text": "hello"}}},
+		"message":       map[string]any{"messageId": "m-1", "contextId": "c-1", "role": "ROLE_USER", "content": []any{map[string]any{"text": "hello"}}},
 		"configuration": map[string]any{"acceptedOutputModes": []any{"text/plain"}, "blocking": true},
 	}
 	if diff := cmp.Diff(want, got.body); diff != "" {
