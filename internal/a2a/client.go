@@ -56,6 +56,9 @@ type ClientOptions struct {
 	// GRPC configures the gRPC binding (the guarded dialer above all); without it gRPC
 	// interfaces are refused.
 	GRPC GRPCOptions
+	// Observe, when set, is told how the agent answered each call, on every binding (see
+	// Exchange). It runs on the calling goroutine and must be quick.
+	Observe func(Exchange)
 }
 
 // Endpoint is where and how to call an agent.
@@ -337,6 +340,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}
 	resp, err := rc.Do(req)
+	c.observe(ep, cl.op, req.URL.String(), resp)
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()

@@ -13,6 +13,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
@@ -229,7 +230,12 @@ func streamingCheck(a connector.Agent, t turn) Result {
 			Message: fmt.Sprintf("%s answered the streaming request with one JSON body, not an event stream: the user hears nothing until the whole reply is ready.", c.url),
 			Fix:     "Answer message/stream (SendStreamingMessage in A2A 1.0) with Content-Type text/event-stream, one event per update, or stop declaring capabilities.streaming."}
 	}
-	if c.v1 {
+	switch {
+	case c.binding == a2a.BindingGRPC:
+		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams over gRPC (SendStreamingMessage, a server stream) at %s.", c.url)}
+	case c.binding == a2a.BindingHTTPJSON:
+		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on the HTTP+JSON path %s.", c.url)}
+	case c.v1:
 		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on its interface URL %s (A2A 1.0 has no /stream path).", c.url)}
 	}
 	for _, prev := range t.calls {

@@ -27,7 +27,9 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // What the agent says.
@@ -148,7 +150,7 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
@@ -157,7 +159,7 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
@@ -173,23 +175,44 @@ func New(tb testing.TB, o Options) *Server {
 
 // startGRPC serves a gRPC server (register adds the A2A service) on loopback until the test
 // ends and returns its URL.
-func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any)) string {
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), apiKey string) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("sdkagent: listen: %v", err)
 	}
-	var opts []grpc.ServerOption
-	if observe != nil {
-		opts = append(opts,
-			grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	// keyed refuses a call without the API key (x-api-key metadata), as the HTTP face answers
+	// 401: UNAUTHENTICATED.
+	keyed := func(ctx context.Context) error {
+		if apiKey == "" {
+			return nil
+		}
+		md, _ := metadata.FromIncomingContext(ctx)
+		if v := md.Get("x-api-key"); len(v) == 0 || v[0] != apiKey {
+			return status.Error(codes.Unauthenticated, "missing or wrong API key")
+		}
+		return nil
+	}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+			if observe != nil {
 				md, _ := metadata.FromIncomingContext(ctx)
 				observe(info.FullMethod, md, req)
-				return next(ctx, req)
-			}),
-			grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-				return next(srv, &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe})
-			}))
+			}
+			if err := keyed(ctx); err != nil {
+				return nil, err
+			}
+			return next(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+			if observe != nil {
+				ss = &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe}
+			}
+			if err := keyed(ss.Context()); err != nil {
+				return err
+			}
+			return next(srv, ss)
+		}),
 	}
 	gs := grpc.NewServer(opts...)
 	register(gs)
