@@ -274,7 +274,7 @@ type Server struct {
 
 	v1      bool
 	rest    bool
-	restV0  bool // rest in A2A 0.3's form (rest03.go)
+	restV0  bool   // rest in A2A 0.3's form (rest03.go)
 	grpcURL string // set by NewGRPC: the agent is called over gRPC there
 	srv     *httptest.Server
 	stop    chan struct{}

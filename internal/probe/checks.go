@@ -12,8 +12,8 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
