@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -100,6 +101,9 @@ type Client struct {
 	hc   *http.Client
 	opts ClientOptions
 	grpc *grpcPool
+	// restLegacy holds the 0.3 HTTP+JSON interface URLs found to speak a2a-go's compat form
+	// (rest03legacy.go); it grows by one entry per such interface.
+	restLegacy sync.Map
 }
 
 // NewClient returns a Client that sends requests with hc (normally the SSRF-guarded client,
@@ -202,8 +206,9 @@ type call struct {
 	rest   bool
 	// grpcV0: A2A 0.3 over gRPC (its proto, spoken through the 1.0 JSON; see grpc.go).
 	grpcV0 bool
-	// restV0: A2A 0.3 over HTTP+JSON (rest is set too; see rest03.go).
-	restV0 bool
+	// restV0: A2A 0.3 over HTTP+JSON (rest is set too; see rest03.go); restLegacy: in a2a-go's
+	// compat form of it (rest03legacy.go).
+	restV0, restLegacy bool
 }
 
 func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
@@ -276,7 +281,7 @@ func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Eve
 	if ep.Binding == BindingGRPC {
 		return c.grpcUnary(ctx, ep, cl, params)
 	}
-	resp, err := c.do(ctx, ep, cl, params, "application/json")
+	resp, err := c.doREST(ctx, ep, &cl, params, "application/json")
 	if err != nil {
 		return nil, err
 	}
@@ -312,7 +317,9 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	method := cl.method
 	var req *retryablehttp.Request
 	var err error
-	if cl.restV0 {
+	if cl.restLegacy {
+		req, err = restLegacyRequest(ctx, ep, cl, params, accept)
+	} else if cl.restV0 {
 		req, err = restV0Request(ctx, ep, cl, params, accept)
 	} else if cl.rest {
 		req, err = restRequest(ctx, ep, cl, params, accept)

@@ -205,6 +205,9 @@ func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept
 // the proto-JSON of the op's answer, or an error object an SDK streams when the task fails after
 // the stream started.
 func (cl call) decodeRESTV0(data []byte) (Event, error) {
+	if cl.restLegacy {
+		return cl.decodeRESTLegacy(data)
+	}
 	if bytes.Contains(data, []byte(`"code"`)) || bytes.Contains(data, []byte(`"error"`)) {
 		if e, ok := restV0ErrorBody(cl.method, data, 0); ok {
 			return nil, e

@@ -68,6 +68,10 @@ type Options struct {
 	ObserveGRPC func(method string, md metadata.MD, req any)
 	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
 	GRPCOnly bool
+	// RESTV0Only serves A2A 0.3 over HTTP+JSON only, through the SDK's compatibility handler
+	// (a2av0.NewRESTHandler: the 1.0 paths without /v1, the 0.3 JSON-RPC objects with
+	// snake_case keys), at RESTV0URL, the one interface of a 0.3 card.
+	RESTV0Only bool
 	// GRPCV0 also serves A2A 0.3 over gRPC (the SDK's a2agrpc/v0 handler) on a third loopback
 	// port at GRPCV0URL, listed last on the card with protocolVersion 0.3.
 	GRPCV0 bool
@@ -89,6 +93,8 @@ type Server struct {
 	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
 	// the 1.0 HTTP+JSON one ("" without REST); GRPCURL the 1.0 gRPC one ("" without GRPC).
 	V1URL, V0URL, RESTURL, GRPCURL, GRPCV0URL string
+	// RESTV0URL is the 0.3 HTTP+JSON interface ("" without RESTV0Only).
+	RESTV0URL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -163,7 +169,12 @@ func New(tb testing.TB, o Options) *Server {
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
-	if o.Compat {
+	if o.RESTV0Only {
+		s.RESTV0URL = s.Base + "/a2a/rest03"
+		card.SupportedInterfaces = []*a2a.AgentInterface{{URL: s.RESTV0URL, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version}}
+		mux.Handle(o.Prefix+"/a2a/rest03/", http.StripPrefix(o.Prefix+"/a2a/rest03", a2av0.NewRESTHandler(handler)))
+	}
+	if o.Compat || o.RESTV0Only {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
