@@ -181,6 +181,23 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 	return o, false
 }
 
+// v0Alternative is the first additionalInterfaces entry of a 0.x card that the connector speaks
+// in another binding than the chosen top-level endpoint: its fallback when the agent refuses
+// that binding.
+func v0Alternative(doc *v0Doc, chosen offer) (offer, bool) {
+	for i, in := range doc.AdditionalInterfaces {
+		tr := strings.TrimSpace(in.Transport)
+		o := offer{binding: strings.ToUpper(tr), version: chosen.version, gen: chosen.gen, url: strings.TrimSpace(in.URL),
+			path: indexPath("additionalInterfaces", i)}
+		o.urlPath = memberPath(o.path, "url")
+		if o.url == "" || o.bindingName() == chosen.bindingName() || !(o.jsonrpc() || o.httpJSON() || o.grpc()) || !o.spoken() {
+			continue
+		}
+		return o, true
+	}
+	return offer{}, false
+}
+
 // v0HTTPJSON reports a 0.3 transport name of HTTP+JSON ("HTTP+JSON" in the spec, "REST" in
 // some SDKs' cards).
 func v0HTTPJSON(tr string) bool {

@@ -510,9 +510,14 @@ func TestValidate(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, r Report) {
-				// The card's order: preferredTransport names url's binding, which comes first.
+				// The card's order: preferredTransport names url's binding, which comes first; the
+				// next interface in another binding is the fallback.
 				if r.Profile.EndpointURL != "https://agent.example.com/a2a" || r.Profile.EndpointBinding != "HTTP+JSON" {
 					t.Errorf("EndpointURL = %q, binding %q, version %q", r.Profile.EndpointURL, r.Profile.EndpointBinding, r.Profile.ProtocolVersion)
+				}
+				want := &connector.Interface{URL: "https://agent.example.com/jsonrpc", ProtocolVersion: "0.2.5", Binding: ""}
+				if diff := cmp.Diff(want, r.Profile.Fallback); diff != "" {
+					t.Errorf("fallback (-want +got):\n%s", diff)
 				}
 			},
 		},
