@@ -244,3 +244,48 @@ func TestRESTV0RetrySameMessage(t *testing.T) {
 		t.Errorf("bodies = %q, want the same message twice", bodies)
 	}
 }
+
+// a2a-go v2's compat form (no /v1, snake_case 0.3 objects): reached after one 404 on /v1,
+// remembered for the interface; an interface that serves neither reports the /v1 answer.
+func TestRESTV0LegacyForm(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var seen []string
+	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		if strings.Contains(r.URL.Path, "/v1/") || strings.Contains(r.URL.Path, "/none/") {
+			http.NotFound(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		if !strings.Contains(string(b), `"kind":"message"`) || !strings.Contains(string(b), `"messageId":"m-1"`) {
+			t.Errorf("legacy body = %s, want the 0.3 JSON-RPC params", b)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"kind":"task","id":"t-1","context_id":"c-1","status":{"state":"completed","message":{"kind":"message","message_id":"a","role":"agent","parts":[{"kind":"text","text":"done"}]}}}`)
+	})
+	c := testClient(t, ClientOptions{})
+	for range 2 {
+		ev, err := c.SendMessage(t.Context(), restV0Endpoint(srv.URL), restV0Params())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if task, ok := ev.(*Task); !ok || task.ContextID != "c-1" || task.Status.State != TaskStateCompleted || task.Status.Message.Parts[0].Text != "done" {
+			t.Fatalf("event = %#v", ev)
+		}
+	}
+	want := []string{"POST /agent/v1/message:send", "POST /agent/message:send", "POST /agent/message:send"}
+	if diff := cmp.Diff(want, seen); diff != "" {
+		t.Errorf("requests (-want +got):\n%s", diff)
+	}
+
+	ep := restV0Endpoint(srv.URL)
+	ep.URL = srv.URL + "/none"
+	_, err := c.SendMessage(t.Context(), ep, restV0Params())
+	var hse *HTTPStatusError
+	if !errors.As(err, &hse) || hse.StatusCode != http.StatusNotFound {
+		t.Fatalf("err = %v, want the 404", err)
+	}
+}
