@@ -9,9 +9,10 @@ import (
 
 // Exchange is how the agent answered one call, whatever the binding, as the Client saw it once
 // the answer began (HTTP: the response headers; gRPC: the unary answer or the stream's first
-// message or status). ClientOptions.Observe receives one per call (per attempt that got an
-// answer, and the last one that did not), for observers such as the console's "check my
-// agent", which judges an agent by them. It holds no header value and no body.
+// message or status). ClientOptions.Observe receives one per HTTP request or gRPC call the
+// Client makes, after its retries (a 0.3 HTTP+JSON call that switches form makes two), for
+// observers such as the console's "check my agent", which judges an agent by them. It holds no
+// header value and no body.
 type Exchange struct {
 	// URL is the URL called (HTTP bindings: with the binding's path), or the interface URL
 	// (gRPC).
