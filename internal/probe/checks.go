@@ -168,6 +168,9 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	}
 	msg := fmt.Sprintf("The turn to %s failed (%s): %s", url, res.Err.Code, strings.TrimSuffix(res.Err.Message, "."))
 	fix := errorFixes[res.Err.Code]
+	if res.Err.Code == invoke.CodeAgentHTTPStatus && a.EndpointBinding == "HTTP+JSON" {
+		fix = "Serve the A2A %[2]s HTTP+JSON paths under the interface URL (1.0: {url}/message:stream; 0.3: {url}/v1/message:stream): the card's interface URL must be the base they hang from, %[1]s did not answer as one."
+	}
 	if res.Err.Code == invoke.CodeAgentUnauthorized {
 		fix = "The agent refused the API key stored for it: set the right key in the console (Rotate key), or fix the agent's key check."
 		if !keySet {
