@@ -244,6 +244,8 @@ func TestHealthCardInBrowser(t *testing.T) {
 	b.waitText(sel+" summary", "Health")
 	b.click(sel + " summary")
 	b.waitText(sel+" .health-numbers", "Last hour", "Last day")
+	// The interface the turns call, as the agent's card chose it.
+	b.waitText(sel+" .health-endpoint", "Turns call JSON-RPC", "A2A 0.2.5", e.demoURL)
 	// uPlot drew into a canvas of the chart box, with both series in its legend.
 	b.waitUntil("the chart is drawn", `(sel) => {
 		const c = document.querySelector(sel + " .health-chart canvas");
