@@ -7,6 +7,15 @@
 // choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those
 // belong to internal/invoke, which calls this package once per HTTP exchange.
 //
+// # Bindings
+//
+// Endpoint.Binding says how the calls travel: JSON-RPC (above), HTTP+JSON (rest.go: 1.0's paths
+// and JSON; rest03.go: 0.3's /v1 paths and the 0.3 proto's JSON, and a2a-go's compat form of it,
+// rest03legacy.go) or gRPC (grpc.go: both generations' protos). Every binding answers with the
+// same Events and the same error types, under the same limits, retries and http.Client (gRPC
+// dials through GRPCOptions.Dial, the same guard). ClientOptions.Observe sees how the agent
+// answered each call on any of them (observe.go).
+//
 // # Contract for callers
 //
 // One Client is shared by all turns; it is safe for concurrent use. Every method takes the

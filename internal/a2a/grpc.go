@@ -259,6 +259,14 @@ func grpcRequestV0(cl call, params any) (proto.Message, error) {
 		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, m); err != nil {
 			return nil, err
 		}
+		if c := p.Configuration; c != nil && c.Blocking != nil && *c.Blocking {
+			// 0.3's proto has blocking (1.0's JSON does not): without it, a configuration
+			// reads as non-blocking to @a2a-js and a2a-python, which then answer at once.
+			if m.Configuration == nil {
+				m.Configuration = &a2apbv0.SendMessageConfiguration{}
+			}
+			m.Configuration.Blocking = true
+		}
 		return m, nil
 	case TaskQueryParams:
 		m := &a2apbv0.GetTaskRequest{Name: "tasks/" + p.ID}
@@ -422,6 +430,7 @@ func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any
 		}
 		return err
 	})
+	c.observeGRPC(ep, cl.op, false, err)
 	if err != nil {
 		return nil, c.grpcError(ctx, cl.method, conn, err)
 	}
@@ -478,6 +487,7 @@ func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params an
 		}
 		return err
 	})
+	c.observeGRPC(ep, cl.op, true, err)
 	if err != nil {
 		c.grpc.release(conn)
 		e := c.grpcError(ctx, cl.method, conn, err)
