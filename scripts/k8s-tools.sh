@@ -119,7 +119,7 @@ image() {
 	local rc=0
 	{
 		"$crane" append --oci-empty-base --platform linux/amd64 -f "$work/layer.tar" -t "127.0.0.1:$port/build:latest" &&
-			"$crane" mutate "127.0.0.1:$port/build:latest" --entrypoint "$entry" --user "$user" -t "$ref" -o "$work/img.tar"
+			"$crane" mutate "127.0.0.1:$port/build:latest" --entrypoint "$entry" --user "$user" --set-platform linux/amd64 -t "$ref" -o "$work/img.tar"
 	} >"$work/crane.log" 2>&1 || rc=$?
 	kill "$pid" 2>/dev/null || true
 	wait "$pid" 2>/dev/null || true
@@ -185,7 +185,7 @@ main() {
 		etcd
 		kwok
 		go_install crane "$CRANE_VERSION" github.com/google/go-containerregistry/cmd/crane
-		go_install crictl "$CRICTL_VERSION" github.com/kubernetes-sigs/cri-tools/cmd/crictl
+		go_install crictl "$CRICTL_VERSION" sigs.k8s.io/cri-tools/cmd/crictl
 		kubernetes
 		pause_image
 		;;
