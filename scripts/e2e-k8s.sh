@@ -151,6 +151,13 @@ start() {
 	pids+=($!)
 }
 
+# warnings WHAT OUTPUT adds a row for the warnings helm or the API server printed, if any.
+warnings() {
+	local w
+	w=$(grep -i 'warning' <<<"$2" | sort -u | head -3 | paste -sd';' || true)
+	[[ -z $w ]] || results+=("$1: warnings|note|$w")
+}
+
 secs_since() { echo $(($(date +%s) - $1)); }
 
 ###############################################################################
@@ -316,6 +323,7 @@ EOF
 	s=$(date +%s)
 	if out=$("$HELM" install "$RELEASE" "$CHART" -n "$NS" "${values[@]}" --wait --timeout 3m 2>&1); then
 		pass "helm install --wait" "minimal values, $(secs_since "$s")s; status $("$HELM" status "$RELEASE" -n "$NS" -o json | jq -r .info.status)"
+		warnings "helm install" "$out"
 	else
 		fail "helm install --wait" "$(tail -1 <<<"$out")"
 		return
@@ -330,6 +338,7 @@ EOF
 	s=$(date +%s)
 	if out=$("$HELM" upgrade "$RELEASE" "$CHART" -n "$NS" "${values[@]}" --set config.logLevel=debug --wait --timeout 3m 2>&1); then
 		pass "helm upgrade --wait" "config.logLevel=debug, $(secs_since "$s")s; revision $("$HELM" status "$RELEASE" -n "$NS" -o json | jq -r .version)"
+		warnings "helm upgrade" "$out"
 	else
 		fail "helm upgrade --wait" "$(tail -1 <<<"$out")"
 		return
@@ -346,6 +355,7 @@ EOF
 	s=$(date +%s)
 	if out=$("$HELM" rollback "$RELEASE" 1 -n "$NS" --wait --timeout 3m 2>&1); then
 		pass "helm rollback 1 --wait" "$(secs_since "$s")s; revision $("$HELM" status "$RELEASE" -n "$NS" -o json | jq -r .version)"
+		warnings "helm rollback" "$out"
 	else
 		fail "helm rollback 1 --wait" "$(tail -1 <<<"$out")"
 		return
@@ -416,15 +426,21 @@ check_rollout() {
 	done
 }
 
-# check_uninstall: helm uninstall --wait leaves only what docs/operations.md says it keeps.
+# check_uninstall [PREFIX]: helm uninstall --wait leaves only what docs/operations.md says it
+# keeps, once the pods are gone (uninstall does not wait for them: they drain first).
 check_uninstall() {
-	local s out left
+	local p=${1:-} s out left pods_gone
 	s=$(date +%s)
 	if out=$("$HELM" uninstall "$RELEASE" -n "$NS" --wait --timeout 3m 2>&1); then
-		pass "helm uninstall --wait" "$(secs_since "$s")s"
+		pass "${p}helm uninstall --wait" "$(secs_since "$s")s"
 	else
-		fail "helm uninstall --wait" "$(tail -1 <<<"$out")"
+		fail "${p}helm uninstall --wait" "$(tail -1 <<<"$out")"
 	fi
+	for _ in $(seq 120); do
+		[[ -z $(kubectl -n "$NS" get pods -o name 2>/dev/null) ]] && break
+		sleep 1
+	done
+	pods_gone=$(secs_since "$s")
 	# Everything namespaced that is left, but what Kubernetes itself puts in every namespace.
 	# The garbage collector removes what hangs on deleted owners (EndpointSlices) a moment later.
 	local kinds
@@ -435,7 +451,7 @@ check_uninstall() {
 		[[ $left == "secret/$FULL-secret" ]] && break
 		sleep 1
 	done
-	check "uninstall leaves only the documented" "left: ${left:-nothing} (docs: the chart's hook Secret is kept)" \
+	check "${p}uninstall leaves only the documented" "pods gone after ${pods_gone}s; left: ${left:-nothing} (docs: the chart's hook Secret is kept)" \
 		test "$left" = "secret/$FULL-secret"
 }
 
