@@ -368,6 +368,14 @@ EOF
 	sleep 5
 	local old_pods rs_secs
 	old_pods=$(kubectl -n "$NS" get pods -l app.kubernetes.io/component=connector -o name | sort | paste -sd' ')
+	# Follow the old pods' logs to their end (through the apiserver and the kubelet): which turns
+	# they finished after the restart began, and after their SIGTERM.
+	local p
+	for p in $old_pods; do
+		kubectl -n "$NS" logs -f "$p" >"$run/logs/old-${p#pod/}.log" 2>&1 &
+		pids+=($!)
+	done
+	sleep 1
 	s=$(date +%s)
 	kubectl -n "$NS" rollout restart "deployment/$FULL-connector" >/dev/null
 	if kubectl -n "$NS" rollout status "deployment/$FULL-connector" --timeout 5m >/dev/null 2>&1; then
@@ -382,6 +390,12 @@ EOF
 		sleep 1
 	done
 	gone=$(secs_since "$s")
+	local served drained
+	served=$(for p in "$run"/logs/old-*.log; do
+		jq -R -n --argjson t "$s" '[inputs | fromjson? | select(.msg == "turn" and .outcome == "COMPLETED" and
+			(.time | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) >= $t)] | length' "$p"
+	done | jq -s add)
+	drained=$(awk 'FNR == 1 { s = 0 } /"msg":"shutting down"/ { s = 1 } s && /"msg":"turn"/ && /"outcome":"COMPLETED"/ { n++ } END { print n + 0 }' "$run"/logs/old-*.log)
 	local evict
 	evict=$(pdb_check)
 	sleep 3
@@ -391,12 +405,15 @@ EOF
 	local rep
 	rep=$(cat "$E2E_TRICKLE_OUT" 2>/dev/null || echo '{}')
 	if ((trc == 0)); then
-		pass "node: rollout restart under a trickle" "rollout in ${rs_secs}s, the old pods gone after ${gone}s (preStop 5 s + drain 5 s + in-flight turns); $(jq -r '"\(.completed)/\(.sent) turns completed, \(.failed) failed, over \(.seconds | floor)s"' <<<"$rep")"
+		pass "node: rollout restart under a trickle" "rollout in ${rs_secs}s, the old pods gone after ${gone}s (preStop 5 s + drain 5 s + in-flight turns) having completed ${served:-?} turns since the restart, $drained of them after their SIGTERM; $(jq -r '"\(.completed)/\(.sent) turns completed, \(.failed) failed, over \(.seconds | floor)s"' <<<"$rep")"
 	else
 		fail "node: rollout restart under a trickle" "rollout in ${rs_secs}s; $(jq -c . <<<"$rep")"
 	fi
 	[[ -n $evict ]] && results+=("$evict")
 
+	# For whoever reads a failed run: the namespace's events and the pods' logs so far.
+	kubectl -n "$NS" get events --sort-by=.lastTimestamp >"$run/logs/events-$NS.txt" 2>&1 || true
+	cp -r "$run/pod-logs" "$run/logs/" 2>/dev/null || true
 	check_uninstall "node: "
 	stage2_secs=$(secs_since "$t")
 }

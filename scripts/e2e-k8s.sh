@@ -18,6 +18,7 @@
 #
 #   scripts/e2e-k8s.sh             both stages
 #   E2E_K8S_STAGES=1 scripts/e2e-k8s.sh   stage 1 only (no root-only node pieces)
+#   E2E_K8S_KEEP=1 scripts/e2e-k8s.sh     keep the run files (logs, events, pods' logs) after a pass
 #
 # Stage 2 needs root. Everything it makes is its own and goes away on exit: a bridge (a2ak<id>)
 # with a private /24 that no route of the machine uses, the pods' network namespaces, an nftables
@@ -26,7 +27,7 @@
 # settings the kubelet changes are put back. Postgres, the demo agent and the collector listen on
 # the bridge's own address, so pods reach them without any traffic leaving the bridge; the
 # machine's ip_forward is left as it is (off here), so pods can reach nothing else.
-# Run files are in .tmp/e2e-k8s.*/ (kept when a check fails, removed when all pass).
+# Run files are in .tmp/e2e-k8s.*/ (kept when a check fails or with E2E_K8S_KEEP=1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -87,7 +88,7 @@ cleanup() {
 		${cleanup_fns[i]}
 	done
 	stop_pids "${pids[@]}"
-	if $ok && ((rc == 0)); then
+	if $ok && ((rc == 0)) && [[ -z ${E2E_K8S_KEEP:-} ]]; then
 		rm -rf "$run"
 	else
 		echo "e2e-k8s: run files kept in $run" >&2
@@ -206,7 +207,7 @@ echo "$admin_token,admin,admin,system:masters" >"$run/pki/tokens.csv"
 start kube-apiserver "$K8S_BIN/kube-apiserver" \
 	--etcd-servers "http://127.0.0.1:$etcd_port" \
 	--bind-address 127.0.0.1 --secure-port "$api_port" --cert-dir "$run/pki" \
-	--endpoint-reconciler-type none \
+	--endpoint-reconciler-type none --kubelet-preferred-address-types InternalIP \
 	--service-cluster-ip-range "$SERVICE_CIDR" \
 	--service-account-issuer https://kubernetes.default.svc.cluster.local \
 	--service-account-key-file "$run/pki/sa.pub" --service-account-signing-key-file "$run/pki/sa.key" \
