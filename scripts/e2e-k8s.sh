@@ -69,6 +69,10 @@ summary() {
 	printf '\n%d checks, %d failed\n' "${#results[@]}" "$failures"
 }
 
+if [[ " $STAGES " == *" 2 "* && $(id -u) -ne 0 ]]; then
+	die "stage 2 (a real node: containerd, cgroups, a bridge) needs root; E2E_K8S_STAGES=1 runs stage 1 alone"
+fi
+
 mkdir -p .tmp
 run=$(mktemp -d "$root/.tmp/e2e-k8s.XXXXXX")
 chmod 755 "$run"
