@@ -31,7 +31,7 @@ e2e-failover:
 e2e-otel:
 	scripts/e2e-otel.sh
 
-## e2e-k8s: the chart on a real cluster built from source: install/upgrade/rollback/uninstall (kwok), then a real node (containerd) with Postgres, turns, a rollout under load and traces (root; ~15 min first build)
+## e2e-k8s: the chart on a real cluster built from source: install/upgrade/rollback/uninstall (kwok), then a real node (containerd) with Postgres, turns, a rollout under load and traces (root; ~1.5 min warm, 15-30 min for the first build)
 e2e-k8s:
 	scripts/e2e-k8s.sh
 
