@@ -169,7 +169,7 @@ secs_since() { echo $(($(date +%s) - $1)); }
 # Tools
 ###############################################################################
 t0=$(date +%s)
-say "tools (cached in .tools/k8s; the first build takes 10-15 min)"
+say "tools (cached in .tools/k8s; the first build takes 10-30 min)"
 if [[ " $STAGES " == *" 2 "* ]]; then
 	scripts/k8s-tools.sh node
 else

@@ -50,7 +50,7 @@ kubernetes() {
 	local out="$dir/kubernetes-$KUBERNETES_VERSION" key
 	key=$(hash_files "$root/tools/k8s/go.mod" "$root/tools/k8s/go.sum")
 	built "$out" "$key" && return 0
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy $KUBERNETES_VERSION (10-15 min cold)"
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kube-proxy $KUBERNETES_VERSION (10-30 min cold on 2 cores)"
 	mkdir -p "$out"
 	local minor=${KUBERNETES_VERSION#v1.}
 	minor=${minor%%.*}
