@@ -77,7 +77,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freeAddr(tb testing.TB) string {
+// closedAddr is a loopback address nothing listens on (its port was the kernel's choice, and is
+// closed again).
+func closedAddr(tb testing.TB) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -87,14 +89,24 @@ func freeAddr(tb testing.TB) string {
 	return ln.Addr().String()
 }
 
+// loggedAddr is the addr of the first JSON log line of log whose msg is msg, or "".
+func loggedAddr(log, msg string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return rec.Addr
+		}
+	}
+	return ""
+}
+
 func startConsole(tb testing.TB) *consoleStack {
 	tb.Helper()
 	demo := httptest.NewServer(agent.New(agent.Options{}).Handler())
 	tb.Cleanup(demo.Close)
-	addr := freeAddr(tb)
 	s := &consoleStack{
-		base: "http://" + addr, admin: "admin-token-hostile-0123456789", demoURL: demo.URL,
-		closedAddr: freeAddr(tb), logs: &syncBuffer{},
+		admin: "admin-token-hostile-0123456789", demoURL: demo.URL,
+		closedAddr: closedAddr(tb), logs: &syncBuffer{},
 		client: &http.Client{
 			Timeout: time.Minute, // a failing run only; a test turn is bounded by 10 s
 			CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -106,7 +118,9 @@ func startConsole(tb testing.TB) *consoleStack {
 		"DATABASE_URL":             testDB.URL,
 		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)),
 		"A2AC_ADMIN_TOKEN":         s.admin,
-		"A2AC_CONSOLE_ADDR":        addr,
+		// The kernel chooses the port and the server logs it: a port picked here and bound
+		// by the server later could be taken meanwhile by another test's connection.
+		"A2AC_CONSOLE_ADDR":        "127.0.0.1:0",
 		"A2AC_LOG_LEVEL":           "info",
 		"A2AC_ALLOW_INSECURE_HTTP": "true",
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
@@ -121,6 +135,22 @@ func startConsole(tb testing.TB) *consoleStack {
 			tb.Errorf("console-api run: %v", err)
 		}
 	})
+	for i := 0; s.base == ""; i++ {
+		if addr := loggedAddr(s.logs.String(), "console api listening"); addr != "" {
+			s.base = "http://" + addr
+			break
+		}
+		select {
+		case err := <-done:
+			done <- err // for the cleanup
+			tb.Fatalf("console-api ended before listening: %v; log:\n%s", err, s.logs.String())
+		default:
+		}
+		if i > 1500 {
+			tb.Fatalf("console-api never said it listened; log:\n%s", s.logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	for i := 0; ; i++ {
 		if resp, err := http.Get(s.base + "/readyz"); err == nil {
 			resp.Body.Close()
