@@ -39,7 +39,10 @@ import (
 
 func main() {
 	// Here, not in serve: the tuner is the process's, and tests run serve many times in one.
-	tuneGC(telemetry.NewLogger(os.Stderr, os.Getenv("A2AC_LOG_LEVEL")))
+	// Only for serve: chat is a client, and prints nothing but the chat.
+	if cmd, _ := command(os.Args[1:]); cmd == "serve" {
+		tuneGC(telemetry.NewLogger(os.Stderr, os.Getenv("A2AC_LOG_LEVEL")))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -65,10 +68,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // runWith is run with telemetry seams: tests set tel.SpanExporter and tel.MetricReader to see
 // the spans and metrics of the real server; serve fills in the rest of tel.
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, tel telemetry.Options) error {
-	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := command(args)
 	switch cmd {
 	case "chat":
 		return chat(ctx, args, getenv, stdin, stdout, stderr)
@@ -82,6 +82,14 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// command splits args into the command (serve when none is named) and its flags.
+func command(args []string) (string, []string) {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		return args[0], args[1:]
+	}
+	return "serve", args
 }
 
 // Server-side limits: a request is at most 16 KiB of text plus 64 KiB of metadata.
