@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -89,17 +88,6 @@ func closedAddr(tb testing.TB) string {
 	return ln.Addr().String()
 }
 
-// loggedAddr is the addr of the first JSON log line of log whose msg is msg, or "".
-func loggedAddr(log, msg string) string {
-	for _, line := range strings.Split(log, "\n") {
-		var rec struct{ Msg, Addr string }
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
-			return rec.Addr
-		}
-	}
-	return ""
-}
-
 func startConsole(tb testing.TB) *consoleStack {
 	tb.Helper()
 	demo := httptest.NewServer(agent.New(agent.Options{}).Handler())
@@ -118,39 +106,12 @@ func startConsole(tb testing.TB) *consoleStack {
 		"DATABASE_URL":             testDB.URL,
 		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)),
 		"A2AC_ADMIN_TOKEN":         s.admin,
-		// The kernel chooses the port and the server logs it: a port picked here and bound
-		// by the server later could be taken meanwhile by another test's connection.
-		"A2AC_CONSOLE_ADDR":        "127.0.0.1:0",
 		"A2AC_LOG_LEVEL":           "info",
 		"A2AC_ALLOW_INSECURE_HTTP": "true",
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
 		"A2AC_TURN_TIMEOUT":        "10s",
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, s.logs) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("console-api run: %v", err)
-		}
-	})
-	for i := 0; s.base == ""; i++ {
-		if addr := loggedAddr(s.logs.String(), "console api listening"); addr != "" {
-			s.base = "http://" + addr
-			break
-		}
-		select {
-		case err := <-done:
-			done <- err // for the cleanup
-			tb.Fatalf("console-api ended before listening: %v; log:\n%s", err, s.logs.String())
-		default:
-		}
-		if i > 1500 {
-			tb.Fatalf("console-api never said it listened; log:\n%s", s.logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	s.base = "http://" + openConsole(tb, vars, s.logs).Addr()
 	for i := 0; ; i++ {
 		if resp, err := http.Get(s.base + "/readyz"); err == nil {
 			resp.Body.Close()
