@@ -99,7 +99,7 @@ func TestMemoryPerOpenTurn(t *testing.T) {
 	go func() { started.Wait(); close(opened) }()
 	select {
 	case <-opened:
-	case <-time.After(60 * time.Second): // a hundred times what opening them takes
+	case <-time.After(60 * time.Second): // some twenty times what opening them takes here
 		t.Fatal("the turns did not all start streaming within a minute")
 	}
 	select {
