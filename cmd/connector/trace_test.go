@@ -498,8 +498,8 @@ func dataAttrs(data metricdata.Aggregation) []attribute.KeyValue {
 // docs/operations.md documents.
 func TestPrometheusEndpointServesTurnMetrics(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
-	s := startStack(t, map[string]string{"A2AC_METRICS_ADDR": addr})
+	s := startStack(t, map[string]string{"A2AC_METRICS_ADDR": "127.0.0.1:0"})
+	addr := s.server.MetricsAddr()
 	wantOutcome(t, s.turn(t, "s-prom", s.agent, "重复我说的话：今天天气很好"), pb.Outcome_OUTCOME_COMPLETED)
 
 	wants := []*regexp.Regexp{
@@ -653,8 +653,7 @@ func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, name string, n 
 // A2AC_DEBUG_ADDR serves Go's profiles; without it nothing listens (the default).
 func TestDebugAddrServesProfiles(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
-	startStack(t, map[string]string{"A2AC_DEBUG_ADDR": addr})
+	addr := startStack(t, map[string]string{"A2AC_DEBUG_ADDR": "127.0.0.1:0"}).server.DebugAddr()
 	res, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		t.Fatal(err)
