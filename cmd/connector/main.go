@@ -84,7 +84,7 @@ func runWith(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		tel.Getenv, tel.MetricsAddr = getenv, cfg.MetricsAddr
+		tel.MetricsAddr = cfg.MetricsAddr
 		return serve(ctx, cfg, tel, stderr)
 	default:
 		fmt.Fprintln(stderr, usage)

@@ -109,7 +109,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
 	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
 	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
-		Getenv: getenv, MetricsAddr: cfg.MetricsAddr, Logger: log})
+		MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
 		return err
 	}
