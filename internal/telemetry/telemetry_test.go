@@ -116,7 +116,9 @@ func TestStartWarnsOfIgnoredValues(t *testing.T) {
 		"OTEL_TRACES_SAMPLER":         "sometimes",
 		"OTEL_PROPAGATORS":            "carrier-pigeon",
 	})
-	var buf bytes.Buffer
+	// The OpenTelemetry error handler and logger that Start sets are process-wide: whatever the
+	// libraries report later, from other tests, lands here too, hence the lock.
+	var buf lockedBuffer
 	_, stop, err := telemetry.Start(t.Context(), telemetry.Options{Logger: telemetry.NewLogger(&buf, "info")})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +132,23 @@ func TestStartWarnsOfIgnoredValues(t *testing.T) {
 	if strings.Contains(buf.String(), "s3cr3t") {
 		t.Errorf("the log quotes a header value:\n%s", buf.String())
 	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // collector is a real OTLP/HTTP receiver on loopback that keeps what it got.
