@@ -308,7 +308,7 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response
 	resp, err := c.readHeaders(req)
 	c.counter.limit = 0
 	if headerTimedOut != nil && !headerTimedOut.Stop() {
-		return fail(errHeaderTimeout{})
+		return fail(headerTimeoutError{})
 	}
 	if err != nil {
 		return fail(err)
@@ -509,10 +509,10 @@ func closeBody(req *http.Request) {
 	}
 }
 
-// errHeaderTimeout is net/http's "timeout awaiting response headers", and like it a net.Error
+// headerTimeoutError is net/http's "timeout awaiting response headers", and like it a net.Error
 // whose Timeout is true: callers (internal/neterr) classify both transports' timeouts alike.
-type errHeaderTimeout struct{}
+type headerTimeoutError struct{}
 
-func (errHeaderTimeout) Error() string   { return "timeout awaiting response headers" }
-func (errHeaderTimeout) Timeout() bool   { return true }
-func (errHeaderTimeout) Temporary() bool { return true }
+func (headerTimeoutError) Error() string   { return "timeout awaiting response headers" }
+func (headerTimeoutError) Timeout() bool   { return true }
+func (headerTimeoutError) Temporary() bool { return true }
