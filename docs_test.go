@@ -113,6 +113,8 @@ var (
 	anchorRef  = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md#([\w-]+)`)
 	titleRef   = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md,? \(?["“]([^"”]+)["”]`)
 	localRef   = regexp.MustCompile(`\]\(#([\w-]+)\)`)
+	// A section sign in a Go comment says whose section it is: one of our docs' or a standard's.
+	sectionOwner = regexp.MustCompile(`(\.md|RFC \d+|A2A [\d.]+|spec)\s*$`)
 )
 
 // TestDocReferencesResolve finds every reference to a section of README.md or docs/*.md in the
@@ -131,6 +133,13 @@ func TestDocReferencesResolve(t *testing.T) {
 	}
 	checked := 0
 	check := func(where, text string, local *doc) {
+		if strings.Contains(where, ".go:") {
+			for i := strings.Index(text, "§"); i >= 0; i = next(text, i) {
+				if !sectionOwner.MatchString(text[:i]) {
+					t.Errorf("%s: %q: a section sign that does not say whose section (docs/x.md, RFC n, A2A v, spec)", where, text[max(0, i-30):min(len(text), i+10)])
+				}
+			}
+		}
 		for _, m := range sectionRef.FindAllStringSubmatch(text, -1) {
 			checked++
 			p, d := find(m[1])
@@ -285,8 +294,9 @@ func TestArchitectureImportTable(t *testing.T) {
 	}
 }
 
-// tableRow is one row of the §2 table: its packages (paths from the module root, "" for the
-// root), its imports column as short names (nil for "all of the above") and its first cell.
+// tableRow is one row of the table of docs/architecture.md §2: its packages (paths from the
+// module root, "" for the root), its imports column as short names (nil for "all of the above")
+// and its first cell.
 type tableRow struct {
 	cell     string
 	packages []string
@@ -384,4 +394,13 @@ func or(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// next is the index of the section sign after the one at i in text, or -1.
+func next(text string, i int) int {
+	j := strings.Index(text[i+len("§"):], "§")
+	if j < 0 {
+		return -1
+	}
+	return i + len("§") + j
 }
