@@ -184,12 +184,14 @@ func dialErr(errno syscall.Errno) error {
 	return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", errno)}
 }
 
+const requestBody = `{"jsonrpc":"2.0"}`
+
 // call POSTs to url and returns the client's error; a response is a test failure.
 func call(t *testing.T, c *http.Client, url string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0"}`))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(requestBody))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,13 +286,13 @@ func rawServer(handle func(net.Conn)) func(*testing.T) string {
 	}
 }
 
-// readRequest reads until the end of the request's headers and body (a small body follows the
-// blank line in the same segment or the next).
+// readRequest reads the whole request call sends, headers and body, so that closing the
+// connection afterwards sends a FIN (unread data would make the kernel send a reset).
 func readRequest(c net.Conn) {
 	buf := make([]byte, 4096)
 	var got []byte
 	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-	for !strings.Contains(string(got), "\r\n\r\n{") {
+	for !strings.Contains(string(got), "\r\n\r\n"+requestBody) {
 		n, err := c.Read(buf)
 		got = append(got, buf[:n]...)
 		if err != nil {
