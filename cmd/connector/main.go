@@ -179,7 +179,7 @@ func newMain(args []string, getenv func(string) string, stderr io.Writer, tel te
 	if err != nil {
 		return nil, err
 	}
-	tel.Getenv, tel.MetricsAddr = getenv, cfg.MetricsAddr
+	tel.MetricsAddr = cfg.MetricsAddr
 	return &Main{cfg: cfg, tel: tel, log: telemetry.NewLogger(stderr, cfg.LogLevel)}, nil
 }
 

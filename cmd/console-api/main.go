@@ -176,7 +176,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
 	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
 	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
-		Getenv: m.getenv, MetricsAddr: cfg.MetricsAddr, Logger: log})
+		MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
 		return err
 	}

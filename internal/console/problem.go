@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -111,8 +111,7 @@ func tenantsURL(fe *cardfetch.FetchError) bool {
 		return true
 	case cardfetch.KindDNS:
 		// No such name is a typo; a resolver that did not answer is nobody's typo.
-		var dnsErr *net.DNSError
-		return errors.As(fe.Err, &dnsErr) && dnsErr.IsNotFound
+		return neterr.Classify(fe.Err) == neterr.NoSuchHost
 	case cardfetch.KindHTTPStatus:
 		return fe.StatusCode >= 400 && fe.StatusCode < 500 &&
 			fe.StatusCode != http.StatusRequestTimeout && fe.StatusCode != http.StatusTooManyRequests

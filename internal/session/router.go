@@ -253,7 +253,8 @@ type routed struct {
 }
 
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
-// the engine's choice (§6.1); a hold on one that cannot is dropped for good.
+// the engine's choice (docs/architecture.md §4, step 2); a hold on one that cannot is dropped
+// for good.
 func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
 	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}, r.store.SendDeferredSaves); err != nil {
 		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
