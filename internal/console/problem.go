@@ -14,7 +14,6 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
@@ -128,7 +127,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		api *apiError
 		fe  *cardfetch.FetchError
 		mbe *http.MaxBytesError
-		dup *store.DuplicateError
+		dup *connector.DuplicateError
 		ce  *agents.CardError
 		re  *admission.RefusedError
 		cfe *credential.FieldError

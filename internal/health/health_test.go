@@ -60,7 +60,7 @@ func newAgent(t *testing.T) (tenantID, agentID string) {
 func addAgent(t *testing.T, tenantID string) string {
 	t.Helper()
 	id := uuid.NewString()
-	_, err := store.New(testDB.Pool).CreateAgent(t.Context(), store.NewAgent{
+	_, err := store.New(testDB.Pool).CreateAgent(t.Context(), connector.NewAgent{
 		ID: id, TenantID: tenantID, CardURL: "https://agent.example.com/" + id,
 		ResolvedCardURL: "https://agent.example.com/" + id + "/.well-known/agent-card.json",
 		Card:            json.RawMessage(`{"name": "Weather"}`), Enabled: true,

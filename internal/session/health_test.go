@@ -30,11 +30,11 @@ func (l *healthLog) Record(t health.Turn) {
 // What each kind of turn reports: outcome, error code and message, whether it sent text. Turns
 // that reached no agent of the tenant report nothing; durations are the clock's, not compared.
 func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
-	failed := reply{result: invoke.Result{Outcome: connector.OutcomeFailed,
+	failed := reply{result: connector.TurnResult{Outcome: connector.OutcomeFailed,
 		Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent sent no event within 10s"}}}
 	// The last turn's caller leaves before the agent answers: the agent is called, and (the
 	// turn's context being the caller's) ends CANCELED.
-	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed, reply{result: invoke.Result{Outcome: connector.OutcomeCanceled}})
+	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed, reply{result: connector.TurnResult{Outcome: connector.OutcomeCanceled}})
 	var got healthLog
 	h.router.health = &got
 	h.store.setEnabled(agentB, false)

@@ -14,9 +14,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // saveTimeout bounds writing a turn's result after the turn itself ended, even when the caller
@@ -24,16 +21,18 @@ import (
 const saveTimeout = 5 * time.Second
 
 // Store is what the router keeps in Postgres: holds, contexts and the agents they name.
-// internal/store implements it; the router's fast tests use an in-memory one.
+// internal/store implements it; the router's fast tests use an in-memory one. It speaks the
+// domain's records (connector.TurnLookup, connector.TurnRecord), so the session does not
+// import the store.
 type Store interface {
 	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
 	// and the versions of the holding and the requested agent.
-	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (store.TurnLookup, error)
+	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (connector.TurnLookup, error)
 	// SaveTurn writes a turn's context and hold change; a record never overwrites the hold
 	// of a turn that started later.
-	SaveTurn(ctx context.Context, r store.TurnRecord) error
+	SaveTurn(ctx context.Context, r connector.TurnRecord) error
 	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
 	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
 	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
@@ -42,17 +41,13 @@ type Store interface {
 	SendDeferredSaves()
 }
 
-// Invoker runs one turn against one agent (internal/invoke implements it).
+// Invoker runs one turn against one agent (internal/invoke implements it), in the domain's
+// records (connector.TurnRequest, connector.TurnResult), so the session does not import invoke.
 type Invoker interface {
-	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result
+	Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
-	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+	CancelTask(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string)
 }
-
-var (
-	_ Store   = (*store.Store)(nil)
-	_ Invoker = (*invoke.Invoker)(nil)
-)
 
 // Config wires a Router.
 type Config struct {
@@ -201,7 +196,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
 	started := newStartedOnce(sink, rt, r.startedWithin)
 	defer started.stop()
-	req := invoke.Request{
+	req := connector.TurnRequest{
 		Agent:     rt.agent,
 		APIKey:    rt.key,
 		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
@@ -245,7 +240,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 // routed is where a turn goes; agent is nil when nowhere (NO_AGENT).
 type routed struct {
 	agent     *connector.Agent // shared with the agent cache: read only
-	key       *secret.Sealed
+	key       *connector.Sealed
 	held      bool            // the turn continues the session's held task
 	hold      *connector.Hold // the live hold before the turn, when held
 	taskID    string          // the held task, when held
@@ -267,7 +262,7 @@ func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*rout
 
 // routeTo is route once the session is looked up: a function of its own, so that its frame
 // (it handles agents and errors) is not on the goroutine's stack during the lookup's round trip.
-func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup, startedAt time.Time) (*routed, error) {
+func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *connector.TurnLookup, startedAt time.Time) (*routed, error) {
 	if h := lookup.Hold; h != nil {
 		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
 		switch {
@@ -300,7 +295,7 @@ func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup,
 func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedAt time.Time) error {
 	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
 		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
-	err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
+	err := r.store.SaveTurn(ctx, connector.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
 		AgentID: agentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true})
 	if err != nil && !errors.Is(err, connector.ErrInvalid) {
 		return fmt.Errorf("session %s: drop hold: %w", t.SessionID, err)
@@ -312,7 +307,7 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
 // Final says so; one that changes nothing it reads is saved after the Final, in the background
 // (lateSaves), so that the RPC ends with the Final.
-func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, withheld int, sink Sink, obs *turnObs) error {
+func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *connector.TurnResult, withheld int, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
@@ -378,7 +373,7 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change, deferrable bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	rec := store.TurnRecord{
+	rec := connector.TurnRecord{
 		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
 		StartedAt: startedAt, ContextID: contextID, Deferrable: deferrable,
 	}
@@ -395,7 +390,7 @@ func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt ti
 // agent returns the agent and its sealed key from the cache when the stored version
 // (updated_at, read by LookupTurn in the same round trip as the hold) matches, else from the
 // store. So a change made through any replica's console is seen by the very next turn.
-func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (*connector.Agent, *secret.Sealed, error) {
+func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (*connector.Agent, *connector.Sealed, error) {
 	if version.IsZero() {
 		return nil, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
 	}

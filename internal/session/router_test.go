@@ -15,8 +15,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // These tests run the router's logic against in-process fakes: no Postgres, no agent. The
@@ -60,10 +58,10 @@ func newMemStore(log *[]string, agents ...connector.Agent) *memStore {
 	return s
 }
 
-func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string, now time.Time) (store.TurnLookup, error) {
+func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string, now time.Time) (connector.TurnLookup, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var l store.TurnLookup
+	var l connector.TurnLookup
 	if ss := s.sessions[tenant+"/"+session]; ss != nil && ss.hold != nil && ss.hold.ExpiresAt.After(now) {
 		h := *ss.hold
 		l.Hold = &h
@@ -78,7 +76,7 @@ func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string
 	return l, nil
 }
 
-func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
+func (s *memStore) SaveTurn(_ context.Context, r connector.TurnRecord) error {
 	s.mu.Lock()
 	s.deferrable = append(s.deferrable, r.Deferrable)
 	s.mu.Unlock()
@@ -115,7 +113,7 @@ func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
 	return nil
 }
 
-func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *secret.Sealed, error) {
+func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *connector.Sealed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.agents[agentID]
@@ -174,18 +172,18 @@ func (s *memStore) setEnabled(id string, enabled bool) {
 type scriptedInvoker struct {
 	mu       sync.Mutex
 	replies  []reply
-	requests []invoke.Request
+	requests []connector.TurnRequest
 	canceled []string
 }
 
 type reply struct {
 	texts  []string
-	result invoke.Result
+	result connector.TurnResult
 }
 
 var _ Invoker = (*scriptedInvoker)(nil)
 
-func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
+func (v *scriptedInvoker) Turn(_ context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	v.mu.Lock()
 	v.requests = append(v.requests, req)
 	r := v.replies[0]
@@ -198,7 +196,7 @@ func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(
 	return &res
 }
 
-func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *secret.Sealed, taskID string) {
+func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *connector.Sealed, taskID string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.canceled = append(v.canceled, a.ID+"/"+taskID)
@@ -264,11 +262,11 @@ func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []
 }
 
 func completed(text, task, ctx string) reply {
-	return reply{texts: []string{text}, result: invoke.Result{Outcome: connector.OutcomeCompleted, Text: text, TaskID: task, ContextID: ctx}}
+	return reply{texts: []string{text}, result: connector.TurnResult{Outcome: connector.OutcomeCompleted, Text: text, TaskID: task, ContextID: ctx}}
 }
 
 func asks(question, task, ctx string) reply {
-	return reply{result: invoke.Result{Outcome: connector.OutcomeInputRequired, Text: question, TaskID: task, ContextID: ctx}}
+	return reply{result: connector.TurnResult{Outcome: connector.OutcomeInputRequired, Text: question, TaskID: task, ContextID: ctx}}
 }
 
 func TestRouter_no_hold_and_no_agent_is_NO_AGENT_without_calling_anyone(t *testing.T) {
@@ -341,7 +339,7 @@ func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
 
 func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {
 	h := newHarness(t, asks("几点？", "task-1", "ctx-1"),
-		reply{result: invoke.Result{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
+		reply{result: connector.TurnResult{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
 			Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
 		completed("好的", "task-1", "ctx-1"))
 	first, _ := h.turn(t, "s", "t1", agentA)
@@ -515,11 +513,11 @@ type gatedInvoker struct {
 	started <-chan struct{}
 }
 
-func (v *gatedInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
+func (v *gatedInvoker) Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	select {
 	case <-v.started:
 	case <-time.After(10 * time.Second): // 10,000× the StartedWithin below
-		return &invoke.Result{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
+		return &connector.TurnResult{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
 	}
 	return v.scriptedInvoker.Turn(ctx, req, emit)
 }

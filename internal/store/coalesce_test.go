@@ -33,7 +33,7 @@ func TestTurnStatements_in_one_batch_each_get_their_own_answer(t *testing.T) {
 		wg      sync.WaitGroup
 		saveErr [saves]error
 		badErr  error
-		looks   [reads]store.TurnLookup
+		looks   [reads]connector.TurnLookup
 		lookErr [reads]error
 	)
 	for i := range saves {
@@ -122,7 +122,7 @@ func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
 	const reads = 3
 	var (
 		wg    sync.WaitGroup
-		looks [reads]store.TurnLookup
+		looks [reads]connector.TurnLookup
 		errs  [reads]error
 	)
 	for i := range reads {
@@ -152,8 +152,8 @@ func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
 
 // deferredRecord is the save a turn leaves for after its Final: a free session's context and
 // turn order.
-func deferredRecord(tenant, session, agent string, started time.Time) store.TurnRecord {
-	return store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: "t1", StartedAt: started,
+func deferredRecord(tenant, session, agent string, started time.Time) connector.TurnRecord {
+	return connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: "t1", StartedAt: started,
 		ContextID: "ctx-" + session, ReleaseHold: true, Deferrable: true}
 }
 

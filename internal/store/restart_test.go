@@ -151,7 +151,7 @@ func batchOfTurns(ctx context.Context, s *store.Store, tenant, session, agentID 
 			_, errs[2*i] = s.LookupTurn(ctx, tenant, sess, agentID, now)
 		})
 		wg.Go(func() {
-			errs[2*i+1] = s.SaveTurn(ctx, store.TurnRecord{TenantID: tenant, SessionID: sess, AgentID: agentID,
+			errs[2*i+1] = s.SaveTurn(ctx, connector.TurnRecord{TenantID: tenant, SessionID: sess, AgentID: agentID,
 				TurnID: "t1", StartedAt: now, ContextID: "ctx", SetHold: &connector.Hold{TaskID: "task", ContextID: "ctx",
 					TurnID: "t1", ExpiresAt: now.Add(time.Hour)}})
 		})
