@@ -240,28 +240,25 @@ type Request = connector.TurnRequest
 // Result is how a turn ended: connector.TurnResult.
 type Result = connector.TurnResult
 
-// Error codes of Result.Err.
+// Error codes of Result.Err: connector's (connector.TurnErrorCodes is their one table), under
+// the names this package has always used.
 const (
-	CodeTimeout          = "timeout"
-	CodeAgentUnreachable = "agent_unreachable"
-	CodeAgentHTTPStatus  = "agent_http_status"
-	// CodeAgentUnauthorized: the agent answered 401 or 403 (API key missing, wrong or revoked).
-	CodeAgentUnauthorized = "agent_unauthorized"
-	CodeRedirect          = "redirect"
-	CodeAgentRPCError     = "agent_rpc_error"
-	CodeProtocolError     = "protocol_error"
-	CodeBlockedAddress    = "blocked_address"
-	CodeTooLarge          = "too_large"
-	CodeAuthRequired      = "auth_required"
-	CodeUnknownState      = "unknown_state"
-	CodeStreamEnded       = "stream_ended"
-	CodeCanceled          = "canceled"
-	CodeAPIKey            = "api_key"
-	// CodeTaskFailed: the agent reported the task failed; Message is its status message.
-	CodeTaskFailed = "task_failed"
-	// CodeAgentUnavailable: this replica's circuit breaker for the agent is open (it failed in
-	// ways that say it is down, several times in a row); the turn ended without calling it.
-	CodeAgentUnavailable = "agent_unavailable"
+	CodeTimeout           = connector.CodeTimeout
+	CodeAgentUnreachable  = connector.CodeAgentUnreachable
+	CodeAgentHTTPStatus   = connector.CodeAgentHTTPStatus
+	CodeAgentUnauthorized = connector.CodeAgentUnauthorized
+	CodeRedirect          = connector.CodeRedirect
+	CodeAgentRPCError     = connector.CodeAgentRPCError
+	CodeProtocolError     = connector.CodeProtocolError
+	CodeBlockedAddress    = connector.CodeBlockedAddress
+	CodeTooLarge          = connector.CodeTooLarge
+	CodeAuthRequired      = connector.CodeAuthRequired
+	CodeUnknownState      = connector.CodeUnknownState
+	CodeStreamEnded       = connector.CodeStreamEnded
+	CodeCanceled          = connector.CodeCanceled
+	CodeAPIKey            = connector.CodeAPIKey
+	CodeTaskFailed        = connector.CodeTaskFailed
+	CodeAgentUnavailable  = connector.CodeAgentUnavailable
 )
 
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and

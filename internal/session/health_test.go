@@ -11,7 +11,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // healthLog keeps what the router reports to the health view (internal/health's Recorder
@@ -31,7 +30,7 @@ func (l *healthLog) Record(t health.Turn) {
 // that reached no agent of the tenant report nothing; durations are the clock's, not compared.
 func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 	failed := reply{result: connector.TurnResult{Outcome: connector.OutcomeFailed,
-		Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent sent no event within 10s"}}}
+		Err: &connector.TurnError{Code: connector.CodeTimeout, Message: "the agent sent no event within 10s"}}}
 	// The last turn's caller leaves before the agent answers: the agent is called, and (the
 	// turn's context being the caller's) ends CANCELED.
 	h := newHarness(t, completed("你好", "task-1", "ctx-1"), failed, reply{result: connector.TurnResult{Outcome: connector.OutcomeCanceled}})
@@ -59,7 +58,7 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 
 	want := []health.Turn{
 		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeCompleted, HasText: true},
-		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeFailed, ErrorCode: invoke.CodeTimeout, ErrorMessage: "the agent sent no event within 10s"},
+		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeFailed, ErrorCode: connector.CodeTimeout, ErrorMessage: "the agent sent no event within 10s"},
 		{TenantID: tenantID, AgentID: agentB, Outcome: health.OutcomeError, ErrorCode: "agent_disabled", ErrorMessage: "the agent is disabled"},
 		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeCanceled},
 	}

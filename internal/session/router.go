@@ -330,7 +330,7 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 			// again on a fresh connection.) The agent's task waits for an answer no turn
 			// will bring: cancel it, or it stays input-required at the agent for good.
 			final.Outcome = connector.OutcomeFailed
-			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
+			final.Err = &connector.TurnError{Code: connector.CodeInternal, Message: "the session hold could not be saved"}
 			change.Kind = Release // an unsaved hold is no hold: no expiry to report
 			r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
 		}

@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // These tests run the router's logic against in-process fakes: no Postgres, no agent. The
@@ -340,7 +339,7 @@ func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
 func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {
 	h := newHarness(t, asks("几点？", "task-1", "ctx-1"),
 		reply{result: connector.TurnResult{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
-			Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
+			Err: &connector.TurnError{Code: connector.CodeTimeout, Message: "the agent did not finish in time"}}},
 		completed("好的", "task-1", "ctx-1"))
 	first, _ := h.turn(t, "s", "t1", agentA)
 	h.now = h.now.Add(time.Minute)
