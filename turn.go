@@ -82,9 +82,6 @@ type TurnRecord struct {
 	ContextID   string
 	SetHold     *Hold
 	ReleaseHold bool
-	// Deferrable: nobody waits for this write (the turn's Final has gone out), so the store
-	// may hold it briefly to send it with others, until SendDeferredSaves is called.
-	Deferrable bool
 }
 
 // InflightTask is an agent task that a turn on some replica is running.

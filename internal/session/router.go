@@ -16,8 +16,9 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 )
 
-// saveTimeout bounds writing a turn's result after the turn itself ended, even when the caller
-// has gone (barge-in): the hold decision must not be lost with the RPC.
+// saveTimeout bounds writing a turn's result before its Final, even when the caller has gone
+// (barge-in): the hold decision must not be lost with the RPC. (A save after the Final is the
+// store's to bound.)
 const saveTimeout = 5 * time.Second
 
 // Store is what the router keeps in Postgres: holds, contexts and the agents they name.
@@ -28,17 +29,24 @@ type Store interface {
 	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
 	// and the versions of the holding and the requested agent.
 	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (connector.TurnLookup, error)
-	// SaveTurn writes a turn's context and hold change; a record never overwrites the hold
-	// of a turn that started later.
+	// SaveTurn writes a turn's context and hold change and returns once it is durable; a
+	// record never overwrites the hold of a turn that started later.
 	SaveTurn(ctx context.Context, r connector.TurnRecord) error
+	// SaveAfterFinal saves a turn's record in the background (after its Final, when nobody
+	// waits for it), in order with the session's other such saves, and reports the error to
+	// done. How it goes to Postgres (with whom, when) is the store's business.
+	SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error))
+	// WaitSaves returns once the session's saves from SaveAfterFinal are written, or with
+	// ctx's cause.
+	WaitSaves(ctx context.Context, tenantID, sessionID string) error
+	// Drain returns once every save from SaveAfterFinal is over.
+	Drain()
 	// AgentForTurn reads an agent and its sealed key (nil when none).
 	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
 	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
 	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
 	SweepSessions(ctx context.Context, before time.Time) (int64, error)
-	// SendDeferredSaves sends the saves left for after their turns' Finals now.
-	SendDeferredSaves()
 }
 
 // Invoker runs one turn against one agent (internal/invoke implements it), in the domain's
@@ -87,7 +95,6 @@ type Router struct {
 	health  HealthRecorder
 	// startedWithin: see Config.StartedWithin.
 	startedWithin time.Duration
-	late          lateSaves
 	admit         *admission.Limiter
 	inflight      *Inflight
 }
@@ -250,7 +257,7 @@ type routed struct {
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
 // the engine's choice (§6.1); a hold on one that cannot is dropped for good.
 func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
-	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}, r.store.SendDeferredSaves); err != nil {
+	if err := r.store.WaitSaves(ctx, t.TenantID, t.SessionID); err != nil {
 		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
 	}
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
@@ -305,8 +312,8 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 
 // record decides what the turn does to the hold (After), saves it and sends the Final. A change
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
-// Final says so; one that changes nothing it reads is saved after the Final, in the background
-// (lateSaves), so that the RPC ends with the Final.
+// Final says so; one that changes nothing it reads is handed to the store after the Final
+// (Store.SaveAfterFinal), so that the RPC ends with the Final.
 func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *connector.TurnResult, withheld int, sink Sink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
@@ -314,25 +321,21 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 	}, r.now(), r.holdTTL)
 	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata, WithheldTextBytes: withheld}
+	rec := turnRecord(t, rt.agent.ID, startedAt, res.ContextID, change)
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
-	save := func(ctx context.Context) error {
-		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change, !durableFirst)
-		if err != nil {
-			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
-				slog.String("agent_id", rt.agent.ID), slog.String("change", change.Kind.String()), slog.Any("error", err))
-		}
-		return err
-	}
 	if durableFirst {
-		if err := save(ctx); err != nil && change.Kind == Set {
-			// The agent wants the next turn but we could not remember that: say so rather
-			// than let the engine believe the session is held. (The store has already tried
-			// again on a fresh connection.) The agent's task waits for an answer no turn
-			// will bring: cancel it, or it stays input-required at the agent for good.
-			final.Outcome = connector.OutcomeFailed
-			final.Err = &connector.TurnError{Code: connector.CodeInternal, Message: "the session hold could not be saved"}
-			change.Kind = Release // an unsaved hold is no hold: no expiry to report
-			r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
+		if err := r.save(ctx, rec); err != nil {
+			r.logSaveError(ctx, t, rt.agent.ID, change.Kind, err)
+			if change.Kind == Set {
+				// The agent wants the next turn but we could not remember that: say so rather
+				// than let the engine believe the session is held. (The store has already tried
+				// again on a fresh connection.) The agent's task waits for an answer no turn
+				// will bring: cancel it, or it stays input-required at the agent for good.
+				final.Outcome = connector.OutcomeFailed
+				final.Err = &connector.TurnError{Code: connector.CodeInternal, Message: "the session hold could not be saved"}
+				change.Kind = Release // an unsaved hold is no hold: no expiry to report
+				r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
+			}
 		}
 	}
 	switch {
@@ -347,17 +350,27 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 		sinkErr = sink.Final(final)
 	}
 	if !durableFirst {
-		r.late.start(sessionKey{t.TenantID, t.SessionID}, func() {
-			// The turn's span has ended with its RPC: a span of its own keeps the save (and its
-			// Postgres span, which needs a recording parent) in the turn's trace.
-			ctx, span := r.obs.startLateSave(ctx, t.TenantID)
-			r.obs.endLateSave(span, save(ctx)) // logged there
+		// The turn's span ends with its RPC: a span of its own keeps the save (and its Postgres
+		// span, which needs a recording parent) in the turn's trace.
+		saveCtx, span := r.obs.startLateSave(ctx, t.TenantID)
+		kind := change.Kind
+		r.store.SaveAfterFinal(saveCtx, rec, func(err error) {
+			if err != nil {
+				r.logSaveError(saveCtx, t, rec.AgentID, kind, err)
+			}
+			r.obs.endLateSave(span, err)
 		})
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return sinkErr
+}
+
+// logSaveError logs a save that failed; the turn goes on (or is over).
+func (r *Router) logSaveError(ctx context.Context, t *Turn, agentID string, k ChangeKind, err error) {
+	r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
+		slog.String("agent_id", agentID), slog.String("change", k.String()), slog.Any("error", err))
 }
 
 // savesBeforeFinal tells whether a turn's change must be durable before its Final: a hold set,
@@ -367,15 +380,12 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 	return k == Set || (k == Release && held)
 }
 
-// save records the turn: the session's context with the agent, and the hold change (none for
-// Keep). It runs even when the caller went away, with its own bound. A deferrable save (one
-// after the turn's Final) may wait a moment to share the next turn's round trip.
-func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change, deferrable bool) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
+// turnRecord is what the store writes for a turn: the session's context with the agent, and the
+// hold change (none for Keep).
+func turnRecord(t *Turn, agentID string, startedAt time.Time, contextID string, c Change) connector.TurnRecord {
 	rec := connector.TurnRecord{
 		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
-		StartedAt: startedAt, ContextID: contextID, Deferrable: deferrable,
+		StartedAt: startedAt, ContextID: contextID,
 	}
 	switch c.Kind {
 	case Set:
@@ -384,6 +394,14 @@ func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt ti
 	case Release:
 		rec.ReleaseHold = true
 	}
+	return rec
+}
+
+// save writes a record before the turn's Final. It runs even when the caller went away, with
+// its own bound: the hold decision must not be lost with the RPC.
+func (r *Router) save(ctx context.Context, rec connector.TurnRecord) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	return r.store.SaveTurn(ctx, rec)
 }
 
@@ -407,9 +425,9 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 }
 
 // Wait returns once the saves that ended turns left for after their Final are done (each is
-// bounded by its own timeout). Call it after the server has stopped taking turns and before
-// the store's pool closes.
-func (r *Router) Wait() { r.late.wg.Wait() }
+// bounded by its own timeout: Store.Drain). Call it after the server has stopped taking turns
+// and before the store's pool closes.
+func (r *Router) Wait() { r.store.Drain() }
 
 // Release ends the session's hold and asks the agent to cancel the held task (best effort, in
 // the background). released is false when the session was free.

@@ -27,7 +27,8 @@ const (
 )
 
 // memStore is Store in memory, with the same rules as internal/store: holds expire, a record
-// never overwrites the hold of a later-started turn, contexts only for agents that exist.
+// never overwrites the hold of a later-started turn, contexts only for agents that exist, a
+// session's saves after the Final in order.
 type memStore struct {
 	mu       sync.Mutex
 	log      *[]string // shared with the sink: the order of saves and Finals
@@ -35,11 +36,16 @@ type memStore struct {
 	sessions map[string]*memSession
 	contexts map[string]string
 	saveErr  error
-	// saveGate, when set, holds every SaveTurn until it is closed.
+	// saveGate, when set, holds every save until it is closed.
 	saveGate chan struct{}
-	// deferrable records each SaveTurn's Deferrable; sentDeferred counts SendDeferredSaves.
-	deferrable   []bool
-	sentDeferred int
+	// afterFinal records, for each save, whether it came through SaveAfterFinal; waited counts
+	// the WaitSaves that found a save of the session pending.
+	afterFinal []bool
+	waited     int
+	// pending holds, per session, a channel closed when its latest SaveAfterFinal is over;
+	// later owns their goroutines.
+	pending map[string]chan struct{}
+	later   sync.WaitGroup
 }
 
 type memSession struct {
@@ -75,9 +81,61 @@ func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string
 	return l, nil
 }
 
-func (s *memStore) SaveTurn(_ context.Context, r connector.TurnRecord) error {
+func (s *memStore) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
+	return s.save(ctx, r, false)
+}
+
+// SaveAfterFinal saves in the background, after the session's earlier such saves.
+func (s *memStore) SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error)) {
+	key := r.TenantID + "/" + r.SessionID
+	finished := make(chan struct{})
 	s.mu.Lock()
-	s.deferrable = append(s.deferrable, r.Deferrable)
+	if s.pending == nil {
+		s.pending = map[string]chan struct{}{}
+	}
+	prev := s.pending[key]
+	s.pending[key] = finished
+	s.mu.Unlock()
+	s.later.Go(func() {
+		if prev != nil {
+			<-prev
+		}
+		err := s.save(context.WithoutCancel(ctx), r, true)
+		if done != nil {
+			done(err)
+		}
+		s.mu.Lock()
+		if s.pending[key] == finished {
+			delete(s.pending, key)
+		}
+		s.mu.Unlock()
+		close(finished)
+	})
+}
+
+func (s *memStore) WaitSaves(ctx context.Context, tenant, session string) error {
+	s.mu.Lock()
+	finished := s.pending[tenant+"/"+session]
+	if finished != nil {
+		s.waited++
+	}
+	s.mu.Unlock()
+	if finished == nil {
+		return nil
+	}
+	select {
+	case <-finished:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *memStore) Drain() { s.later.Wait() }
+
+func (s *memStore) save(_ context.Context, r connector.TurnRecord, afterFinal bool) error {
+	s.mu.Lock()
+	s.afterFinal = append(s.afterFinal, afterFinal)
 	s.mu.Unlock()
 	if s.saveGate != nil {
 		<-s.saveGate
@@ -146,16 +204,10 @@ func (s *memStore) GetHold(ctx context.Context, tenant, session string, now time
 func (s *memStore) ListAgents(context.Context, string) ([]connector.Agent, error) { return nil, nil }
 
 func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
-func (s *memStore) SendDeferredSaves() {
+func (s *memStore) saves() (afterFinal []bool, waited int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sentDeferred++
-}
-
-func (s *memStore) saves() (deferrable []bool, sentDeferred int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.deferrable), s.sentDeferred
+	return slices.Clone(s.afterFinal), s.waited
 }
 
 func (s *memStore) setEnabled(id string, enabled bool) {
@@ -317,9 +369,9 @@ func TestRouter_input_required_holds_the_session_durably_before_the_Final(t *tes
 	if f.Outcome != connector.OutcomeCompleted || !f.HoldExpiresAt.IsZero() {
 		t.Fatalf("final = %+v", f)
 	}
-	// Both saves come before their Final: neither may wait in the store for company.
-	if deferrable, _ := h.store.saves(); !slices.Equal(deferrable, []bool{false, false}) {
-		t.Fatalf("saves deferrable %v, want [false false] (a hold set or released is durable before the Final)", deferrable)
+	// Both saves come before their Final: neither is left to the store for after it.
+	if afterFinal, _ := h.store.saves(); !slices.Equal(afterFinal, []bool{false, false}) {
+		t.Fatalf("saves after the Final %v, want [false false] (a hold set or released is durable before the Final)", afterFinal)
 	}
 }
 
@@ -426,9 +478,9 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	if n := len(h.inv.requests); n != 1 {
 		t.Fatalf("the agent was called %d times, want 1 (the waiting turn must not call it)", n)
 	}
-	// The save after the Final may wait in the store for company; the waiting turn sends it.
-	if deferrable, sent := h.store.saves(); !slices.Equal(deferrable, []bool{true}) || sent != 1 {
-		t.Fatalf("saves deferrable %v, deferred saves sent %d times; want [true] and 1 (by the waiting turn)", deferrable, sent)
+	// The save after the Final is the store's; the next turn of the session waited for it.
+	if afterFinal, waited := h.store.saves(); !slices.Equal(afterFinal, []bool{true}) || waited != 1 {
+		t.Fatalf("saves after the Final %v, waits for a pending save %d; want [true] and 1 (by the next turn)", afterFinal, waited)
 	}
 	// Another session does not wait.
 	h.inv.replies = append([]reply{completed("ok", "task-x", "ctx-x")}, h.inv.replies...)

@@ -67,10 +67,12 @@ func TestTurnPath_is_served_right_after_a_postgres_restart(t *testing.T) {
 		{name: "SaveTurn", call: func(session string) error {
 			return s.SaveTurn(ctx, holdRecord(tenant, session, a.ID, "t1", now.Add(time.Second), "task-new", time.Hour))
 		}},
-		{name: "SaveTurn_deferred", call: func(session string) error {
+		{name: "SaveAfterFinal", call: func(session string) error {
 			r := holdRecord(tenant, session, a.ID, "t1", now.Add(time.Second), "", 0)
-			r.SetHold, r.Deferrable = nil, true
-			return s.SaveTurn(ctx, r)
+			r.SetHold = nil
+			errc := make(chan error, 1)
+			s.SaveAfterFinal(ctx, r, func(err error) { errc <- err })
+			return <-errc
 		}},
 		{name: "AgentForTurn", call: func(string) error {
 			_, _, err := s.AgentForTurn(ctx, tenant, a.ID)

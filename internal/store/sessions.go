@@ -67,8 +67,15 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 	return l, nil
 }
 
-// SaveTurn writes a turn's result in one statement, or none when there is nothing to write.
+// SaveTurn writes a turn's result in one statement, or none when there is nothing to write,
+// and returns once it is written: a hold set or released commits durably (see saveTurn).
 func (s *Store) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
+	return s.saveTurn(ctx, r, false)
+}
+
+// saveTurn is SaveTurn, or with afterFinal the statement of SaveAfterFinal: it may wait for
+// company in the coalescer, and commits without waiting for the WAL flush.
+func (s *Store) saveTurn(ctx context.Context, r connector.TurnRecord, afterFinal bool) error {
 	tid, ok1 := parseID(r.TenantID)
 	aid, ok2 := parseID(r.AgentID)
 	if !ok1 || !ok2 {
@@ -92,7 +99,7 @@ func (s *Store) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
 		// outlive a Postgres crash and a failover to a synchronous standby, although the
 		// connector's pool commits asynchronously: that costs a WAL flush (and the standby's
 		// acknowledgement) on these saves only.
-		st.durable = !r.Deferrable
+		st.durable = !afterFinal
 		st.args = []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt}
 	case r.ContextID != "":
 		// Most turns: the hold is unchanged, so only the context is written. (Postgres's CPU
@@ -104,7 +111,7 @@ func (s *Store) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
 		return nil // no context and no hold change: nothing to write
 	}
 	do := s.turns.do
-	if r.Deferrable {
+	if afterFinal {
 		do = s.turns.doDeferred
 	}
 	err := do(ctx, st)
@@ -113,10 +120,6 @@ func (s *Store) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
 	}
 	return nil
 }
-
-// SendDeferredSaves sends the deferred saves (connector.TurnRecord.Deferrable) now, instead of with the
-// next lookup or after the linger: for a turn that must wait for its session's save.
-func (s *Store) SendDeferredSaves() { s.turns.sendDeferred() }
 
 // saveContextSQL records the context a session now has with an agent (none when the agent is
 // gone: a context row needs its agent).
