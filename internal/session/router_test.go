@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/storetest"
 )
 
 // These tests run the router's logic against in-process fakes: no Postgres, no agent. The
@@ -28,7 +30,8 @@ const (
 
 // memStore is Store in memory, with the same rules as internal/store: holds expire, a record
 // never overwrites the hold of a later-started turn, contexts only for agents that exist, a
-// session's saves after the Final in order.
+// session's saves after the Final in order. TestMemStoreContract checks those rules with the
+// suite the real store passes (internal/storetest).
 type memStore struct {
 	mu       sync.Mutex
 	log      *[]string // shared with the sink: the order of saves and Finals
@@ -53,7 +56,19 @@ type memSession struct {
 	lastStarted time.Time
 }
 
-var _ Store = (*memStore)(nil)
+var (
+	_ Store = (*memStore)(nil)
+	// session.Store and the contract's Store are one interface.
+	_ Store           = storetest.Store(nil)
+	_ storetest.Store = Store(nil)
+)
+
+func TestMemStoreContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Fixture {
+		a, b := testAgent(agentA, "A"), testAgent(agentB, "B")
+		return storetest.Fixture{Store: newMemStore(new([]string), a, b), TenantID: tenantID, Agents: [2]connector.Agent{a, b}}
+	})
+}
 
 func newMemStore(log *[]string, agents ...connector.Agent) *memStore {
 	s := &memStore{log: log, agents: map[string]connector.Agent{}, sessions: map[string]*memSession{}, contexts: map[string]string{}}
@@ -134,6 +149,9 @@ func (s *memStore) WaitSaves(ctx context.Context, tenant, session string) error 
 func (s *memStore) Drain() { s.later.Wait() }
 
 func (s *memStore) save(_ context.Context, r connector.TurnRecord, afterFinal bool) error {
+	if _, err := uuid.Parse(r.AgentID); err != nil || (r.SetHold != nil && r.ReleaseHold) {
+		return fmt.Errorf("save turn of session %q: %w", r.SessionID, connector.ErrInvalid)
+	}
 	s.mu.Lock()
 	s.afterFinal = append(s.afterFinal, afterFinal)
 	s.mu.Unlock()
@@ -201,7 +219,17 @@ func (s *memStore) GetHold(ctx context.Context, tenant, session string, now time
 	return *l.Hold, a, err
 }
 
-func (s *memStore) ListAgents(context.Context, string) ([]connector.Agent, error) { return nil, nil }
+func (s *memStore) ListAgents(_ context.Context, tenant string) ([]connector.Agent, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []connector.Agent
+	for _, a := range s.agents {
+		if a.TenantID == tenant {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
 
 func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
 func (s *memStore) saves() (afterFinal []bool, waited int) {
