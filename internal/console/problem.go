@@ -10,7 +10,6 @@ import (
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
@@ -44,7 +43,7 @@ type apiError struct {
 	reason   string
 	agentID  string
 	problems []connector.Problem
-	cap      admission.Cap
+	cap      connector.Cap
 	limit    int
 	// allow is the Allow header of a 405.
 	allow string
@@ -129,7 +128,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		mbe *http.MaxBytesError
 		dup *connector.DuplicateError
 		ce  *agents.CardError
-		re  *admission.RefusedError
+		re  *connector.RefusedError
 		cfe *credential.FieldError
 	)
 	switch {

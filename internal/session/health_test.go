@@ -44,15 +44,15 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 	h.turn(t, "s3", "t3", "")
 	// A disabled agent, and an agent the tenant does not have.
 	for _, agent := range []string{agentB, "0c0c0c0c-0000-4000-8000-00000000000c"} {
-		if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s4", TurnID: "t4", AgentID: agent, Text: "hi"}, &logSink{log: &h.log}); err == nil {
+		if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s4", TurnID: "t4", AgentID: agent, Text: "hi"}, &logSink{log: &h.log}); err == nil {
 			t.Fatalf("turn for %s: no error", agent)
 		}
 	}
 	// The caller leaves before Started reaches it: CANCELED, not the agent's failure.
-	gone := &failingStart{Sink: &logSink{log: &h.log}, err: context.Canceled}
+	gone := &failingStart{TurnSink: &logSink{log: &h.log}, err: context.Canceled}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s5", TurnID: "t5", AgentID: agentA, Text: "hi"}, gone); !errors.Is(err, context.Canceled) {
+	if err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s5", TurnID: "t5", AgentID: agentA, Text: "hi"}, gone); !errors.Is(err, context.Canceled) {
 		t.Fatalf("turn with a caller gone at Started: %v", err)
 	}
 
@@ -69,7 +69,7 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 
 // failingStart fails Started, as a sink whose caller is gone does.
 type failingStart struct {
-	Sink
+	connector.TurnSink
 	err error
 }
 

@@ -45,7 +45,7 @@ func TestRouter_withholds_what_the_engine_received(t *testing.T) {
 	h.log = nil
 	sink := &logSink{log: &h.log}
 	// 4 bytes fall inside 好: the whole character is withheld.
-	err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA,
+	err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA,
 		Text: "hi", ReceivedTextBytes: 4}, sink)
 	if err != nil {
 		t.Fatal(err)

@@ -79,7 +79,7 @@ type Config struct {
 	// being called (it goes out with that event, so as not to delay the call); default 50ms.
 	StartedWithin time.Duration
 	// Admission caps the turns in flight per tenant, per agent and in all; a turn over a cap
-	// is refused at once with an *admission.RefusedError. nil: no caps.
+	// is refused at once with an *connector.RefusedError. nil: no caps.
 	Admission *admission.Limiter
 }
 
@@ -119,41 +119,6 @@ func New(c Config) *Router {
 		startedWithin: c.StartedWithin, admit: c.Admission, inflight: c.Inflight}
 }
 
-// Turn is one user turn as the dialog engine sends it.
-type Turn struct {
-	TenantID, SessionID, TurnID string
-	AgentID                     string // the engine's choice; "" for none
-	Text                        string
-	Metadata                    map[string]any
-	// ReceivedTextBytes is, on a retry of a turn whose earlier attempt streamed text, how many
-	// bytes of that text the engine received: they are withheld from this attempt's deltas.
-	ReceivedTextBytes int
-}
-
-// Final is how a turn ended, as the engine sees it.
-type Final struct {
-	Outcome           connector.Outcome
-	Text              string
-	TaskID, ContextID string
-	Err               *connector.TurnError
-	Metadata          map[string]any
-	// HoldExpiresAt is set when the session is held after the turn.
-	HoldExpiresAt time.Time
-	// WithheldTextBytes is how many bytes of Text were kept out of the deltas
-	// (Turn.ReceivedTextBytes, rounded up to a character, at most len(Text) as streamed).
-	WithheldTextBytes int
-}
-
-// Sink receives a turn's events in order: Started (with the agent's first event, or at the
-// latest Config.StartedWithin after the agent is called), then Events, then Final. NO_AGENT is
-// a lone Final. Errors from Started and Final end the turn (the caller is gone); Event errors
-// are ignored because the caller's cancellation reaches the agent call through ctx anyway.
-type Sink interface {
-	Started(agent *connector.Agent, held bool, taskID string) error
-	Event(e connector.TurnEvent) error
-	Final(f Final) error
-}
-
 // messageNamespace derives A2A messageIds from turn ids (UUIDv5), so a retried turn sends the
 // agent the same messageId.
 var messageNamespace = uuid.MustParse("6f0b8a52-4a55-4f43-9c35-3f1f6e5d2a10")
@@ -165,9 +130,9 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down), *admission.RefusedError (over a cap). Agent
-// misbehaviour is a Final{FAILED}.
-func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
+// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap). Agent
+// misbehaviour is a connector.TurnFinal{FAILED}.
+func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, &t, sink, &obs)
@@ -179,7 +144,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 // handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
 // sink), record (the hold decision, saved, and the Final).
-func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnObs) error {
+func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connector.TurnSink, obs *turnObs) error {
 	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
 	// costs no database round trip; the agent's once routing has named the agent (a hold may
 	// send the turn to another than the one asked for). Never queued: a refusal is at once.
@@ -195,7 +160,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	}
 	if rt.agent == nil {
 		obs.outcome = connector.OutcomeNoAgent
-		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
+		return sink.Final(connector.TurnFinal{Outcome: connector.OutcomeNoAgent})
 	}
 	if err := permit.AcquireAgent(ctx, rt.agent.ID); err != nil {
 		return err
@@ -256,7 +221,7 @@ type routed struct {
 
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
 // the engine's choice (§6.1); a hold on one that cannot is dropped for good.
-func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
+func (r *Router) route(ctx context.Context, t *connector.Turn, startedAt time.Time) (*routed, error) {
 	if err := r.store.WaitSaves(ctx, t.TenantID, t.SessionID); err != nil {
 		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
 	}
@@ -269,7 +234,7 @@ func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*rout
 
 // routeTo is route once the session is looked up: a function of its own, so that its frame
 // (it handles agents and errors) is not on the goroutine's stack during the lookup's round trip.
-func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *connector.TurnLookup, startedAt time.Time) (*routed, error) {
+func (r *Router) routeTo(ctx context.Context, t *connector.Turn, lookup *connector.TurnLookup, startedAt time.Time) (*routed, error) {
 	if h := lookup.Hold; h != nil {
 		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
 		switch {
@@ -299,7 +264,7 @@ func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *connector.TurnLoo
 // dropHold releases the hold of an agent that was deleted or disabled, for good (it must not
 // come back if the agent is re-enabled); the turn is then routed as if there were none. Rare,
 // so the extra round trip is fine.
-func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedAt time.Time) error {
+func (r *Router) dropHold(ctx context.Context, t *connector.Turn, agentID string, startedAt time.Time) error {
 	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
 		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
 	err := r.store.SaveTurn(ctx, connector.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
@@ -314,12 +279,12 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
 // Final says so; one that changes nothing it reads is handed to the store after the Final
 // (Store.SaveAfterFinal), so that the RPC ends with the Final.
-func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *connector.TurnResult, withheld int, sink Sink, obs *turnObs) error {
+func (r *Router) record(ctx context.Context, t *connector.Turn, rt *routed, startedAt time.Time, res *connector.TurnResult, withheld int, sink connector.TurnSink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
 	}, r.now(), r.holdTTL)
-	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
+	final := connector.TurnFinal{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata, WithheldTextBytes: withheld}
 	rec := turnRecord(t, rt.agent.ID, startedAt, res.ContextID, change)
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
@@ -368,7 +333,7 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 }
 
 // logSaveError logs a save that failed; the turn goes on (or is over).
-func (r *Router) logSaveError(ctx context.Context, t *Turn, agentID string, k ChangeKind, err error) {
+func (r *Router) logSaveError(ctx context.Context, t *connector.Turn, agentID string, k ChangeKind, err error) {
 	r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
 		slog.String("agent_id", agentID), slog.String("change", k.String()), slog.Any("error", err))
 }
@@ -382,7 +347,7 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 
 // turnRecord is what the store writes for a turn: the session's context with the agent, and the
 // hold change (none for Keep).
-func turnRecord(t *Turn, agentID string, startedAt time.Time, contextID string, c Change) connector.TurnRecord {
+func turnRecord(t *connector.Turn, agentID string, startedAt time.Time, contextID string, c Change) connector.TurnRecord {
 	rec := connector.TurnRecord{
 		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
 		StartedAt: startedAt, ContextID: contextID,
@@ -448,26 +413,19 @@ func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (relea
 	return true, h.AgentID, nil
 }
 
-// SessionInfo is what GetSession answers.
-type SessionInfo struct {
-	Held      bool
-	Hold      connector.Hold
-	AgentName string
-}
-
 // Get reports the session's live hold, if any.
-func (r *Router) Get(ctx context.Context, tenantID, sessionID string) (SessionInfo, error) {
+func (r *Router) Get(ctx context.Context, tenantID, sessionID string) (connector.SessionInfo, error) {
 	h, a, err := r.store.GetHold(ctx, tenantID, sessionID, r.now())
 	if errors.Is(err, connector.ErrNotFound) {
-		return SessionInfo{}, nil
+		return connector.SessionInfo{}, nil
 	}
 	if err != nil {
-		return SessionInfo{}, fmt.Errorf("session %s: %w", sessionID, err)
+		return connector.SessionInfo{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	if a.Invocable() != nil {
-		return SessionInfo{}, nil
+		return connector.SessionInfo{}, nil
 	}
-	return SessionInfo{Held: true, Hold: h, AgentName: a.Name}, nil
+	return connector.SessionInfo{Held: true, Hold: h, AgentName: a.Name}, nil
 }
 
 // Agents lists the tenant's agents that can be called now.

@@ -284,7 +284,7 @@ func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *co
 // logSink records what the engine would see.
 type logSink struct {
 	log    *[]string
-	finals []Final
+	finals []connector.TurnFinal
 }
 
 func (k *logSink) Started(a *connector.Agent, held bool, taskID string) error {
@@ -297,7 +297,7 @@ func (k *logSink) Event(e connector.TurnEvent) error {
 	return nil
 }
 
-func (k *logSink) Final(f Final) error {
+func (k *logSink) Final(f connector.TurnFinal) error {
 	*k.log = append(*k.log, "final "+string(f.Outcome))
 	k.finals = append(k.finals, f)
 	return nil
@@ -326,11 +326,11 @@ func newHarness(t *testing.T, replies ...reply) *harness {
 	return h
 }
 
-func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []string) {
+func (h *harness) turn(t *testing.T, session, turnID, agentID string) (connector.TurnFinal, []string) {
 	t.Helper()
 	h.log = nil
 	sink := &logSink{log: &h.log}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
 	h.router.Wait() // the save left for after the Final, so that the log is whole
@@ -462,7 +462,7 @@ func TestRouter_request_problems_are_errors_before_anything_is_sent(t *testing.T
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.log = nil
-			err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: tc.agent}, &logSink{log: &h.log})
+			err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: tc.agent}, &logSink{log: &h.log})
 			if !errors.Is(err, tc.want) || len(h.log) != 0 {
 				t.Fatalf("err = %v, log %q; want %v and nothing sent", err, h.log, tc.want)
 			}
@@ -480,7 +480,7 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	sink := &logSink{log: &h.log}
 	returned := make(chan error, 1)
 	go func() {
-		returned <- h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink)
+		returned <- h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink)
 	}()
 	select {
 	case err := <-returned:
@@ -499,7 +499,7 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	// its own deadline, without calling the agent.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t2", AgentID: agentA, Text: "hi"}, &logSink{log: new([]string)})
+	err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t2", AgentID: agentA, Text: "hi"}, &logSink{log: new([]string)})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "previous turn's save") {
 		t.Fatalf("second turn during the first one's save: err = %v, want it to wait for the save until its deadline", err)
 	}
@@ -513,7 +513,7 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	// Another session does not wait.
 	h.inv.replies = append([]reply{completed("ok", "task-x", "ctx-x")}, h.inv.replies...)
 	other := &logSink{log: new([]string)}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "other", TurnID: "t1", AgentID: agentB, Text: "hi"}, other); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "other", TurnID: "t1", AgentID: agentB, Text: "hi"}, other); err != nil {
 		t.Fatalf("a turn of another session: %v", err)
 	}
 
@@ -530,8 +530,8 @@ func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) 
 	ctx, cancel := context.WithCancel(t.Context())
 	sink := &logSink{log: &h.log}
 	h.inv.replies[0].texts = nil
-	cancelling := &cancelOnStart{Sink: sink, cancel: cancel}
-	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA}, cancelling)
+	cancelling := &cancelOnStart{TurnSink: sink, cancel: cancel}
+	err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA}, cancelling)
 	if !errors.Is(err, context.Canceled) || len(sink.finals) != 0 {
 		t.Fatalf("err = %v, finals %d; want context.Canceled and none", err, len(sink.finals))
 	}
@@ -542,13 +542,13 @@ func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) 
 
 // cancelOnStart cancels the turn's context once it has started: the caller hung up.
 type cancelOnStart struct {
-	Sink
+	connector.TurnSink
 	cancel context.CancelFunc
 }
 
 func (c *cancelOnStart) Started(a *connector.Agent, held bool, taskID string) error {
 	c.cancel()
-	return c.Sink.Started(a, held, taskID)
+	return c.TurnSink.Started(a, held, taskID)
 }
 
 func TestRouter_release_cancels_the_held_task(t *testing.T) {
@@ -620,7 +620,7 @@ func TestRouter_sends_Started_while_a_slow_agent_works(t *testing.T) {
 	inv := &gatedInvoker{scriptedInvoker: scriptedInvoker{replies: []reply{completed("hello", "task-1", "ctx-1")}}, started: started}
 	h.router = New(Config{Store: h.store, Invoker: inv, Now: func() time.Time { return h.now }, StartedWithin: time.Millisecond})
 	sink := &startSignal{logSink: logSink{log: &h.log}, started: started}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
 	h.router.Wait()
