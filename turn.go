@@ -1,11 +1,14 @@
 package connector
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The records of the turn path. internal/session speaks them to its store (internal/store
 // implements it) and to its invoker (internal/invoke implements it); neither implementation
-// imports the other or the session. The interfaces stay with their consumers (session.Store,
-// session.Invoker), holding only the methods each calls.
+// imports the other or the session. The session's store is SessionStore, below; its invoker is
+// an interface it declares itself (session.Invoker).
 
 // TurnRequest is one turn to run against one agent.
 type TurnRequest struct {
@@ -87,4 +90,32 @@ type TurnRecord struct {
 // InflightTask is an agent task that a turn on some replica is running.
 type InflightTask struct {
 	TenantID, AgentID, TaskID, SessionID string
+}
+
+// SessionStore is what the session router keeps in Postgres: holds, contexts and the agents
+// they name. internal/store implements it, and so does the router tests' in-memory double. It
+// is declared here rather than by its consumer, internal/session, because more than one package
+// names it: the contract every implementation passes (internal/storetest) names it too.
+type SessionStore interface {
+	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
+	// and the versions of the holding and the requested agent.
+	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (TurnLookup, error)
+	// SaveTurn writes a turn's context and hold change and returns once it is durable; a
+	// record never overwrites the hold of a turn that started later.
+	SaveTurn(ctx context.Context, r TurnRecord) error
+	// SaveAfterFinal saves a turn's record in the background (after its Final, when nobody
+	// waits for it), in order with the session's other such saves, and reports the error to
+	// done. How it goes to Postgres (with whom, when) is the store's business.
+	SaveAfterFinal(ctx context.Context, r TurnRecord, done func(error))
+	// WaitSaves returns once the session's saves from SaveAfterFinal are written, or with
+	// ctx's cause.
+	WaitSaves(ctx context.Context, tenantID, sessionID string) error
+	// Drain returns once every save from SaveAfterFinal is over.
+	Drain()
+	// AgentForTurn reads an agent and its sealed key (nil when none).
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (Agent, *Sealed, error)
+	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (Hold, error)
+	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (Hold, Agent, error)
+	ListAgents(ctx context.Context, tenantID string) ([]Agent, error)
+	SweepSessions(ctx context.Context, before time.Time) (int64, error)
 }

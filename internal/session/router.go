@@ -21,34 +21,6 @@ import (
 // store's to bound.)
 const saveTimeout = 5 * time.Second
 
-// Store is what the router keeps in Postgres: holds, contexts and the agents they name.
-// internal/store implements it; the router's fast tests use an in-memory one. It speaks the
-// domain's records (connector.TurnLookup, connector.TurnRecord), so the session does not
-// import the store.
-type Store interface {
-	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
-	// and the versions of the holding and the requested agent.
-	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (connector.TurnLookup, error)
-	// SaveTurn writes a turn's context and hold change and returns once it is durable; a
-	// record never overwrites the hold of a turn that started later.
-	SaveTurn(ctx context.Context, r connector.TurnRecord) error
-	// SaveAfterFinal saves a turn's record in the background (after its Final, when nobody
-	// waits for it), in order with the session's other such saves, and reports the error to
-	// done. How it goes to Postgres (with whom, when) is the store's business.
-	SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error))
-	// WaitSaves returns once the session's saves from SaveAfterFinal are written, or with
-	// ctx's cause.
-	WaitSaves(ctx context.Context, tenantID, sessionID string) error
-	// Drain returns once every save from SaveAfterFinal is over.
-	Drain()
-	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
-	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
-	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
-	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
-	SweepSessions(ctx context.Context, before time.Time) (int64, error)
-}
-
 // Invoker runs one turn against one agent (internal/invoke implements it), in the domain's
 // records (connector.TurnRequest, connector.TurnResult), so the session does not import invoke.
 type Invoker interface {
@@ -59,7 +31,7 @@ type Invoker interface {
 
 // Config wires a Router.
 type Config struct {
-	Store   Store
+	Store   connector.SessionStore
 	Invoker Invoker
 	HoldTTL time.Duration // A2AC_HOLD_TTL; default 10m
 	Now     func() time.Time
@@ -85,7 +57,7 @@ type Config struct {
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
 type Router struct {
-	store   Store
+	store   connector.SessionStore
 	invoker Invoker
 	agents  *agentCache
 	holdTTL time.Duration

@@ -56,12 +56,7 @@ type memSession struct {
 	lastStarted time.Time
 }
 
-var (
-	_ Store = (*memStore)(nil)
-	// session.Store and the contract's Store are one interface.
-	_ Store           = storetest.Store(nil)
-	_ storetest.Store = Store(nil)
-)
+var _ connector.SessionStore = (*memStore)(nil)
 
 func TestMemStoreContract(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Fixture {

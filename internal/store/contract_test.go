@@ -8,7 +8,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/storetest"
 )
 
-var _ storetest.Store = (*store.Store)(nil)
+var _ connector.SessionStore = (*store.Store)(nil)
 
 // The real store follows the session store's contract; the session router's in-memory double
 // runs the same suite (internal/session).

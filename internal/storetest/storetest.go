@@ -1,18 +1,16 @@
 // Package storetest is the contract of the session store: the rules every implementation of
-// session.Store follows, as one suite that runs against the real store (internal/store, on
+// connector.SessionStore follows, as one suite that runs against the real store (internal/store, on
 // Postgres) and against every test double of it (the session router's in-memory store), so a
 // double cannot drift from what it stands for.
 //
-// It is for tests only, and imports nothing of ours but the domain: the session package's own
-// tests use it, and importing session from here would be a cycle. Store repeats session.Store's
-// methods; session's tests assert in both directions that the two are the same interface.
+// It is for tests only, and imports nothing of ours but the domain (the session package's own
+// tests use it).
 //
 // It does not test what is the real store's alone (Postgres restarts, coalescing, the sweep,
 // which spans every tenant and would take other tests' rows): internal/store's own tests do.
 package storetest
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -25,24 +23,10 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 )
 
-// Store is session.Store: what the session router keeps in the store.
-type Store interface {
-	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (connector.TurnLookup, error)
-	SaveTurn(ctx context.Context, r connector.TurnRecord) error
-	SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error))
-	WaitSaves(ctx context.Context, tenantID, sessionID string) error
-	Drain()
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
-	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
-	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
-	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
-	SweepSessions(ctx context.Context, before time.Time) (int64, error)
-}
-
 // Fixture is a store with one tenant of its own and two enabled agents of that tenant, as
 // stored (their UpdatedAt is the version LookupTurn reports).
 type Fixture struct {
-	Store    Store
+	Store    connector.SessionStore
 	TenantID string
 	Agents   [2]connector.Agent
 }
@@ -82,14 +66,14 @@ func record(f Fixture, session string, started time.Time) connector.TurnRecord {
 		TurnID: "turn-" + started.Format("150405.000000"), StartedAt: started}
 }
 
-func mustSave(t *testing.T, s Store, r connector.TurnRecord) {
+func mustSave(t *testing.T, s connector.SessionStore, r connector.TurnRecord) {
 	t.Helper()
 	if err := s.SaveTurn(t.Context(), r); err != nil {
 		t.Fatalf("SaveTurn(%+v): %v", r, err)
 	}
 }
 
-func lookup(t *testing.T, s Store, f Fixture, session, agentID string, at time.Time) connector.TurnLookup {
+func lookup(t *testing.T, s connector.SessionStore, f Fixture, session, agentID string, at time.Time) connector.TurnLookup {
 	t.Helper()
 	l, err := s.LookupTurn(t.Context(), f.TenantID, session, agentID, at)
 	if err != nil {
