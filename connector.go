@@ -7,10 +7,10 @@
 // gRPC edge and the session; TurnRequest and TurnResult between the session and the invoker;
 // TurnLookup, TurnRecord and InflightTask between the session and the store), the registry's
 // (NewAgent, Revision, AgentPatch, a Sealed key, DuplicateError), a turn refused over a cap
-// (RefusedError), and the turn error codes (TurnErrorCodes, the one table). An interface stays
-// with the package that consumes it (session.Invoker, agents.Store, grpcapi.Router) unless more
-// than one package must name it: SessionStore (the session and the store contract) and
-// TurnSink (the session and the gRPC edge).
+// (RefusedError), a turn as the health view counts it (TurnStat), and the turn error codes
+// (TurnErrorCodes, the one table). An interface stays with the package that consumes it
+// (session.Invoker, agents.Store, grpcapi.Router) unless more than one package must name it:
+// SessionStore (the session and the store contract) and TurnSink (the session and the gRPC edge).
 //
 // It imports nothing of ours and does no I/O. Adapters (store, cardcheck, invoke, console, the
 // gRPC server) translate between these types and their own wire or storage formats.

@@ -43,7 +43,7 @@ func TestShutdownFlushesAgentHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum.Hour.Turns != 3 || sum.Hour.Outcomes[connector.OutcomeCompleted] != 1 || sum.Hour.Outcomes[connector.OutcomeHandback] != 1 ||
-		sum.Hour.Outcomes[health.OutcomeError] != 1 {
+		sum.Hour.Outcomes[connector.OutcomeError] != 1 {
 		t.Fatalf("health after shutdown: %d turns, outcomes %v; want one COMPLETED, one HANDBACK, one ERROR", sum.Hour.Turns, sum.Hour.Outcomes)
 	}
 	if len(sum.Failures) != 1 || sum.Failures[0].Code != "agent_disabled" || sum.Failures[0].Message != "the agent is disabled" {

@@ -10,17 +10,16 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/health"
 )
 
 // healthLog keeps what the router reports to the health view (internal/health's Recorder
 // writes to Postgres; its own tests cover that).
 type healthLog struct {
 	mu    sync.Mutex
-	turns []health.Turn
+	turns []connector.TurnStat
 }
 
-func (l *healthLog) Record(t health.Turn) {
+func (l *healthLog) Record(t connector.TurnStat) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.turns = append(l.turns, t)
@@ -56,13 +55,13 @@ func TestRouter_reports_each_turn_of_an_agent_to_the_health_view(t *testing.T) {
 		t.Fatalf("turn with a caller gone at Started: %v", err)
 	}
 
-	want := []health.Turn{
+	want := []connector.TurnStat{
 		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeCompleted, HasText: true},
 		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeFailed, ErrorCode: connector.CodeTimeout, ErrorMessage: "the agent sent no event within 10s"},
-		{TenantID: tenantID, AgentID: agentB, Outcome: health.OutcomeError, ErrorCode: "agent_disabled", ErrorMessage: "the agent is disabled"},
+		{TenantID: tenantID, AgentID: agentB, Outcome: connector.OutcomeError, ErrorCode: "agent_disabled", ErrorMessage: "the agent is disabled"},
 		{TenantID: tenantID, AgentID: agentA, Outcome: connector.OutcomeCanceled},
 	}
-	if diff := cmp.Diff(want, got.turns, cmpopts.IgnoreFields(health.Turn{}, "FirstText", "Duration")); diff != "" {
+	if diff := cmp.Diff(want, got.turns, cmpopts.IgnoreFields(connector.TurnStat{}, "FirstText", "Duration")); diff != "" {
 		t.Fatalf("reported turns (-want +got):\n%s", diff)
 	}
 }
