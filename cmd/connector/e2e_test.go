@@ -462,7 +462,7 @@ func TestRequestErrors(t *testing.T) {
 		t.Errorf("other tenant's agent: %v", err)
 	}
 	disabled := false
-	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, store.AgentPatch{Enabled: &disabled}); err != nil {
+	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, connector.AgentPatch{Enabled: &disabled}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.tryTurn(t, "s-err", s.agent, "hi")

@@ -56,7 +56,7 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.CreateAgent(t.Context(), store.NewAgent{
+	a, err := st.CreateAgent(t.Context(), connector.NewAgent{
 		ID: uuid.NewString(), TenantID: tenant.ID, CardURL: fx.URL + "/card", ResolvedCardURL: fx.URL + "/card",
 		Card:    json.RawMessage(`{"name":"paced"}`),
 		Profile: connector.CardProfile{Name: "paced", ProtocolVersion: "0.3.0", EndpointURL: fx.URL, Streaming: true},

@@ -33,8 +33,9 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 func withAPIKey(key string) stackOption { return func(c *stackConfig) { c.apiKey = key } }
@@ -203,8 +204,8 @@ func TestTraceOfAFailedTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, store.AgentPatch{
-		APIKey: &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
+	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, connector.AgentPatch{
+		APIKey: &connector.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
 		t.Fatal(err)
 	}
 	r := s.turn(t, "s-fail", s.agent, "重复我说的话：你好")

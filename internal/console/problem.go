@@ -9,12 +9,10 @@ import (
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
@@ -45,7 +43,7 @@ type apiError struct {
 	reason   string
 	agentID  string
 	problems []connector.Problem
-	cap      admission.Cap
+	cap      connector.Cap
 	limit    int
 	// allow is the Allow header of a 405.
 	allow string
@@ -127,9 +125,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		api *apiError
 		fe  *cardfetch.FetchError
 		mbe *http.MaxBytesError
-		dup *store.DuplicateError
+		dup *connector.DuplicateError
 		ce  *agents.CardError
-		re  *admission.RefusedError
+		re  *connector.RefusedError
 		cfe *credential.FieldError
 	)
 	switch {
