@@ -93,6 +93,8 @@ func BenchmarkEncodeRequest(b *testing.B) {
 	}
 }
 
+// (Which fields the hand-written writers cover is checked by reflection in encode_parity_test.go;
+// this test is about values.)
 // marshalBody must give encoding/json's bytes for any params: random messages with metadata of
 // every JSON-ish kind (strings with HTML characters, U+2028, U+FFFD and invalid UTF-8, floats
 // that switch notation, json.Number, nested maps and lists, raw data parts), and the errors'
