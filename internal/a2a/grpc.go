@@ -110,9 +110,6 @@ func (cl call) grpcDecode(m proto.Message, max int) (Event, error) {
 	}
 	ev, ok, err := eventFromPB(m)
 	if !ok {
-		ev, ok, err = eventFromPBV0(m)
-	}
-	if !ok {
 		return nil, &ProtocolError{Method: cl.method, Kind: ProtocolInvalidResponse, Detail: fmt.Sprintf("unexpected answer %T", m)}
 	}
 	if err != nil {

@@ -1,10 +1,13 @@
 package a2a
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 
+	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // A2A 1.0's proto messages (a2apb/v1) converted straight to and from the neutral types. The
@@ -60,57 +63,65 @@ func roleToPB(r Role) int32 {
 	return 1
 }
 
-// eventFromPB converts an answer of the 1.0 A2AService: a SendMessageResponse, a
+// eventFromPB converts an answer of either generation's A2AService: a SendMessageResponse, a
 // StreamResponse or a bare Task (GetTask, CancelTask). ok is false for another message type.
+// An answer with no payload is a *ProtocolError, as its JSON was.
 func eventFromPB(m any) (ev Event, ok bool, err error) {
 	switch r := m.(type) {
 	case *a2apb.Task:
-		return taskFromPB(r), true, nil
+		ev = taskFromPB(r)
 	case *a2apb.SendMessageResponse:
-		switch p := r.GetPayload().(type) {
-		case *a2apb.SendMessageResponse_Task:
-			return taskFromPB(p.Task), true, nil
-		case *a2apb.SendMessageResponse_Message:
-			return messageFromPB(p.Message), true, nil
-		}
+		ev = cmp.Or(ifSet(r.GetTask(), taskFromPB), ifSet(r.GetMessage(), messageFromPB))
 	case *a2apb.StreamResponse:
-		switch p := r.GetPayload().(type) {
-		case *a2apb.StreamResponse_StatusUpdate:
-			return statusUpdateFromPB(p.StatusUpdate), true, nil
-		case *a2apb.StreamResponse_ArtifactUpdate:
-			return artifactUpdateFromPB(p.ArtifactUpdate), true, nil
-		case *a2apb.StreamResponse_Task:
-			return taskFromPB(p.Task), true, nil
-		case *a2apb.StreamResponse_Message:
-			return messageFromPB(p.Message), true, nil
-		}
+		// The most specific payload first, as the JSON decoder picks among several members.
+		ev = cmp.Or(ifSet(r.GetStatusUpdate(), statusUpdateFromPB), ifSet(r.GetArtifactUpdate(), artifactUpdateFromPB),
+			ifSet(r.GetTask(), taskFromPB), ifSet(r.GetMessage(), messageFromPB))
+	case *a2apbv0.Task:
+		ev = taskFromPBV0(r)
+	case *a2apbv0.SendMessageResponse:
+		ev = cmp.Or(ifSet(r.GetTask(), taskFromPBV0), ifSet(r.GetMsg(), messageFromPBV0))
+	case *a2apbv0.StreamResponse:
+		ev = cmp.Or(ifSet(r.GetStatusUpdate(), statusUpdateFromPBV0), ifSet(r.GetArtifactUpdate(), artifactUpdateFromPBV0),
+			ifSet(r.GetTask(), taskFromPBV0), ifSet(r.GetMsg(), messageFromPBV0))
 	default:
 		return nil, false, nil
 	}
-	return nil, true, &ProtocolError{Kind: ProtocolUnknownKind, Detail: "result has none of task, message, statusUpdate, artifactUpdate"}
+	if ev == nil {
+		return nil, true, &ProtocolError{Kind: ProtocolUnknownKind, Detail: "result has none of task, message, statusUpdate, artifactUpdate"}
+	}
+	return ev, true, nil
+}
+
+// ifSet converts a oneof payload that is set; nil (no Event) when it is not.
+func ifSet[P any, E Event](p *P, convert func(*P) E) Event {
+	if p == nil {
+		return nil
+	}
+	return convert(p)
+}
+
+// convertAll converts each element; nil for none, as a decoded JSON object without the member.
+func convertAll[P, T any](ps []P, convert func(P) T) []T {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]T, len(ps))
+	for i, p := range ps {
+		out[i] = convert(p)
+	}
+	return out
 }
 
 func taskFromPB(t *a2apb.Task) *Task {
-	out := &Task{
+	return &Task{
 		Kind:      KindTask,
 		ID:        t.GetId(),
 		ContextID: t.GetContextId(),
 		Status:    statusFromPB(t.GetStatus()),
+		Artifacts: convertAll(t.GetArtifacts(), artifactFromPB),
+		History:   convertAll(t.GetHistory(), func(m *a2apb.Message) Message { return *messageFromPB(m) }),
 		Metadata:  mapFromPB(t.GetMetadata()),
 	}
-	if as := t.GetArtifacts(); len(as) > 0 {
-		out.Artifacts = make([]Artifact, len(as))
-		for i, a := range as {
-			out.Artifacts[i] = artifactFromPB(a)
-		}
-	}
-	if hs := t.GetHistory(); len(hs) > 0 {
-		out.History = make([]Message, len(hs))
-		for i, h := range hs {
-			out.History[i] = *messageFromPB(h)
-		}
-	}
-	return out
 }
 
 func statusFromPB(s *a2apb.TaskStatus) TaskStatus {
@@ -125,7 +136,7 @@ func messageFromPB(m *a2apb.Message) *Message {
 	return &Message{
 		Kind:             KindMessage,
 		Role:             roleFromPB(int32(m.GetRole()), m.GetRole().String()),
-		Parts:            partsFromPB(m.GetParts()),
+		Parts:            partsFromPB(m.GetParts(), partFromPB),
 		MessageID:        m.GetMessageId(),
 		ContextID:        m.GetContextId(),
 		TaskID:           m.GetTaskId(),
@@ -140,7 +151,7 @@ func artifactFromPB(a *a2apb.Artifact) Artifact {
 		ArtifactID:  a.GetArtifactId(),
 		Name:        a.GetName(),
 		Description: a.GetDescription(),
-		Parts:       partsFromPB(a.GetParts()),
+		Parts:       partsFromPB(a.GetParts(), partFromPB),
 		Metadata:    mapFromPB(a.GetMetadata()),
 		Extensions:  stringsOrNil(a.GetExtensions()),
 	}
@@ -171,14 +182,15 @@ func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) *TaskArtifactUpdateE
 	return out
 }
 
-// partsFromPB keeps nil for no parts and drops parts without content, as Parts' decoding does.
-func partsFromPB(ps []*a2apb.Part) Parts {
+// partsFromPB converts parts of either generation: nil for none, and parts without content
+// dropped, as Parts' decoding does.
+func partsFromPB[P any](ps []P, convert func(P) Part) Parts {
 	if len(ps) == 0 {
 		return nil
 	}
 	out := make(Parts, 0, len(ps))
 	for _, p := range ps {
-		if q := partFromPB(p); q.Kind != "" {
+		if q := convert(p); q.Kind != "" {
 			out = append(out, q)
 		}
 	}
@@ -231,27 +243,30 @@ func sendRequestToPB(p *MessageSendParams, tenant string) (*a2apb.SendMessageReq
 }
 
 func messageToPB(m *Message) (*a2apb.Message, error) {
-	out := &a2apb.Message{
-		MessageId:        m.MessageID,
-		ContextId:        m.ContextID,
-		TaskId:           m.TaskID,
-		Role:             a2apb.Role(roleToPB(m.Role)),
-		Parts:            make([]*a2apb.Part, 0, len(m.Parts)),
-		Extensions:       m.Extensions,
-		ReferenceTaskIds: m.ReferenceTaskIDs,
+	parts, md, err := messageContentToPB(m, partToPB)
+	if err != nil {
+		return nil, err
 	}
+	return &a2apb.Message{MessageId: m.MessageID, ContextId: m.ContextID, TaskId: m.TaskID, Role: a2apb.Role(roleToPB(m.Role)),
+		Parts: parts, Metadata: md, Extensions: m.Extensions, ReferenceTaskIds: m.ReferenceTaskIDs}, nil
+}
+
+// messageContentToPB converts a message's parts (with either generation's partToPB) and its
+// metadata.
+func messageContentToPB[P any](m *Message, partToPB func(*Part) (P, error)) ([]P, *structpb.Struct, error) {
+	parts := make([]P, 0, len(m.Parts))
 	for i := range m.Parts {
 		p, err := partToPB(&m.Parts[i])
 		if err != nil {
-			return nil, fmt.Errorf("part %d: %w", i, err)
+			return nil, nil, fmt.Errorf("part %d: %w", i, err)
 		}
-		out.Parts = append(out.Parts, p)
+		parts = append(parts, p)
 	}
-	var err error
-	if out.Metadata, err = structToPB(m.Metadata); err != nil {
-		return nil, fmt.Errorf("message metadata: %w", err)
+	md, err := structToPB(m.Metadata)
+	if err != nil {
+		return nil, nil, fmt.Errorf("message metadata: %w", err)
 	}
-	return out, nil
+	return parts, md, nil
 }
 
 // partToPB is the 1.0 part of a neutral one (see v1PartOf, the same mapping for JSON).

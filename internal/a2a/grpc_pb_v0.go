@@ -9,60 +9,19 @@ import (
 )
 
 // A2A 0.3's proto messages (a2a-go's a2apb, package a2a.v1) converted straight to and from the
-// neutral types, as grpc_pb.go does for 1.0. 0.3's parts differ: a file is a FilePart (URI or
+// neutral types, as grpc_pb.go does for 1.0 (whose eventFromPB takes both generations' answers). 0.3's parts differ: a file is a FilePart (URI or
 // bytes, mimeType, name) and data a DataPart holding an object; a status carries "final".
 
-// eventFromPBV0 converts an answer of the 0.3 A2AService: a SendMessageResponse, a
-// StreamResponse or a bare Task. ok is false for another message type.
-func eventFromPBV0(m any) (ev Event, ok bool, err error) {
-	switch r := m.(type) {
-	case *a2apbv0.Task:
-		return taskFromPBV0(r), true, nil
-	case *a2apbv0.SendMessageResponse:
-		switch p := r.GetPayload().(type) {
-		case *a2apbv0.SendMessageResponse_Task:
-			return taskFromPBV0(p.Task), true, nil
-		case *a2apbv0.SendMessageResponse_Msg:
-			return messageFromPBV0(p.Msg), true, nil
-		}
-	case *a2apbv0.StreamResponse:
-		switch p := r.GetPayload().(type) {
-		case *a2apbv0.StreamResponse_StatusUpdate:
-			return statusUpdateFromPBV0(p.StatusUpdate), true, nil
-		case *a2apbv0.StreamResponse_ArtifactUpdate:
-			return artifactUpdateFromPBV0(p.ArtifactUpdate), true, nil
-		case *a2apbv0.StreamResponse_Task:
-			return taskFromPBV0(p.Task), true, nil
-		case *a2apbv0.StreamResponse_Msg:
-			return messageFromPBV0(p.Msg), true, nil
-		}
-	default:
-		return nil, false, nil
-	}
-	return nil, true, &ProtocolError{Kind: ProtocolUnknownKind, Detail: "result has none of task, message, statusUpdate, artifactUpdate"}
-}
-
 func taskFromPBV0(t *a2apbv0.Task) *Task {
-	out := &Task{
+	return &Task{
 		Kind:      KindTask,
 		ID:        t.GetId(),
 		ContextID: t.GetContextId(),
 		Status:    statusFromPBV0(t.GetStatus()),
+		Artifacts: convertAll(t.GetArtifacts(), artifactFromPBV0),
+		History:   convertAll(t.GetHistory(), func(m *a2apbv0.Message) Message { return *messageFromPBV0(m) }),
 		Metadata:  mapFromPB(t.GetMetadata()),
 	}
-	if as := t.GetArtifacts(); len(as) > 0 {
-		out.Artifacts = make([]Artifact, len(as))
-		for i, a := range as {
-			out.Artifacts[i] = artifactFromPBV0(a)
-		}
-	}
-	if hs := t.GetHistory(); len(hs) > 0 {
-		out.History = make([]Message, len(hs))
-		for i, h := range hs {
-			out.History[i] = *messageFromPBV0(h)
-		}
-	}
-	return out
 }
 
 func statusFromPBV0(s *a2apbv0.TaskStatus) TaskStatus {
@@ -77,7 +36,7 @@ func messageFromPBV0(m *a2apbv0.Message) *Message {
 	return &Message{
 		Kind:             KindMessage,
 		Role:             roleFromPB(int32(m.GetRole()), m.GetRole().String()),
-		Parts:            partsFromPBV0(m.GetParts()),
+		Parts:            partsFromPB(m.GetParts(), partFromPBV0),
 		MessageID:        m.GetMessageId(),
 		ContextID:        m.GetContextId(),
 		TaskID:           m.GetTaskId(),
@@ -92,7 +51,7 @@ func artifactFromPBV0(a *a2apbv0.Artifact) Artifact {
 		ArtifactID:  a.GetArtifactId(),
 		Name:        a.GetName(),
 		Description: a.GetDescription(),
-		Parts:       partsFromPBV0(a.GetParts()),
+		Parts:       partsFromPB(a.GetParts(), partFromPBV0),
 		Metadata:    mapFromPB(a.GetMetadata()),
 		Extensions:  stringsOrNil(a.GetExtensions()),
 	}
@@ -120,19 +79,6 @@ func artifactUpdateFromPBV0(e *a2apbv0.TaskArtifactUpdateEvent) *TaskArtifactUpd
 	}
 	if e.GetArtifact() != nil {
 		out.Artifact = artifactFromPBV0(e.GetArtifact())
-	}
-	return out
-}
-
-func partsFromPBV0(ps []*a2apbv0.Part) Parts {
-	if len(ps) == 0 {
-		return nil
-	}
-	out := make(Parts, 0, len(ps))
-	for _, p := range ps {
-		if q := partFromPBV0(p); q.Kind != "" {
-			out = append(out, q)
-		}
 	}
 	return out
 }
@@ -184,27 +130,12 @@ func sendRequestToPBV0(p *MessageSendParams) (*a2apbv0.SendMessageRequest, error
 }
 
 func messageToPBV0(m *Message) (*a2apbv0.Message, error) {
-	out := &a2apbv0.Message{
-		MessageId:        m.MessageID,
-		ContextId:        m.ContextID,
-		TaskId:           m.TaskID,
-		Role:             a2apbv0.Role(roleToPB(m.Role)),
-		Parts:            make([]*a2apbv0.Part, 0, len(m.Parts)),
-		Extensions:       m.Extensions,
-		ReferenceTaskIds: m.ReferenceTaskIDs,
+	parts, md, err := messageContentToPB(m, partToPBV0)
+	if err != nil {
+		return nil, err
 	}
-	for i := range m.Parts {
-		p, err := partToPBV0(&m.Parts[i])
-		if err != nil {
-			return nil, fmt.Errorf("part %d: %w", i, err)
-		}
-		out.Parts = append(out.Parts, p)
-	}
-	var err error
-	if out.Metadata, err = structToPB(m.Metadata); err != nil {
-		return nil, fmt.Errorf("message metadata: %w", err)
-	}
-	return out, nil
+	return &a2apbv0.Message{MessageId: m.MessageID, ContextId: m.ContextID, TaskId: m.TaskID, Role: a2apbv0.Role(roleToPB(m.Role)),
+		Parts: parts, Metadata: md, Extensions: m.Extensions, ReferenceTaskIds: m.ReferenceTaskIDs}, nil
 }
 
 // partToPBV0 is the 0.3 part of a neutral one. Data that is not an object (0.3's DataPart holds
