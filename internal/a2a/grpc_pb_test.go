@@ -308,3 +308,30 @@ func BenchmarkGRPCDecode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkGRPCRequest is the cost of building a typical SendStreamingMessage request, straight
+// into the proto and (for comparison) through the 1.0 JSON as the binding did before.
+func BenchmarkGRPCRequest(b *testing.B) {
+	params := typicalStreamParams()
+	cl := call{op: OpStreamMessage}
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := grpcRequest(cl, params, "tn"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("via-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			body, err := v1Dialect{}.encodeParams(cl.op, params, "tn")
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(body, &a2apb.SendMessageRequest{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
