@@ -222,3 +222,36 @@ func TestRequestEncoders_write_every_field(t *testing.T) {
 		}
 	}
 }
+
+// The JSON-RPC envelope is written by hand around the params (newRequest): with every field of
+// Request set, it must be what encoding/json writes for Request, so that a field added there
+// is not left out of what the Client sends. (jsonrpc is the constant "2.0" by design; the id is
+// always a string on our requests.)
+func TestRequestEnvelope_matches_encoding_json_with_every_field_set(t *testing.T) {
+	var r Request
+	fillValue(reflect.ValueOf(&r).Elem(), "Request")
+	r.JSONRPC = JSONRPCVersion
+	r.ID = json.RawMessage(`"id-1"`)
+	params := TaskQueryParams{ID: "t"}
+	raw, err := v0Dialect{}.encodeParams(OpGetTask, params, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Params = raw
+	want, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := call{d: v0Dialect{}, op: OpGetTask, method: r.Method, id: "id-1"}
+	req, err := newRequest(t.Context(), Endpoint{URL: "http://127.0.0.1:1/"}, cl, params, "application/json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := req.BodyBytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("envelope\n got %s\nwant %s", got, want)
+	}
+}
