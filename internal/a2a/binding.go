@@ -14,11 +14,12 @@ const (
 	// BindingJSONRPC is JSON-RPC 2.0 over HTTP POST, SSE for streams (the zero value: every
 	// interface the connector knew before bindings were a choice).
 	BindingJSONRPC Binding = iota
-	// BindingHTTPJSON is A2A 1.0's HTTP+JSON binding: POST {url}/message:send,
+	// BindingHTTPJSON is the HTTP+JSON binding. A2A 1.0's: POST {url}/message:send,
 	// POST {url}/message:stream (SSE), GET {url}/tasks/{id}, POST {url}/tasks/{id}:cancel and
 	// POST {url}/tasks/{id}:subscribe (SSE), with a {tenant} path segment after url when the
 	// interface has one; bodies are the 1.0 JSON objects without a JSON-RPC envelope; errors
-	// are HTTP statuses with a google.rpc.Status body.
+	// are HTTP statuses with a google.rpc.Status body. A2A 0.3's: the same operations under
+	// {url}/v1/ with the 0.3 proto's JSON (rest03.go).
 	BindingHTTPJSON
 	// BindingGRPC is a2a.proto's A2AService over gRPC (A2A 1.0), with the client a2a-go v2
 	// generates from the spec's proto; see grpc.go. The interface URL is https://host[:port]
@@ -59,15 +60,13 @@ func BindingFor(name string) (b Binding, ok bool) {
 	return BindingJSONRPC, false
 }
 
-// Spoken reports whether the Client can call interfaces of this binding in wire generation w.
-// HTTP+JSON is spoken in its 1.0 form only (0.3's has other paths and bodies); gRPC in 1.0 and
-// 0.3 (both protos ship with a2a-go).
+// Spoken reports whether the Client can call interfaces of this binding in wire generation w:
+// every binding in 1.0 and 0.3 (HTTP+JSON in each generation's own form: 0.3's has /v1 paths
+// and the 0.3 proto's JSON, see rest03.go; gRPC with both protos a2a-go ships).
 func (b Binding) Spoken(w Wire) bool {
 	switch b {
-	case BindingJSONRPC, BindingGRPC:
+	case BindingJSONRPC, BindingGRPC, BindingHTTPJSON:
 		return true
-	case BindingHTTPJSON:
-		return w == WireV1
 	}
 	return false
 }

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -56,6 +57,9 @@ type ClientOptions struct {
 	// GRPC configures the gRPC binding (the guarded dialer above all); without it gRPC
 	// interfaces are refused.
 	GRPC GRPCOptions
+	// Observe, when set, is told how the agent answered each call, on every binding (see
+	// Exchange). It runs on the calling goroutine and must be quick.
+	Observe func(Exchange)
 }
 
 // Endpoint is where and how to call an agent.
@@ -65,8 +69,8 @@ type Endpoint struct {
 	URL string
 	// Wire is the wire generation the agent speaks there (default WireV0).
 	Wire Wire
-	// Binding is how the interface carries the calls (default JSON-RPC). HTTP+JSON is spoken
-	// with WireV1 only; see Binding.Spoken.
+	// Binding is how the interface carries the calls (default JSON-RPC); HTTP+JSON and gRPC
+	// are spoken in each Wire's own form.
 	Binding Binding
 	// Tenant is the A2A 1.0 tenant of the interface, sent in the params of every WireV1
 	// JSON-RPC call and as the path segment after URL on HTTP+JSON; "" sends none. WireV0 has
@@ -97,6 +101,9 @@ type Client struct {
 	hc   *http.Client
 	opts ClientOptions
 	grpc *grpcPool
+	// restLegacy holds the 0.3 HTTP+JSON interface URLs found to speak a2a-go's compat form
+	// (rest03legacy.go); it grows by one entry per such interface.
+	restLegacy sync.Map
 }
 
 // NewClient returns a Client that sends requests with hc (normally the SSRF-guarded client,
@@ -197,8 +204,11 @@ type call struct {
 	method string
 	id     string
 	rest   bool
-	// grpcV0: A2A 0.3 over gRPC (its proto, spoken through the 1.0 JSON; see grpc.go).
+	// grpcV0: A2A 0.3 over gRPC (its own proto; see grpc_pb_v0.go).
 	grpcV0 bool
+	// restV0: A2A 0.3 over HTTP+JSON (rest is set too; see rest03.go); restLegacy: in a2a-go's
+	// compat form of it (rest03legacy.go).
+	restV0, restLegacy bool
 }
 
 func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
@@ -211,8 +221,12 @@ func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
 		cl.id = c.opts.NewRequestID()
 	}
 	if ep.Binding == BindingGRPC {
-		// Both generations' protos read and write the 1.0 JSON.
+		// The messages are protos (grpc_pb.go); the 1.0 dialect gives a 1.0 call its headers.
 		cl.d, cl.grpcV0 = v1Dialect{}, ep.Wire == WireV0
+	}
+	if cl.rest && ep.Wire == WireV0 {
+		// 0.3's HTTP+JSON carries the 0.3 proto, built and read as 0.3 gRPC does.
+		cl.d, cl.restV0 = v1Dialect{}, true
 	}
 	return cl, nil
 }
@@ -267,7 +281,7 @@ func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Eve
 	if ep.Binding == BindingGRPC {
 		return c.grpcUnary(ctx, ep, cl, params)
 	}
-	resp, err := c.do(ctx, ep, cl, params, "application/json")
+	resp, err := c.doREST(ctx, ep, &cl, params, "application/json")
 	if err != nil {
 		return nil, err
 	}
@@ -303,7 +317,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	method := cl.method
 	var req *retryablehttp.Request
 	var err error
-	if cl.rest {
+	if cl.restLegacy {
+		req, err = restLegacyRequest(ctx, ep, cl, params, accept)
+	} else if cl.restV0 {
+		req, err = restV0Request(ctx, ep, cl, params, accept)
+	} else if cl.rest {
 		req, err = restRequest(ctx, ep, cl, params, accept)
 	} else {
 		req, err = newRequest(ctx, ep, cl, params, accept)
@@ -329,6 +347,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}
 	resp, err := rc.Do(req)
+	c.observe(ep, cl.op, req.URL.String(), resp)
 	if err != nil {
 		if resp != nil {
 			resp.Body.Close()
@@ -347,7 +366,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 		return resp, nil
 	}
 	defer resp.Body.Close()
-	return nil, c.statusError(method, resp, cl.rest)
+	return nil, c.statusError(cl, resp)
 }
 
 // newRequest builds the JSON-RPC POST of one call: the body in the call's dialect, the
@@ -392,7 +411,8 @@ func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept st
 // statusError turns a non-2xx answer into *HTTPStatusError, reading a bounded part of the body:
 // a JSON-RPC error in it (rest false) or a google.rpc.Status (rest true, mapped to the JSON-RPC
 // code of the same error) becomes its RPC.
-func (c *Client) statusError(method string, resp *http.Response, rest bool) error {
+func (c *Client) statusError(cl call, resp *http.Response) error {
+	method, rest := cl.method, cl.rest
 	e := &HTTPStatusError{
 		Method:     method,
 		StatusCode: resp.StatusCode,
@@ -406,7 +426,7 @@ func (c *Client) statusError(method string, resp *http.Response, rest bool) erro
 	if rest {
 		e.Binding = BindingHTTPJSON
 		if len(body) > 0 && isJSONType(mediaType(resp.Header)) {
-			if rpc, ok := parseGoogleStatus(method, body); ok {
+			if rpc, ok := cl.restError(body, resp.StatusCode); ok {
 				e.RPC = rpc
 			}
 		}

@@ -13,13 +13,23 @@
 // the neutral types, normalizing 1.0's enums and wrappers (normalizeV1). The gRPC binding
 // converts the protos of both generations straight to and from the neutral types, without JSON
 // (grpc_pb.go for 1.0, grpc_pb_v0.go for 0.3, pbvalue.go for Struct, Value, Timestamp and
-// bytes). Which fields each hand-written writer covers is checked by reflection
+// bytes); 0.3's HTTP+JSON reads the 0.3 proto's JSON into those protos and converts them the
+// same way (rest03.go). Which fields each hand-written writer covers is checked by reflection
 // (encode_parity_test.go). Making A2A 1.0 the neutral model is decided (design §14) and not yet
 // done; see docs/decisions.md, "The core model".
 //
 // It refuses to know anything about the platform: no session holds, no outcomes, no storage, no
 // choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those
 // belong to internal/invoke, which calls this package once per HTTP exchange.
+//
+// # Bindings
+//
+// Endpoint.Binding says how the calls travel: JSON-RPC (above), HTTP+JSON (rest.go: 1.0's paths
+// and JSON; rest03.go: 0.3's /v1 paths and the 0.3 proto's JSON, and a2a-go's compat form of it,
+// rest03legacy.go) or gRPC (grpc.go: both generations' protos). Every binding answers with the
+// same Events and the same error types, under the same limits, retries and http.Client (gRPC
+// dials through GRPCOptions.Dial, the same guard). ClientOptions.Observe sees how the agent
+// answered each call on any of them (observe.go).
 //
 // # Contract for callers
 //

@@ -142,7 +142,7 @@ var encoderSkips = map[string][]string{
 	},
 	"1.0 proto": {".Message.Kind", ".Configuration.Blocking", "TaskQueryParams.Metadata"},
 	"0.3 proto": {
-		".Message.Kind", ".Configuration.Blocking", // as the 1.0 proto (blocking stays false, as ever)
+		".Message.Kind",                                     // as the 1.0 proto
 		"TaskQueryParams.Metadata", "TaskIDParams.Metadata", // 0.3's GetTask and CancelTask take a name only
 	},
 	"0.x JSON": {},

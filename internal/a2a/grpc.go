@@ -253,6 +253,7 @@ func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any
 		}
 		return err
 	})
+	c.observeGRPC(ep, cl.op, false, err)
 	if err != nil {
 		return nil, c.grpcError(ctx, cl.method, conn, err)
 	}
@@ -309,6 +310,7 @@ func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params an
 		}
 		return err
 	})
+	c.observeGRPC(ep, cl.op, true, err)
 	if err != nil {
 		c.grpc.release(conn)
 		e := c.grpcError(ctx, cl.method, conn, err)

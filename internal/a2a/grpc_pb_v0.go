@@ -106,17 +106,22 @@ func partFromPBV0(p *a2apbv0.Part) Part {
 	return out
 }
 
-// sendRequestToPBV0 is the 0.3 SendMessageRequest of params. blocking stays false and the
-// configuration holds only what the 1.0 one holds, as when this request was written from the
-// 1.0 JSON.
+// sendRequestToPBV0 is the 0.3 SendMessageRequest of params: a configuration only when it says
+// something, and blocking when asked. 0.3's proto has blocking (1.0's has returnImmediately
+// instead): without it, a configuration reads as non-blocking to @a2a-js and a2a-python, which
+// then answer at once.
 func sendRequestToPBV0(p *MessageSendParams) (*a2apbv0.SendMessageRequest, error) {
 	m, err := messageToPBV0(&p.Message)
 	if err != nil {
 		return nil, err
 	}
 	r := &a2apbv0.SendMessageRequest{Request: m}
-	if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil) {
-		r.Configuration = &a2apbv0.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes}
+	blocking := false
+	if c := p.Configuration; c != nil && c.Blocking != nil {
+		blocking = *c.Blocking
+	}
+	if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil || blocking) {
+		r.Configuration = &a2apbv0.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, Blocking: blocking}
 		if c.HistoryLength != nil {
 			if r.Configuration.HistoryLength, err = int32Of(*c.HistoryLength); err != nil {
 				return nil, err

@@ -215,6 +215,9 @@ func parseGoogleStatus(method string, data []byte) (*RPCError, bool) {
 // 1.0 result or event object itself, or an {"error": google.rpc.Status} an SDK streams when the
 // task fails after the stream started.
 func (cl call) decodeREST(data []byte) (Event, error) {
+	if cl.restV0 {
+		return cl.decodeRESTV0(data)
+	}
 	if bytes.Contains(data, []byte(`"error"`)) {
 		var probe struct {
 			Error json.RawMessage `json:"error"`

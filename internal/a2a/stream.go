@@ -71,11 +71,12 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so 
 	if ep.Binding == BindingGRPC {
 		return c.grpcStream(reqCtx, ep, cl, params, s)
 	}
-	resp, err := c.do(reqCtx, ep, cl, params, "text/event-stream")
+	resp, err := c.doREST(reqCtx, ep, &cl, params, "text/event-stream")
 	if err != nil {
 		s.release()
 		return nil, err
 	}
+	s.call = cl
 	switch mt := mediaType(resp.Header); {
 	case mt == "text/event-stream":
 		s.body = resp.Body
@@ -291,7 +292,7 @@ func (s *Stream) decode(raw sseEvent) (Event, error) {
 // JSON-RPC error object, or junk.
 func (s *Stream) errorEvent(data []byte) error {
 	if s.call.rest {
-		if e, ok := parseGoogleStatus(s.method, data); ok {
+		if e, ok := s.call.restError(data, 0); ok {
 			return e
 		}
 		return &ProtocolError{Method: s.method, Kind: ProtocolErrorEvent, Detail: "error event data " + quoteShort(string(data))}

@@ -249,5 +249,8 @@ func StateFromV1(s string) TaskState {
 	if !ok {
 		return TaskState(s)
 	}
+	if rest == "CANCELLED" { // the 0.3 proto's spelling (gRPC and HTTP+JSON of 0.3)
+		return TaskStateCanceled
+	}
 	return TaskState(strings.ReplaceAll(strings.ToLower(rest), "_", "-"))
 }

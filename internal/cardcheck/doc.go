@@ -36,13 +36,14 @@
 //     both (the 0.3 face of a dual-version SDK) is a 0.x card whose supportedInterfaces are read
 //     too. Only where the agent is and the security shapes differ; name, description, version,
 //     capabilities, modes, skills, extensions and size limits are the same rules at the same paths.
-//   - Interface choice (connector.CardProfile.EndpointURL, ProtocolVersion, EndpointTenant): the
-//     first supportedInterfaces entry with protocolBinding JSONRPC (any case) and a 1.x
-//     protocolVersion; else the first JSONRPC entry with 0.2.x/0.3.x; else a 0.x card's own
-//     endpoint (url when preferredTransport is absent or JSONRPC, else the JSONRPC
-//     additionalInterfaces entry). Fallback is the first JSONRPC interface of the other
-//     generation in the same order (a 0.x card's own url counts, after supportedInterfaces).
-//     ProtocolVersion and the versions in Fallback are as the card states them.
+//   - Interface choice (connector.CardProfile.EndpointURL, EndpointBinding, ProtocolVersion,
+//     EndpointTenant; interfaces.go): a 1.0 card's first supportedInterfaces entry the connector
+//     speaks (JSONRPC, HTTP+JSON, or GRPC with an http(s) URL; 1.x or 0.2.x/0.3.x), in the
+//     card's order; a 0.x card's own endpoint (url in its preferredTransport: absent or JSONRPC,
+//     HTTP+JSON/REST, GRPC; else the first additionalInterfaces entry with one of those), after
+//     a 1.x JSON-RPC entry a dual SDK added. Fallback is the next spoken interface of another
+//     generation or binding. ProtocolVersion and the versions in Fallback are as the card
+//     states them.
 //   - Only the chosen interface's URL must be an absolute https URL (error at its path); a
 //     fallback that is not is a warning and is dropped. Other entries need url, protocolBinding
 //     and protocolVersion (required), not a URL: gRPC entries carry host:port.

@@ -58,16 +58,14 @@ func (o offer) httpJSON() bool {
 
 func (o offer) grpc() bool { return strings.EqualFold(o.binding, "GRPC") }
 
-// spoken reports whether the connector calls this interface: JSON-RPC and gRPC in 0.2/0.3 or
-// 1.x, HTTP+JSON in 1.x (0.3's form of it has other paths and bodies).
+// spoken reports whether the connector calls this interface: JSON-RPC, HTTP+JSON (each
+// generation's own form of it) and gRPC, in 0.2/0.3 or 1.x.
 func (o offer) spoken() bool {
 	switch {
 	case o.gen == genUnknown || o.url == "":
 		return false
-	case o.jsonrpc():
+	case o.jsonrpc(), o.httpJSON():
 		return true
-	case o.httpJSON():
-		return o.gen == gen1
 	case o.grpc():
 		// gRPC (1.0's A2AService, or 0.3's) as a URL with a scheme (https: TLS; http: plaintext
 		// where allowed). A bare "host:port", as some SDK samples write it, says nothing of
@@ -146,9 +144,9 @@ func supportedOffers(list []interfaceV1Doc) []offer {
 }
 
 // v0Endpoint is the endpoint a 0.x card names at its top level (A2A 0.3 transport selection
-// restricted to what the connector speaks): url when preferredTransport is absent, JSONRPC or
-// GRPC, else the first additionalInterfaces entry with transport JSONRPC or GRPC. ok is false
-// when there is none.
+// restricted to what the connector speaks): url when preferredTransport is absent, JSONRPC,
+// HTTP+JSON or GRPC, else the first additionalInterfaces entry with one of those transports. ok
+// is false when there is none.
 func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 	o = offer{binding: "JSONRPC", version: strings.TrimSpace(doc.ProtocolVersion)}
 	// A 0.x-shaped card stating 1.0 still gets the wire it states; anything else unknown is
@@ -165,14 +163,14 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
 		return o, true
 	}
-	if strings.EqualFold(pt, "GRPC") && hasHTTPScheme(doc.URL) {
-		o.binding = "GRPC"
+	if (strings.EqualFold(pt, "GRPC") && hasHTTPScheme(doc.URL)) || (v0HTTPJSON(pt) && doc.URL != "") {
+		o.binding = strings.ToUpper(pt)
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
 		return o, true
 	}
 	for i, in := range doc.AdditionalInterfaces {
 		tr := strings.TrimSpace(in.Transport)
-		if in.URL != "" && (strings.EqualFold(tr, "JSONRPC") || (strings.EqualFold(tr, "GRPC") && hasHTTPScheme(in.URL))) {
+		if in.URL != "" && (strings.EqualFold(tr, "JSONRPC") || v0HTTPJSON(tr) || (strings.EqualFold(tr, "GRPC") && hasHTTPScheme(in.URL))) {
 			o.binding = strings.ToUpper(tr)
 			o.path = indexPath("additionalInterfaces", i)
 			o.urlPath = memberPath(o.path, "url")
@@ -181,6 +179,29 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 		}
 	}
 	return o, false
+}
+
+// v0Alternative is the first additionalInterfaces entry of a 0.x card that the connector speaks
+// in another binding than the chosen top-level endpoint: its fallback when the agent refuses
+// that binding.
+func v0Alternative(doc *v0Doc, chosen offer) (offer, bool) {
+	for i, in := range doc.AdditionalInterfaces {
+		tr := strings.TrimSpace(in.Transport)
+		o := offer{binding: strings.ToUpper(tr), version: chosen.version, gen: chosen.gen, url: strings.TrimSpace(in.URL),
+			path: indexPath("additionalInterfaces", i)}
+		o.urlPath = memberPath(o.path, "url")
+		if o.url == "" || o.bindingName() == chosen.bindingName() || !(o.jsonrpc() || o.httpJSON() || o.grpc()) || !o.spoken() {
+			continue
+		}
+		return o, true
+	}
+	return offer{}, false
+}
+
+// v0HTTPJSON reports a 0.3 transport name of HTTP+JSON ("HTTP+JSON" in the spec, "REST" in
+// some SDKs' cards).
+func v0HTTPJSON(tr string) bool {
+	return strings.EqualFold(tr, "HTTP+JSON") || strings.EqualFold(tr, "REST")
 }
 
 // choice is the interface the platform calls and the one of the other generation it may fall

@@ -213,6 +213,16 @@ func (k *Checker) interfacesV0(obj map[string]any, p *connector.CardProfile, c *
 		v0NoEndpoint(&doc, offers, c)
 		// Shown beside the problems, as before: what the card states.
 		p.ProtocolVersion = doc.ProtocolVersion
+		return
+	}
+	if top != nil && p.Fallback == nil && p.EndpointURL == top.url && p.EndpointBinding == top.bindingName() {
+		// No interface of the other generation: the card's next one in another binding is the
+		// fallback, as in a 1.0 card.
+		if o, ok := v0Alternative(&doc, *top); ok {
+			if code, _ := k.urlProblem(o.url); code == "" {
+				p.Fallback = o.iface()
+			}
+		}
 	}
 }
 

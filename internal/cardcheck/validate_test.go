@@ -501,7 +501,7 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
-			name: "rest_preferred_with_jsonrpc_interface_uses_that_interface",
+			name: "rest_preferred_with_jsonrpc_interface_calls_url_over_rest_first",
 			mutate: func(c map[string]any) {
 				c["preferredTransport"] = "HTTP+JSON"
 				c["additionalInterfaces"] = []any{
@@ -510,20 +510,45 @@ func TestValidate(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, r Report) {
-				if r.Profile.EndpointURL != "https://agent.example.com/jsonrpc" || r.Profile.EndpointBinding != "" {
+				// The card's order: preferredTransport names url's binding, which comes first; the
+				// next interface in another binding is the fallback.
+				if r.Profile.EndpointURL != "https://agent.example.com/a2a" || r.Profile.EndpointBinding != "HTTP+JSON" {
+					t.Errorf("EndpointURL = %q, binding %q, version %q", r.Profile.EndpointURL, r.Profile.EndpointBinding, r.Profile.ProtocolVersion)
+				}
+				want := &connector.Interface{URL: "https://agent.example.com/jsonrpc", ProtocolVersion: "0.2.5", Binding: ""}
+				if diff := cmp.Diff(want, r.Profile.Fallback); diff != "" {
+					t.Errorf("fallback (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name:   "rest_only_is_called_over_0_3_http_json",
+			mutate: func(c map[string]any) { c["preferredTransport"] = "HTTP+JSON" },
+			check: func(t *testing.T, r Report) {
+				if r.Profile.EndpointURL != "https://agent.example.com/a2a" || r.Profile.EndpointBinding != "HTTP+JSON" {
 					t.Errorf("EndpointURL = %q, binding %q", r.Profile.EndpointURL, r.Profile.EndpointBinding)
 				}
 			},
 		},
 		{
-			name:       "rest_only_is_unsupported_transport",
-			mutate:     func(c map[string]any) { c["preferredTransport"] = "HTTP+JSON" },
-			wantErrors: []pc{{"preferredTransport", "unsupported_transport"}},
+			name: "rest_interface_is_taken_in_the_order_of_additional_interfaces",
+			mutate: func(c map[string]any) {
+				c["preferredTransport"] = "WEBSOCKET"
+				c["additionalInterfaces"] = []any{
+					map[string]any{"url": "https://agent.example.com/rest", "transport": "REST"},
+					map[string]any{"url": "https://agent.example.com/jsonrpc", "transport": "JSONRPC"},
+				}
+			},
+			check: func(t *testing.T, r Report) {
+				if r.Profile.EndpointURL != "https://agent.example.com/rest" || r.Profile.EndpointBinding != "HTTP+JSON" {
+					t.Errorf("EndpointURL = %q, binding %q", r.Profile.EndpointURL, r.Profile.EndpointBinding)
+				}
+			},
 		},
 		{
 			name: "jsonrpc_interface_over_http_is_insecure",
 			mutate: func(c map[string]any) {
-				c["preferredTransport"] = "HTTP+JSON"
+				c["preferredTransport"] = "WEBSOCKET"
 				c["additionalInterfaces"] = []any{map[string]any{"url": "http://agent.example.com/jsonrpc", "transport": "JSONRPC"}}
 			},
 			wantErrors: []pc{{"additionalInterfaces[0].url", "insecure_url"}},

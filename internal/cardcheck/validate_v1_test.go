@@ -225,17 +225,28 @@ func TestValidateV1(t *testing.T) {
 			},
 		},
 		{
-			name: "grpc_and_0_3_rest_are_unsupported_transport",
+			name: "grpc_without_scheme_is_skipped_and_0_3_rest_is_called",
 			mutate: func(c map[string]any) {
 				c["supportedInterfaces"] = []any{
 					iface("agent.example.com:50051", "GRPC", "1.0"),
 					iface("https://agent.example.com/rest", "HTTP+JSON", "0.3"),
 				}
 			},
+			check: func(t *testing.T, r Report) {
+				if r.Profile.EndpointURL != "https://agent.example.com/rest" || r.Profile.EndpointBinding != "HTTP+JSON" || r.Profile.ProtocolVersion != "0.3" {
+					t.Errorf("EndpointURL = %q, binding %q, version %q", r.Profile.EndpointURL, r.Profile.EndpointBinding, r.Profile.ProtocolVersion)
+				}
+			},
+		},
+		{
+			name: "grpc_without_scheme_alone_is_unsupported_transport",
+			mutate: func(c map[string]any) {
+				c["supportedInterfaces"] = []any{iface("agent.example.com:50051", "GRPC", "1.0")}
+			},
 			wantErrors: []pc{{"supportedInterfaces", "unsupported_transport"}},
 			check: func(t *testing.T, r Report) {
-				if !strings.Contains(r.Problems[0].Message, "HTTP+JSON 0.3 (supportedInterfaces[1])") {
-					t.Errorf("message does not name every offer: %q", r.Problems[0].Message)
+				if !strings.Contains(r.Problems[0].Message, "GRPC 1.0 (supportedInterfaces[0])") {
+					t.Errorf("message does not name the offer: %q", r.Problems[0].Message)
 				}
 			},
 		},

@@ -13,6 +13,11 @@ import (
 // minute may still be filling up).
 type healthJSON struct {
 	AgentID string `json:"agentId"`
+	// EndpointURL, EndpointBinding and ProtocolVersion are the interface the turns call (the
+	// agent resource's, as ListAgents has them): what the numbers below are about.
+	EndpointURL     string `json:"endpointUrl"`
+	EndpointBinding string `json:"endpointBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
 	// At is the end of both windows (the server's clock).
 	At       time.Time     `json:"at"`
 	Hour     windowJSON    `json:"hour"`
@@ -78,14 +83,16 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	if _, err := s.store.GetAgent(r.Context(), tenantID, id); err != nil {
+	agent, err := s.store.GetAgent(r.Context(), tenantID, id)
+	if err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
 	sum, err := s.health.Summary(r.Context(), tenantID, id, time.Now())
 	if err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
-	out := healthJSON{AgentID: id, At: sum.At.UTC(), Hour: toWindowJSON(sum.Hour), Day: toWindowJSON(sum.Day),
+	out := healthJSON{AgentID: id, EndpointURL: agent.EndpointURL, EndpointBinding: bindingName(agent.EndpointBinding), ProtocolVersion: agent.ProtocolVersion,
+		At: sum.At.UTC(), Hour: toWindowJSON(sum.Hour), Day: toWindowJSON(sum.Day),
 		Minutes: make([]minuteJSON, len(sum.Minutes)), Failures: make([]failureJSON, len(sum.Failures)),
 		PercentileRelativeError: health.RelativeError}
 	for i, m := range sum.Minutes {

@@ -134,6 +134,11 @@ func TestAgentHealth(t *testing.T) {
 	if empty.Hour.Turns != 0 || len(empty.Minutes) != 60 || len(empty.Failures) != 0 || empty.Day.Duration.P50Ms != nil {
 		t.Fatalf("health before any turn = %s", r.body)
 	}
+	// The interface the turns call, as the agent resource says it.
+	agent := e.do("GET", "/v1/agents/"+id, token, nil).json(t)
+	if empty.EndpointURL == "" || empty.EndpointURL != agent["endpointUrl"] || empty.EndpointBinding != "JSONRPC" || empty.ProtocolVersion != agent["protocolVersion"] {
+		t.Errorf("health names %q %q %q, agent %v %v", empty.EndpointURL, empty.EndpointBinding, empty.ProtocolVersion, agent["endpointUrl"], agent["protocolVersion"])
+	}
 
 	e.turns(tenantID, token, id)
 	r = e.do("GET", "/v1/agents/"+id+"/health", token, nil)
@@ -239,6 +244,8 @@ func TestHealthCardInBrowser(t *testing.T) {
 	b.waitText(sel+" summary", "Health")
 	b.click(sel + " summary")
 	b.waitText(sel+" .health-numbers", "Last hour", "Last day")
+	// The interface the turns call, as the agent's card chose it.
+	b.waitText(sel+" .health-endpoint", "Turns call JSON-RPC", "A2A 0.2.5", e.demoURL)
 	// uPlot drew into a canvas of the chart box, with both series in its legend.
 	b.waitUntil("the chart is drawn", `(sel) => {
 		const c = document.querySelector(sel + " .health-chart canvas");

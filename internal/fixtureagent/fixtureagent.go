@@ -260,8 +260,9 @@ type Options struct {
 	// Protocol is the wire generation the agent speaks: ProtocolV1 ("1.0") for A2A 1.0, anything
 	// else for A2A 0.2.5/0.3.
 	Protocol string
-	// Binding is BindingHTTPJSON for an agent that serves A2A 1.0 over HTTP+JSON (rest.go; it
-	// implies Protocol 1.0), "" for JSON-RPC.
+	// Binding is BindingHTTPJSON for an agent that serves A2A over HTTP+JSON (rest.go): 1.0's
+	// form when Protocol is empty or 1.0, 0.3's (rest03.go) when Protocol is ProtocolV03; ""
+	// for JSON-RPC.
 	Binding string
 }
 
@@ -273,6 +274,7 @@ type Server struct {
 
 	v1      bool
 	rest    bool
+	restV0  bool   // rest in A2A 0.3's form (rest03.go)
 	grpcURL string // set by NewGRPC: the agent is called over gRPC there
 	srv     *httptest.Server
 	stop    chan struct{}
@@ -309,8 +311,9 @@ func NewV1(t testing.TB) *Server {
 func NewWithOptions(t testing.TB, o Options) *Server {
 	t.Helper()
 	s := &Server{
-		v1:         o.Protocol == ProtocolV1 || o.Binding == BindingHTTPJSON,
+		v1:         o.Protocol == ProtocolV1 || (o.Binding == BindingHTTPJSON && o.Protocol != ProtocolV03),
 		rest:       o.Binding == BindingHTTPJSON,
+		restV0:     o.Binding == BindingHTTPJSON && o.Protocol == ProtocolV03,
 		stop:       make(chan struct{}),
 		tasks:      make(map[string]*task),
 		attempts:   make(map[string]int),
@@ -348,6 +351,9 @@ func (s *Server) Binding() string {
 func (s *Server) ProtocolVersion() string {
 	if s.v1 {
 		return ProtocolV1
+	}
+	if s.restV0 {
+		return "0.3.0" // 0.2.5 had no HTTP+JSON binding
 	}
 	return "0.2.5"
 }
@@ -530,6 +536,8 @@ type call struct {
 	v1  bool
 	// rest: HTTP+JSON framing (no JSON-RPC envelope; errors as google.rpc.Status).
 	rest bool
+	// restV0: rest in A2A 0.3's form (rest03.go): the 0.3 proto's JSON, @a2a-js's error bodies.
+	restV0 bool
 
 	sseStarted bool
 }
@@ -931,6 +939,9 @@ func (s *Server) resubscribe(c *call) {
 // to 1.0 only (see v1Result).
 func (c *call) encode(obj any, wrap bool) []byte {
 	b := mustJSON(obj)
+	if c.restV0 {
+		return v03Result(b, wrap)
+	}
 	if !c.v1 {
 		return b
 	}
@@ -951,6 +962,9 @@ func (c *call) envelope(id json.RawMessage, obj any, wrap bool) string {
 
 // errorEnvelope returns a JSON-RPC response holding an error (1.0: with ErrorInfo data).
 func (c *call) errorEnvelope(code int, msg string) string {
+	if c.restV0 {
+		return restV0ErrorBody(code, msg)
+	}
 	if c.rest {
 		return restErrorBody(code, msg)
 	}
@@ -964,7 +978,15 @@ func (c *call) errorEnvelope(code int, msg string) string {
 // result writes one JSON-RPC result as a JSON body. On the 1.0 wire, get and cancel answer a
 // bare Task, everything else a wrapper.
 func (c *call) result(obj any) {
-	c.jsonBody(c.envelope(c.id, obj, c.op != OpGet && c.op != OpCancel))
+	body := c.envelope(c.id, obj, c.op != OpGet && c.op != OpCancel)
+	if c.restV0 && (c.op == OpSend || c.op == OpCancel) {
+		// @a2a-js/sdk 0.3's restHandler: 201 Created for a send, 202 Accepted for a cancel.
+		c.w.Header().Set("Content-Type", "application/json")
+		c.w.WriteHeader(map[Op]int{OpSend: http.StatusCreated, OpCancel: http.StatusAccepted}[c.op])
+		io.WriteString(c.w, body)
+		return
+	}
+	c.jsonBody(body)
 }
 
 // jsonBody writes a JSON body as is.
@@ -976,9 +998,12 @@ func (c *call) jsonBody(body string) {
 func (c *call) jsonError(code int, msg string) {
 	if c.rest {
 		httpStatus, _ := restStatus(code)
+		if c.restV0 {
+			httpStatus = restV0Status(code)
+		}
 		c.w.Header().Set("Content-Type", "application/json")
 		c.w.WriteHeader(httpStatus)
-		io.WriteString(c.w, restErrorBody(code, msg))
+		io.WriteString(c.w, c.errorEnvelope(code, msg))
 		return
 	}
 	c.jsonBody(c.errorEnvelope(code, msg))

@@ -77,10 +77,20 @@ var restNames = map[Op]string{OpSend: "SendMessage", OpStream: "SendStreamingMes
 // serveREST answers one HTTP+JSON request.
 func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	rest, under := strings.CutPrefix(r.URL.Path, basePath)
+	if s.restV0 {
+		rest, under = strings.CutPrefix(rest, "/v1")
+	}
 	op, taskID, tenant, ok := restOp(r.Method, rest)
+	if s.restV0 && tenant != "" {
+		ok = false // 0.3 has no tenant segment
+	}
 	if !under || !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
+		if s.restV0 {
+			io.WriteString(w, restV0ErrorBody(codeMethodNotFound, "no such path"))
+			return
+		}
 		io.WriteString(w, restErrorBody(codeMethodNotFound, "no such path"))
 		return
 	}
@@ -90,6 +100,9 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rec := Request{Path: r.URL.Path, HTTPMethod: r.Method, Header: r.Header.Clone(), Op: op, RPCMethod: restNames[op]}
+	if s.restV0 {
+		rec.RPCMethod = restV0Names[op]
+	}
 	if op == OpSend || op == OpStream {
 		rec.Params = body
 	} else {
@@ -103,15 +116,15 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 	s.requests = append(s.requests, rec)
 	s.mu.Unlock()
 
-	c := &call{s: s, w: w, r: r, op: op, rec: rec, v1: true, rest: true}
-	if v := r.Header.Get(versionHeader); !speaksV1(v) {
+	c := &call{s: s, w: w, r: r, op: op, rec: rec, v1: !s.restV0, rest: true, restV0: s.restV0}
+	if v := r.Header.Get(versionHeader); !s.restV0 && !speaksV1(v) {
 		c.jsonError(codeVersionNotSupported, fmt.Sprintf("A2A version %q is not supported; supported: 1.0", v))
 		return
 	}
 	if (op == OpSend || op == OpStream) && !json.Valid(body) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)
-		io.WriteString(w, restErrorBody(codeInternalError, "body is not JSON"))
+		io.WriteString(w, c.errorEnvelope(codeInternalError, "body is not JSON"))
 		return
 	}
 	switch op {

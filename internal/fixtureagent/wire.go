@@ -190,6 +190,10 @@ type messageParams struct {
 		Parts     []struct {
 			Text *string `json:"text"`
 		} `json:"parts"`
+		// Content is Parts as A2A 0.3's proto names it (its HTTP+JSON binding).
+		Content []struct {
+			Text *string `json:"text"`
+		} `json:"content"`
 	} `json:"message"`
 	Tenant string `json:"tenant"`
 }
@@ -210,7 +214,7 @@ func decodeParams(rec *Request) {
 		m := p.Message
 		rec.MessageID, rec.TaskID, rec.ContextID, rec.Metadata, rec.Tenant = m.MessageID, m.TaskID, m.ContextID, m.Metadata, p.Tenant
 		var text strings.Builder
-		for _, part := range m.Parts {
+		for _, part := range append(m.Parts, m.Content...) {
 			if part.Text != nil {
 				text.WriteString(*part.Text)
 			}

@@ -29,6 +29,7 @@ var fixtureWires = []struct {
 	{name: "v1", start: fixtureagent.NewV1},
 	{name: "v1-http-json", start: fixtureagent.NewREST},
 	{name: "v1-grpc", start: fixtureagent.NewGRPC},
+	{name: "v03-http-json", start: fixtureagent.NewRESTV03},
 }
 
 func fixtureAgentFor(srv *fixtureagent.Server, streaming bool) connector.Agent {
@@ -42,6 +43,15 @@ func fixtureAgentFor(srv *fixtureagent.Server, streaming bool) connector.Agent {
 // method, the interface URL itself (never {url}/stream).
 func checkWire(t *testing.T, srv *fixtureagent.Server) {
 	t.Helper()
+	if srv.ProtocolVersion() != fixtureagent.ProtocolV1 && srv.Binding() == fixtureagent.BindingHTTPJSON {
+		// 0.3 HTTP+JSON: the /v1 paths under the interface URL, no A2A-Version.
+		for _, r := range srv.Requests() {
+			if r.Header.Get("A2A-Version") != "" || !strings.HasPrefix(r.Path, "/a2a/v1/") || r.Op == "" {
+				t.Errorf("request %s %s (A2A-Version %q), want a 0.3 HTTP+JSON path under /a2a/v1 without A2A-Version", r.HTTPMethod, r.Path, r.Header.Get("A2A-Version"))
+			}
+		}
+		return
+	}
 	if srv.ProtocolVersion() != fixtureagent.ProtocolV1 {
 		return
 	}
@@ -271,10 +281,12 @@ func TestFixtureFramingOnEveryWire(t *testing.T) {
 		{name: "wrong_content_type_send", behavior: fixtureagent.WrongContentType,
 			wantCode: map[string]string{"": invoke.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
 		{name: "http_error_with_details_stream", behavior: fixtureagent.HTTPErrorDetails, streaming: true,
-			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError},
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError,
+				"v03-http-json": invoke.CodeAgentRPCError},
 			wantText: "-32008"},
 		{name: "http_error_with_details_send", behavior: fixtureagent.HTTPErrorDetails,
-			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError},
+			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError,
+				"v03-http-json": invoke.CodeAgentRPCError},
 			wantText: "extension required"},
 		{name: "stream_ends_without_a_final_state", behavior: fixtureagent.StreamCut, streaming: true,
 			wantCode: map[string]string{"": invoke.CodeStreamEnded}, wantText: "still working"},

@@ -97,6 +97,9 @@ type Options struct {
 	// MeterProvider measures agent errors and open streams (a2ac.agent.errors,
 	// a2ac.streams.active); nil: no metrics.
 	MeterProvider metric.MeterProvider
+	// Observe, when set, is told how the agent answered each call of every turn, on every
+	// binding (a2a.Exchange): the console's "check my agent" judges agents by it.
+	Observe func(a2a.Exchange)
 }
 
 // Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
@@ -225,7 +228,7 @@ func New(o Options) *Invoker {
 	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	return &Invoker{
 		tokens:  o.Tokens,
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts}),
+		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,

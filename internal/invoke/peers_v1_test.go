@@ -53,6 +53,8 @@ type peerRequest struct {
 	XExtensions string `json:"xExtensions"`
 	Accept      string `json:"accept"`
 	ContentType string `json:"contentType"`
+	// RawPath is the request's path as it came (tests that record it themselves).
+	RawPath string `json:"-"`
 }
 
 // restMethods names the HTTP+JSON paths by the 1.0 method they carry, so that one check of the

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -167,6 +168,9 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	}
 	msg := fmt.Sprintf("The turn to %s failed (%s): %s", url, res.Err.Code, strings.TrimSuffix(res.Err.Message, "."))
 	fix := errorFixes[res.Err.Code]
+	if res.Err.Code == invoke.CodeAgentHTTPStatus && a.EndpointBinding == "HTTP+JSON" {
+		fix = "Serve the A2A %[2]s HTTP+JSON paths under the interface URL (1.0: {url}/message:stream; 0.3: {url}/v1/message:stream): the card's interface URL must be the base they hang from, %[1]s did not answer as one."
+	}
 	if res.Err.Code == invoke.CodeAgentUnauthorized {
 		fix = "The agent refused the API key stored for it: set the right key in the console (Rotate key), or fix the agent's key check."
 		if !keySet {
@@ -229,7 +233,12 @@ func streamingCheck(a connector.Agent, t turn) Result {
 			Message: fmt.Sprintf("%s answered the streaming request with one JSON body, not an event stream: the user hears nothing until the whole reply is ready.", c.url),
 			Fix:     "Answer message/stream (SendStreamingMessage in A2A 1.0) with Content-Type text/event-stream, one event per update, or stop declaring capabilities.streaming."}
 	}
-	if c.v1 {
+	switch {
+	case c.binding == a2a.BindingGRPC:
+		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams over gRPC (SendStreamingMessage, a server stream) at %s.", c.url)}
+	case c.binding == a2a.BindingHTTPJSON:
+		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on the HTTP+JSON path %s.", c.url)}
+	case c.v1:
 		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on its interface URL %s (A2A 1.0 has no /stream path).", c.url)}
 	}
 	for _, prev := range t.calls {

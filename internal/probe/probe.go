@@ -6,9 +6,10 @@
 // discovery and validation) and compares it with the stored live revision; then it sends one
 // harmless message through the same invoke path as real turns (an invoke.Invoker built from the
 // connector's options), against the agent's live revision exactly as a turn would, and observes
-// the agent's HTTP answers below the invoker: which URL answered (`{url}/stream` or the url
-// itself), which wire generation, how long the first event took, whether task and context ids
-// came back. When the card demands an API key it sends the message once more without the key and
+// the agent's answers as the wire client reports them (invoke.Options.Observe, on every binding:
+// JSON-RPC, HTTP+JSON and gRPC): which URL answered (`{url}/stream` or the url itself), which
+// wire generation and binding, how long the first event took, whether task and context ids came
+// back. When the card demands an API key it sends the message once more without the key and
 // expects a refusal. See docs/architecture.md §4 for the turn path it reuses.
 //
 // It refuses to touch sessions or holds (no session router: each probe is a fresh conversation
@@ -195,14 +196,10 @@ func (p *Prober) limit(a connector.Agent) time.Duration {
 // ends the turn at the first event (the call without a key only needs to know whether the agent
 // answers); its task is then canceled by invoke as for any turn our side interrupts.
 func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed, text string, stopAtFirst bool) turn {
-	rec := &recorder{next: p.base.Transport}
-	if rec.next == nil {
-		rec.next = http.DefaultTransport
-	}
-	client := *p.base
-	client.Transport = rec
+	rec := &recorder{}
 	o := p.opts
-	o.Client = &client
+	o.Client = p.base
+	o.Observe = rec.observe
 	inv := invoke.New(o)
 
 	ctx, cancel := context.WithCancel(ctx)

@@ -424,8 +424,7 @@ func TestFirstEventPastHalfTheLimit(t *testing.T) {
 }
 
 // TestSDKAgentHTTPJSON probes the same SDK agent serving HTTP+JSON only: it conforms, and the
-// answer came from the binding's stream path under its interface URL. (Over gRPC the probe sees
-// no HTTP exchange to judge yet: see docs/decisions.md, "Bindings".)
+// answer came from the binding's stream path under its interface URL.
 func TestSDKAgentHTTPJSON(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -435,5 +434,51 @@ func TestSDKAgentHTTPJSON(t *testing.T) {
 	checkReport(t, rep, allPass(nil))
 	if rep.ProtocolVersion != "1.0" || rep.AnsweredURL != sdk.RESTURL+"/message:stream" {
 		t.Errorf("report = %s", dump(rep))
+	}
+}
+
+// TestSDKAgentGRPC probes the same SDK agent serving gRPC only: the probe judges the gRPC
+// exchanges the wire client reports, so the version and streaming checks are established there
+// too, and the call without the key is refused (UNAUTHENTICATED).
+func TestSDKAgentGRPC(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.opts.GRPCPolicy = &netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
+	sdk := sdkagent.New(t, sdkagent.Options{Streaming: true, APIKey: apiKey, GRPCOnly: true})
+	tg := h.target(t, sdk.CardURL, apiKey)
+	if tg.Agent.EndpointBinding != "GRPC" {
+		t.Fatalf("profile = %+v, want the gRPC interface", tg.Agent.CardProfile)
+	}
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), tg)
+	checkReport(t, rep, allPass(nil))
+	if rep.ProtocolVersion != "1.0" || rep.AnsweredURL != sdk.GRPCURL {
+		t.Errorf("report = %s", dump(rep))
+	}
+	if m := find(t, rep, probe.CheckStreaming).Message; !strings.Contains(m, "gRPC") {
+		t.Errorf("streaming check says %q, want the gRPC stream named", m)
+	}
+	if m := find(t, rep, probe.CheckVersion).Message; !strings.Contains(m, "GRPC binding") {
+		t.Errorf("version check says %q, want the binding named", m)
+	}
+}
+
+// TestFixtureRESTV03 probes an A2A 0.3 agent whose card lists HTTP+JSON only (the form of
+// Google's hosted agents): the answer came from the 0.3 stream path, /v1/message:stream.
+func TestFixtureRESTV03(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	srv := fixtureagent.NewRESTV03(t)
+	card := strings.Replace(v0Card(srv.URL, true, false), `"protocolVersion": "0.2.5",`, `"protocolVersion": "0.3.0", "preferredTransport": "HTTP+JSON",`, 1)
+	tg := h.target(t, serveCard(t, card), "")
+	if tg.Agent.EndpointBinding != "HTTP+JSON" {
+		t.Fatalf("profile = %+v, want the HTTP+JSON interface", tg.Agent.CardProfile)
+	}
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), tg)
+	checkReport(t, rep, allPass(nil))
+	if rep.ProtocolVersion != "0.3.0" || rep.AnsweredURL != srv.URL+"/v1/message:stream" {
+		t.Errorf("report = %s", dump(rep))
+	}
+	if m := find(t, rep, probe.CheckVersion).Message; !strings.Contains(m, "0.3.0 HTTP+JSON binding") {
+		t.Errorf("version check says %q", m)
 	}
 }

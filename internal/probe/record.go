@@ -1,8 +1,6 @@
 package probe
 
 import (
-	"mime"
-	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -12,14 +10,16 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
-// call is one HTTP exchange of a probe turn with the agent, as the recorder saw it below the
-// invoker: where it went, in which wire, and how the agent answered. It holds no header values
-// and no body.
+// call is one exchange of a probe turn with the agent, as the wire client reported it
+// (a2a.Exchange, on every binding): where it went, in which wire, and how the agent answered. It
+// holds no header values and no body.
 type call struct {
 	url string
-	// v1 is true when the request spoke A2A 1.0 (it carried A2A-Version).
+	// v1 is true when the call spoke A2A 1.0.
 	v1 bool
-	// status is the HTTP status, 0 when no response came (connection failed).
+	// binding is the binding the call went over.
+	binding a2a.Binding
+	// status is the HTTP status (gRPC: see a2a.Exchange), 0 when no response came.
 	status int
 	// mediaType is the response's media type ("text/event-stream", "application/json", …).
 	mediaType string
@@ -32,26 +32,19 @@ func (c call) ok() bool {
 
 func (c call) sse() bool { return c.mediaType == "text/event-stream" }
 
-// recorder is an http.RoundTripper that records every exchange of one probe turn. The turn's
-// own goroutine and invoke's background cancels use it, hence the lock.
+// recorder records every exchange of one probe turn (invoke.Options.Observe). The turn's own
+// goroutine and invoke's background cancels report to it, hence the lock.
 type recorder struct {
-	next  http.RoundTripper
 	mu    sync.Mutex
 	calls []call
 }
 
-// RoundTrip implements http.RoundTripper.
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := r.next.RoundTrip(req)
-	c := call{url: req.URL.String(), v1: req.Header.Get(a2a.VersionHeader) != ""}
-	if err == nil {
-		c.status = resp.StatusCode
-		c.mediaType, _, _ = mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	}
+// observe implements invoke.Options.Observe.
+func (r *recorder) observe(ex a2a.Exchange) {
+	c := call{url: ex.URL, v1: ex.Wire == a2a.WireV1, binding: ex.Binding, status: ex.Status, mediaType: ex.MediaType}
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
 	r.mu.Unlock()
-	return resp, err
 }
 
 func (r *recorder) list() []call {

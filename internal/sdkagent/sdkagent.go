@@ -27,7 +27,9 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 )
 
 // What the agent says.
@@ -66,6 +68,10 @@ type Options struct {
 	ObserveGRPC func(method string, md metadata.MD, req any)
 	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
 	GRPCOnly bool
+	// RESTV0Only serves A2A 0.3 over HTTP+JSON only, through the SDK's compatibility handler
+	// (a2av0.NewRESTHandler: the 1.0 paths without /v1, the 0.3 JSON-RPC objects with
+	// snake_case keys), at RESTV0URL, the one interface of a 0.3 card.
+	RESTV0Only bool
 	// GRPCV0 also serves A2A 0.3 over gRPC (the SDK's a2agrpc/v0 handler) on a third loopback
 	// port at GRPCV0URL, listed last on the card with protocolVersion 0.3.
 	GRPCV0 bool
@@ -87,6 +93,8 @@ type Server struct {
 	// V1URL is the A2A 1.0 JSON-RPC interface; V0URL the 0.3 one ("" without Compat); RESTURL
 	// the 1.0 HTTP+JSON one ("" without REST); GRPCURL the 1.0 gRPC one ("" without GRPC).
 	V1URL, V0URL, RESTURL, GRPCURL, GRPCV0URL string
+	// RESTV0URL is the 0.3 HTTP+JSON interface ("" without RESTV0Only).
+	RESTV0URL string
 }
 
 // New starts the agent on loopback; it stops when the test ends.
@@ -148,7 +156,7 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
@@ -157,11 +165,16 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
-	if o.Compat {
+	if o.RESTV0Only {
+		s.RESTV0URL = s.Base + "/a2a/rest03"
+		card.SupportedInterfaces = []*a2a.AgentInterface{{URL: s.RESTV0URL, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version}}
+		mux.Handle(o.Prefix+"/a2a/rest03/", http.StripPrefix(o.Prefix+"/a2a/rest03", a2av0.NewRESTHandler(handler)))
+	}
+	if o.Compat || o.RESTV0Only {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
@@ -173,23 +186,44 @@ func New(tb testing.TB, o Options) *Server {
 
 // startGRPC serves a gRPC server (register adds the A2A service) on loopback until the test
 // ends and returns its URL.
-func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any)) string {
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), apiKey string) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("sdkagent: listen: %v", err)
 	}
-	var opts []grpc.ServerOption
-	if observe != nil {
-		opts = append(opts,
-			grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+	// keyed refuses a call without the API key (x-api-key metadata), as the HTTP face answers
+	// 401: UNAUTHENTICATED.
+	keyed := func(ctx context.Context) error {
+		if apiKey == "" {
+			return nil
+		}
+		md, _ := metadata.FromIncomingContext(ctx)
+		if v := md.Get("x-api-key"); len(v) == 0 || v[0] != apiKey {
+			return status.Error(codes.Unauthenticated, "missing or wrong API key")
+		}
+		return nil
+	}
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+			if observe != nil {
 				md, _ := metadata.FromIncomingContext(ctx)
 				observe(info.FullMethod, md, req)
-				return next(ctx, req)
-			}),
-			grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
-				return next(srv, &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe})
-			}))
+			}
+			if err := keyed(ctx); err != nil {
+				return nil, err
+			}
+			return next(ctx, req)
+		}),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, next grpc.StreamHandler) error {
+			if observe != nil {
+				ss = &observedStream{ServerStream: ss, method: info.FullMethod, observe: observe}
+			}
+			if err := keyed(ss.Context()); err != nil {
+				return err
+			}
+			return next(srv, ss)
+		}),
 	}
 	gs := grpc.NewServer(opts...)
 	register(gs)

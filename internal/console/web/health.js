@@ -143,7 +143,9 @@
         }
         const data = res.data || {};
         const width = body.clientWidth || details.clientWidth || 600;
+        const binding = { JSONRPC: 'JSON-RPC', 'HTTP+JSON': 'HTTP+JSON (REST)', GRPC: 'gRPC' }[data.endpointBinding] || str(data.endpointBinding);
         body.replaceChildren(
+          h('p', { class: 'health-endpoint', text: `Turns call ${binding}, A2A ${str(data.protocolVersion) || '?'}, at ${str(data.endpointUrl)}` }),
           h('h4', { text: 'Turns and failures per minute, last hour' }),
           chart(data, width - 8),
           numbers(data),
