@@ -116,8 +116,8 @@
 //
 // gRPC calls go through the same Client methods, retry rules, budget and Stream (its timer is
 // reset per message: frames are not seen byte by byte). Connections are pooled per target
-// (scheme and host:port), up to GRPCOptions.ConnsPerTarget: a call takes the least busy one and
-// a new one is dialed only when every one carries a call. They are dialed through
+// (scheme and host:port), up to GRPCOptions.ConnsPerTarget (default one): a call takes the least
+// busy one and a new one is dialed only when every one carries a call. They are dialed through
 // GRPCOptions.Dial (the SSRF guard), never through a proxy. Headers travel as metadata, with
 // A2A-Version on 1.0 and the trace context; statuses and their ErrorInfo become the same
 // *RPCError codes as JSON-RPC's, UNAVAILABLE before an answer a transport error.

@@ -33,10 +33,12 @@ type GRPCOptions struct {
 	// least recently used idle one is closed.
 	MaxConns int
 	// ConnsPerTarget is how many connections one target (scheme and host:port) may have
-	// (default 4). A call takes the least busy one and opens another only when every one
-	// already carries a call, so a quiet agent keeps one connection and a busy one spreads its
-	// streams over several HTTP/2 connections instead of queueing them on one connection's
-	// reader and flow-control window.
+	// (default 1). A call takes the least busy one and opens another only when every one
+	// already carries a call, so a quiet agent keeps one connection and a busy one can spread
+	// its streams over several HTTP/2 connections instead of one connection's reader and
+	// flow-control window. One is the default because four measured no better at c=10 on two
+	// cores and cost more CPU per turn (each connection has its own reader and writer
+	// goroutines to wake); see docs/performance.md.
 	ConnsPerTarget int
 	// IdleTimeout closes a pooled connection unused this long (default 5 minutes), checked
 	// whenever a connection is taken.
@@ -68,7 +70,7 @@ func newGRPCPool(o GRPCOptions) *grpcPool {
 		o.MaxConns = 256
 	}
 	if o.ConnsPerTarget <= 0 {
-		o.ConnsPerTarget = 4
+		o.ConnsPerTarget = 1
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 5 * time.Minute
