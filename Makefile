@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover e2e-otel
+.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover e2e-otel e2e-k8s
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -30,6 +30,10 @@ e2e-failover:
 ## e2e-otel: the binaries' traces and metrics in a real OpenTelemetry Collector, over OTLP gRPC and HTTP (~15 s warm; its first build ~1-3 min)
 e2e-otel:
 	scripts/e2e-otel.sh
+
+## e2e-k8s: the chart on a real cluster built from source: install/upgrade/rollback/uninstall (kwok), then a real node (containerd) with Postgres, turns, a rollout under load and traces (root; ~1.5 min warm, 15-30 min for the first build)
+e2e-k8s:
+	scripts/e2e-k8s.sh
 
 ## fuzz: run each fuzz target for FUZZTIME (default 60s)
 FUZZTIME ?= 60s

@@ -18,7 +18,8 @@
 # the tests), and `checkout`, the path it belongs to.
 #
 # The cluster trusts every local connection (user postgres, no password), listens on 127.0.0.1
-# only, and runs without fsync: it is for tests and a laptop, never for data anyone keeps.
+# only (make e2e-k8s adds the address of the bridge its pods sit on: PG_LISTEN_EXTRA=ADDR, and
+# trusts their subnet: PG_TRUST_CIDR=CIDR), and runs without fsync: it is for tests and a laptop, never for data anyone keeps.
 # Works as root (CI) — initdb and the server run as the `postgres` user through runuser — and as
 # a normal user. Missing binaries are installed with apt-get when root; otherwise the script
 # prints the command that would install them.
@@ -139,6 +140,10 @@ cmd_start() {
 		}
 	fi
 
+	if [[ -n ${PG_TRUST_CIDR:-} ]] && ! grep -q "^host all all $PG_TRUST_CIDR trust" "$DATA/pg_hba.conf"; then
+		echo "host all all $PG_TRUST_CIDR trust" >>"$DATA/pg_hba.conf"
+	fi
+
 	if running; then
 		# postmaster.pid line 4 is the port the server listens on.
 		sed -n 4p "$DATA/postmaster.pid" >"$DIR/port"
@@ -166,7 +171,7 @@ cmd_start() {
 	for port in "${tries[@]}"; do
 		[[ $port =~ ^[0-9]+$ ]] || continue
 		port_in_use "$port" && continue
-		if as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$DIR/log" -w -t 30 -o "-p $port -k '$sockdir' -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null 2>&1 9>&-; then
+		if as_pg "$PGBIN/pg_ctl" -D "$DATA" -l "$DIR/log" -w -t 30 -o "-p $port -k '$sockdir' -c listen_addresses=127.0.0.1${PG_LISTEN_EXTRA:+,$PG_LISTEN_EXTRA} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null 2>&1 9>&-; then
 			echo "$port" >"$DIR/port"
 			echo "$prog: started on port $port ($DIR)" >&2
 			return 0

@@ -17,6 +17,7 @@ import (
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
@@ -84,8 +85,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 }
 
+// migrate applies the migrations over one connection. DATABASE_URL is the pods' URL, which may
+// carry pgxpool's settings (pool_max_conns, ...): parsed as a pool's, those are taken out, where
+// pgx.Connect would send them to Postgres as unknown parameters and be refused (FATAL 42704).
 func migrate(ctx context.Context, databaseURL string) error {
-	conn, err := pgx.Connect(ctx, databaseURL)
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return fmt.Errorf("migrate: database: %w", err)
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = pgpool.DefaultConnectTimeout
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 	if err != nil {
 		return fmt.Errorf("migrate: connect: %w", err)
 	}

@@ -39,10 +39,17 @@ func TestMissingSettingsStopWithOneLineEach(t *testing.T) {
 }
 
 // TestServeAndMigrate starts the real program: migrate (twice: idempotent), then serve on a
-// free port until ctx is canceled, which must shut it down cleanly.
+// free port until ctx is canceled, which must shut it down cleanly. DATABASE_URL carries pool
+// settings, as docs/operations.md recommends and the chart's migration Job passes on: migrate
+// must not send them to Postgres (make e2e-k8s found it refused with FATAL 42704).
 func TestServeAndMigrate(t *testing.T) {
 	t.Parallel()
 	dbURL := testDB.EmptyDatabase(t)
+	if strings.Contains(dbURL, "?") {
+		dbURL += "&pool_max_conns=4"
+	} else {
+		dbURL += "?pool_max_conns=4"
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
