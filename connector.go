@@ -2,6 +2,16 @@
 // validation problems, session holds and turn outcomes, plus the sentinel errors every other
 // package matches with errors.Is.
 //
+// It also names the records that cross package lines, so that the packages using a service do not
+// import its implementation: the turn path's (Turn, TurnSink, TurnFinal and SessionInfo between the
+// gRPC edge and the session; TurnRequest and TurnResult between the session and the invoker;
+// TurnLookup, TurnRecord and InflightTask between the session and the store), the registry's
+// (NewAgent, Revision, AgentPatch, a Sealed key, DuplicateError), a turn refused over a cap
+// (RefusedError), a turn as the health view counts it (TurnStat), and the turn error codes
+// (TurnErrorCodes, the one table). An interface stays with the package that consumes it
+// (session.Invoker, agents.Store, grpcapi.Router) unless more than one package must name it:
+// SessionStore (the session and the store contract) and TurnSink (the session and the gRPC edge).
+//
 // It imports nothing of ours and does no I/O. Adapters (store, cardcheck, invoke, console, the
 // gRPC server) translate between these types and their own wire or storage formats.
 package connector

@@ -1,6 +1,9 @@
 package connector
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Adapters wrap them with context (`fmt.Errorf("agent %s: %w", id,
 // ErrNotFound)`); each edge (HTTP problem+json, gRPC status) maps them to a wire code in one table.
@@ -21,3 +24,22 @@ var (
 	// ErrUnavailable: a dependency (Postgres) is down.
 	ErrUnavailable = errors.New("unavailable")
 )
+
+// DuplicateError is a registration, or a refresh, that would give the tenant a second agent for
+// a card it has registered already: the same card URL, or the same registration key (store.CardKey) of the URL the card
+// was fetched from. It matches ErrConflict.
+type DuplicateError struct {
+	// AgentID is the tenant's agent that has the card already; "" when it was deleted since.
+	AgentID string
+	Err     error
+}
+
+func (e *DuplicateError) Error() string {
+	if e.AgentID == "" {
+		return fmt.Sprintf("card already registered: %v", e.Err)
+	}
+	return fmt.Sprintf("card already registered as agent %s: %v", e.AgentID, e.Err)
+}
+
+// Unwrap returns the cause, which matches ErrConflict.
+func (e *DuplicateError) Unwrap() error { return e.Err }

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"io"
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // With Postgres unreachable every RPC answers UNAVAILABLE, promptly, and nothing reaches an
@@ -26,33 +24,11 @@ func TestPostgresDownIsUnavailable(t *testing.T) {
 	deadDB := "postgres://postgres@" + closedAddr(t) + "/none?sslmode=disable&connect_timeout=2"
 	key := make([]byte, 32)
 	rand.Read(key)
-	addr := freeAddr(t)
-	vars := map[string]string{
+	server, _ := startConnector(t, map[string]string{
 		"DATABASE_URL": deadDB, "A2AC_SECRET_KEY": base64.StdEncoding.EncodeToString(key),
-		"A2AC_GRPC_ADDR": addr, "A2AC_LOG_LEVEL": "error", "A2AC_DRAIN_DELAY": "0",
-	}
-	ctx, stop := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, io.Discard)
-	}()
-	t.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	})
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 500 {
-			t.Fatalf("connector never listened: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		"A2AC_LOG_LEVEL": "error", "A2AC_DRAIN_DELAY": "0",
+	}, nil, telemetry.Options{})
+	addr := server.GRPCAddr()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

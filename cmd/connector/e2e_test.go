@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -53,9 +52,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// stack is a running connector (the real binary's run, on a free port) with the demo agent
-// registered for a fresh tenant.
+// stack is a running connector (the real program's server, on a port the kernel chose) with the
+// demo agent registered for a fresh tenant.
 type stack struct {
+	server *Main
 	client pb.ConnectorClient
 	conn   *grpc.ClientConn // the client's connection, for calls written byte by byte
 	health healthpb.HealthClient
@@ -65,7 +65,7 @@ type stack struct {
 	store  *store.Store
 	// demoURL is the demo agent's base URL (for benchmarks that call it directly).
 	demoURL string
-	// shutdown stops the connector as SIGTERM would and returns what run returned.
+	// shutdown stops the connector as SIGTERM would and returns what its Close returned.
 	shutdown func() error
 	// registrar registers more agents for the stack's tenant.
 	registrar
@@ -98,14 +98,38 @@ func (r registrar) register(t testing.TB, cardURL, apiKey string) connector.Agen
 	return a
 }
 
-func freeAddr(t testing.TB) string {
+// startConnector opens the real server as `connector serve` would, with the settings vars, on a
+// port the kernel chooses (A2AC_GRPC_ADDR=127.0.0.1:0 unless vars sets it): a port picked here
+// and bound later could be taken meanwhile by another test's connection. It returns once the
+// server accepts turns. shutdown is what SIGTERM does, and returns Close's error; the test's
+// cleanup calls it too.
+func startConnector(t testing.TB, vars map[string]string, stderr io.Writer, tel telemetry.Options) (m *Main, shutdown func() error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	getenv := func(k string) string {
+		if k == "A2AC_GRPC_ADDR" && vars[k] == "" {
+			return "127.0.0.1:0"
+		}
+		return vars[k]
+	}
+	m, err := newMain(nil, getenv, cmp.Or(stderr, io.Writer(io.Discard)), tel)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	if err := m.Open(context.WithoutCancel(t.Context())); err != nil {
+		t.Fatalf("open the connector: %v", errors.Join(err, m.Close()))
+	}
+	var once sync.Once
+	var closeErr error
+	shutdown = func() error {
+		once.Do(func() { closeErr = m.Close() })
+		return closeErr
+	}
+	t.Cleanup(func() {
+		if err := shutdown(); err != nil {
+			t.Errorf("connector close: %v", err)
+		}
+	})
+	return m, shutdown
 }
 
 // stackConfig is what stackOptions change; by default the agent has no API key and telemetry
@@ -155,11 +179,9 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	reg := registrar{store: st, tenant: tenant.ID, secretKey: key}
 	a := reg.register(t, demoSrv.URL+agent.CardPath, sc.apiKey)
 
-	addr := freeAddr(t)
 	vars := map[string]string{
 		"DATABASE_URL":             sc.db.URL,
 		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(key),
-		"A2AC_GRPC_ADDR":           addr,
 		"A2AC_ALLOW_INSECURE_HTTP": "true",
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
 		"A2AC_LOG_LEVEL":           "error",
@@ -171,53 +193,18 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 	for k, v := range env {
 		vars[k] = v
 	}
-	runCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan error, 1)
-	go func() {
-		done <- runWith(runCtx, []string{"serve"}, func(k string) string { return vars[k] }, strings.NewReader(""), io.Discard, cmp.Or(sc.stderr, io.Writer(io.Discard)), sc.telemetry)
-	}()
-	var stopOnce sync.Once
-	var runErr error
-	shutdown := func() error {
-		stopOnce.Do(func() { stop(); runErr = <-done })
-		return runErr
-	}
-	t.Cleanup(func() {
-		if err := shutdown(); err != nil {
-			t.Errorf("connector run: %v", err)
-		}
-	})
-
-	// Wait for the listener before dialing: a gRPC client whose first connect fails backs off
-	// for a second before trying again.
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 500 {
-			t.Fatalf("connector never listened on %s: %v", addr, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	server, shutdown := startConnector(t, vars, sc.stderr, sc.telemetry)
+	addr := server.GRPCAddr()
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	s := &stack{client: pb.NewConnectorClient(conn), conn: conn, health: healthpb.NewHealthClient(conn),
+	s := &stack{server: server, client: pb.NewConnectorClient(conn), conn: conn, health: healthpb.NewHealthClient(conn),
 		demo: demo, tenant: tenant.ID, agent: a.ID, store: st, demoURL: demoSrv.URL, shutdown: shutdown, registrar: reg}
-	// Wait until the server answers its health check (it starts in the background).
-	for i := 0; ; i++ {
-		res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{})
-		if err == nil && res.GetStatus() == healthpb.HealthCheckResponse_SERVING {
-			break
-		}
-		if i > 200 {
-			t.Fatalf("connector did not become healthy: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// Open returned: the server listens and says SERVING.
+	if res, err := s.health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil || res.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("connector health after Open: %v %v", res.GetStatus(), err)
 	}
 	return s
 }
@@ -475,7 +462,7 @@ func TestRequestErrors(t *testing.T) {
 		t.Errorf("other tenant's agent: %v", err)
 	}
 	disabled := false
-	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, store.AgentPatch{Enabled: &disabled}); err != nil {
+	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, connector.AgentPatch{Enabled: &disabled}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = s.tryTurn(t, "s-err", s.agent, "hi")

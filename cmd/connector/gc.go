@@ -20,7 +20,8 @@ const gcHeapTarget = 64 << 20
 // container's memory limit (memlimit) still caps the heap in every case. GOGC set by the
 // operator wins: then nothing is tuned.
 //
-// main calls it once per process, for every command (chat allocates little either way).
+// main calls it once per process, for serve only: chat is a client, and its output is the chat
+// alone, without this log line.
 func tuneGC(log *slog.Logger) {
 	if v, ok := os.LookupEnv("GOGC"); ok {
 		log.Info("GOGC is set: the GC is not tuned", slog.String("GOGC", v))

@@ -11,7 +11,6 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // The connector counts every turn for its tenant's health view and, when it shuts down, flushes
@@ -30,7 +29,7 @@ func TestShutdownFlushesAgentHealth(t *testing.T) {
 	}
 	// A turn refused because the tenant disabled its agent is the agent's ERROR: its owner sees it.
 	off := false
-	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, store.AgentPatch{Enabled: &off}); err != nil {
+	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, connector.AgentPatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.tryTurn(t, "s-health-5", s.agent, "1与2相加是多少"); status.Code(err) != codes.FailedPrecondition {
@@ -44,7 +43,7 @@ func TestShutdownFlushesAgentHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sum.Hour.Turns != 3 || sum.Hour.Outcomes[connector.OutcomeCompleted] != 1 || sum.Hour.Outcomes[connector.OutcomeHandback] != 1 ||
-		sum.Hour.Outcomes[health.OutcomeError] != 1 {
+		sum.Hour.Outcomes[connector.OutcomeError] != 1 {
 		t.Fatalf("health after shutdown: %d turns, outcomes %v; want one COMPLETED, one HANDBACK, one ERROR", sum.Hour.Turns, sum.Hour.Outcomes)
 	}
 	if len(sum.Failures) != 1 || sum.Failures[0].Code != "agent_disabled" || sum.Failures[0].Message != "the agent is disabled" {

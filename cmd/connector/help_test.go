@@ -21,3 +21,12 @@ func TestHelp(t *testing.T) {
 		{Name: "unknown flag", Args: []string{"-no-such-flag"}, WantCode: 1, Want: "flag provided but not defined"},
 	})
 }
+
+// connector chat is a client: its output is the chat, without the server's log lines (the GC
+// tuner's among them). With stdin closed it prints the session's header and leaves.
+func TestChatPrintsOnlyTheChat(t *testing.T) {
+	t.Parallel()
+	clitest.Run(t, clitest.Build(t, "connector"), []clitest.Case{
+		{Name: "chat", Args: []string{"chat", "-tenant", "t1", "-addr", "127.0.0.1:1"}, WantStdout: "session chat-", NoLogs: true},
+	})
+}

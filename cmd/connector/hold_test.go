@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
-	"github.com/a2a-connector/a2a-connector/internal/store"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // A hold whose agent was disabled (or deleted) since is dropped: the turn goes where the engine
@@ -16,7 +17,7 @@ func TestHoldOfDisabledAgentIsDropped(t *testing.T) {
 	wantOutcome(t, s.turn(t, "s-drop", s.agent, "帮我算加法"), pb.Outcome_OUTCOME_INPUT_REQUIRED)
 
 	off := false
-	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, store.AgentPatch{Enabled: &off}); err != nil {
+	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, connector.AgentPatch{Enabled: &off}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.client.GetSession(ctx, &pb.GetSessionRequest{TenantId: s.tenant, SessionId: "s-drop"})
@@ -27,7 +28,7 @@ func TestHoldOfDisabledAgentIsDropped(t *testing.T) {
 
 	// Dropped for good: re-enabling the agent does not bring the hold back.
 	on := true
-	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, store.AgentPatch{Enabled: &on}); err != nil {
+	if _, err := s.store.UpdateAgent(ctx, s.tenant, s.agent, connector.AgentPatch{Enabled: &on}); err != nil {
 		t.Fatal(err)
 	}
 	wantOutcome(t, s.turn(t, "s-drop", "", "3和5"), pb.Outcome_OUTCOME_NO_AGENT)

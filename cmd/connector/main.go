@@ -39,7 +39,10 @@ import (
 
 func main() {
 	// Here, not in serve: the tuner is the process's, and tests run serve many times in one.
-	tuneGC(telemetry.NewLogger(os.Stderr, os.Getenv("A2AC_LOG_LEVEL")))
+	// Only for serve: chat is a client, and prints nothing but the chat.
+	if cmd, _ := command(os.Args[1:]); cmd == "serve" {
+		tuneGC(telemetry.NewLogger(os.Stderr, os.Getenv("A2AC_LOG_LEVEL")))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
@@ -65,31 +68,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 // runWith is run with telemetry seams: tests set tel.SpanExporter and tel.MetricReader to see
 // the spans and metrics of the real server; serve fills in the rest of tel.
 func runWith(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer, tel telemetry.Options) error {
-	cmd := "serve"
-	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
-	}
+	cmd, args := command(args)
 	switch cmd {
 	case "chat":
 		return chat(ctx, args, getenv, stdin, stdout, stderr)
 	case "serve":
-		fs := flag.NewFlagSet("connector serve", flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		fs.Usage = func() { fmt.Fprintln(stderr, usage+"\n\nflags of serve:"); fs.PrintDefaults() }
-		getenv = config.WithFlags(fs, getenv)
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		cfg, err := config.Load(getenv, config.Need{Database: true, SecretKey: true})
+		m, err := newMain(args, getenv, stderr, tel)
 		if err != nil {
 			return err
 		}
-		tel.Getenv, tel.MetricsAddr = getenv, cfg.MetricsAddr
-		return serve(ctx, cfg, tel, stderr)
+		return serve(ctx, m)
 	default:
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
 	}
+}
+
+// command splits args into the command (serve when none is named) and its flags.
+func command(args []string) (string, []string) {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		return args[0], args[1:]
+	}
+	return "serve", args
 }
 
 // Server-side limits: a request is at most 16 KiB of text plus 64 KiB of metadata.
@@ -119,19 +119,94 @@ const (
 	sweepIdle     = 24 * time.Hour
 )
 
-func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr io.Writer) error {
-	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+// serve runs the server until ctx ends (SIGTERM) or the gRPC server fails, then stops it.
+func serve(ctx context.Context, m *Main) error {
+	if err := m.Open(ctx); err != nil {
+		return errors.Join(err, m.Close())
+	}
+	select {
+	case <-ctx.Done():
+	case <-m.served: // the server failed: Close says why
+	}
+	return m.Close()
+}
+
+// Main is the connector's server: Open starts its parts, each on top of those before it, and
+// Close stops them in the one order that loses no turn and no save. Its fields are set by Open;
+// Close stops only what Open got to start.
+type Main struct {
+	cfg config.Config
+	tel telemetry.Options
+	log *slog.Logger
+
+	stopTelemetry func()
+	pool          *pgpool.Pool
+	stopBreakers  func()
+	stopLimits    func()
+	inv           *invoke.Invoker
+	rec           *agenthealth.Recorder
+	inflight      *session.Inflight
+	router        *session.Router
+
+	srv      *grpc.Server
+	hs       *grpcapi.Health
+	grpcAddr string
+	served   chan struct{} // closed when srv.Serve returned, with serveErr
+	serveErr error
+
+	metricsAddr, debugAddr string
+
+	// background ends the loops that stop as shutdown begins (as they did when the signal
+	// canceled serve's context): the sweep, the periodic health flush, the limits refresh, the
+	// breaker publisher and the debug server. The in-flight sync outlives the drain: its own.
+	background     context.Context
+	stopBackground context.CancelFunc
+	stopInflight   context.CancelFunc
+	loops          []chan struct{} // each closed when its goroutine returned
+}
+
+// newMain reads serve's flags and settings into the server they describe, with the telemetry
+// seams of tel (tests set its exporter and reader), logging to stderr.
+func newMain(args []string, getenv func(string) string, stderr io.Writer, tel telemetry.Options) (*Main, error) {
+	fs := flag.NewFlagSet("connector serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, usage+"\n\nflags of serve:"); fs.PrintDefaults() }
+	getenv = config.WithFlags(fs, getenv)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	cfg, err := config.Load(getenv, config.Need{Database: true, SecretKey: true})
+	if err != nil {
+		return nil, err
+	}
+	tel.MetricsAddr = cfg.MetricsAddr
+	return &Main{cfg: cfg, tel: tel, log: telemetry.NewLogger(stderr, cfg.LogLevel)}, nil
+}
+
+// GRPCAddr is the address the gRPC server listens on (with A2AC_GRPC_ADDR=127.0.0.1:0, the port
+// the kernel chose); MetricsAddr and DebugAddr those of the Prometheus and pprof endpoints, ""
+// when not served. Each is set once Open returned.
+func (m *Main) GRPCAddr() string    { return m.grpcAddr }
+func (m *Main) MetricsAddr() string { return m.metricsAddr }
+func (m *Main) DebugAddr() string   { return m.debugAddr }
+
+// Open starts the server: when it returns nil, the gRPC server accepts turns and health says
+// SERVING. ctx bounds the opening only. On an error, Close stops what was started.
+func (m *Main) Open(ctx context.Context) error {
+	cfg, log := m.cfg, m.log
+	m.background, m.stopBackground = context.WithCancel(context.WithoutCancel(ctx))
 	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
 	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
 	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
 	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
+	tel := m.tel
 	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, log
 	tp, stopTelemetry, err := telemetry.Start(ctx, tel)
 	if err != nil {
 		return err
 	}
-	defer stopTelemetry() // last out: flush the spans of the drained turns
-	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
+	m.stopTelemetry, m.metricsAddr = stopTelemetry, tp.MetricsAddr()
+	m.pool, err = pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
 		// The connector writes only session state (contexts, the racing-turn order), which is
 		// ephemeral: losing the last few hundred milliseconds of it in a Postgres crash costs a
 		// user one re-asked question. Not waiting for the WAL flush takes a disk sync off most
@@ -148,19 +223,19 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	pool := m.pool
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
 	}
 	// Circuit breakers are this replica's own; their changes reach the tenants' health view
-	// through Postgres, written off the turn path (stopped before the pool closes).
+	// through Postgres, written off the turn path.
 	breakers := agenthealth.NewBreakerPublisher(agenthealth.NewStore(pool.Pool), agenthealth.ReplicaName("connector"), log)
-	defer breakers.Start(ctx, 5*time.Second)()
+	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
 	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
 		tp.MeterProvider, breakers.Publish)
 	agentPolicy := cfg.Policy()
-	inv := invoke.New(invoke.Options{
+	m.inv = invoke.New(invoke.Options{
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
 		GRPCPolicy:     &agentPolicy,
@@ -173,25 +248,22 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 		RetryBudget:    budget,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
-	rec := agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
+	m.rec = agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
 	st := store.New(pool.Pool)
 	// Concurrent-turn caps of this process; the operator's per-tenant overrides are read every
 	// A2AC_LIMITS_REFRESH in the background, never on a turn.
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
 		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
-	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
+	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
 	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
 	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too.
-	inflight := session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: inv,
+	m.inflight = session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: m.inv,
 		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log})
-	router := session.New(session.Config{
-		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: rec,
-		Admission: limiter, Inflight: inflight,
+	m.router = session.New(session.Config{
+		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: m.rec,
+		Admission: limiter, Inflight: m.inflight,
 	})
-	// After the server has stopped (the defers run at return) and before the pool closes: the
-	// saves that finished turns left for after their Final.
-	defer router.Wait()
 
 	// Outermost, so that grpc-go's goroutine waits on as few frames as possible.
 	opts := []grpc.ServerOption{grpc.ChainStreamInterceptor(grpcapi.OwnGoroutineAbove(ownGoroutineAbove))}
@@ -213,7 +285,7 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
 		}),
 	)...)
-	pb.RegisterConnectorServer(srv, grpcapi.New(router, log))
+	pb.RegisterConnectorServer(srv, grpcapi.New(m.router, log))
 	hs := grpcapi.NewHealth()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
@@ -222,105 +294,136 @@ func serve(ctx context.Context, cfg config.Config, tel telemetry.Options, stderr
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.GRPCAddr, err)
 	}
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	log.Info("connector listening", "addr", ln.Addr().String())
-
 	if cfg.DebugAddr != "" {
-		debugCtx, stopDebug := context.WithCancel(ctx)
-		wait, err := serveDebug(debugCtx, cfg.DebugAddr, log)
+		wait, addr, err := serveDebug(m.background, cfg.DebugAddr, log)
 		if err != nil {
-			stopDebug()
+			ln.Close()
 			return err
 		}
-		defer func() { stopDebug(); wait() }()
+		m.debugAddr = addr
+		m.goLoop(func(context.Context) { wait() })
 	}
 
-	// Stopped in the shutdown sequence below, after the drain and before the invoker closes.
+	// Stopped in Close after the drain and before the invoker closes.
 	inflightCtx, stopInflight := context.WithCancel(context.WithoutCancel(ctx))
-	inflightDone := make(chan struct{})
-	go func() { defer close(inflightDone); inflight.Run(inflightCtx) }()
-	defer func() { stopInflight(); <-inflightDone }() // when serve fails before the drain
+	m.stopInflight = stopInflight
+	m.goLoopCtx(inflightCtx, m.inflight.Run)
+	m.goLoop(func(ctx context.Context) { m.router.Sweep(ctx, sweepInterval, sweepIdle) })
+	m.goLoop(m.rec.Run)
 
-	sweepCtx, stopSweep := context.WithCancel(ctx)
-	swept := make(chan struct{})
-	go func() { defer close(swept); router.Sweep(sweepCtx, sweepInterval, sweepIdle) }()
-	defer func() { stopSweep(); <-swept }()
-
-	// The health flusher stops after the gRPC server (this defer runs after the drain below)
-	// and before the pool closes (deferred earlier), with a last flush of the drained turns.
-	flushCtx, stopFlush := context.WithCancel(ctx)
-	flusherDone := make(chan struct{})
-	go func() { defer close(flusherDone); rec.Run(flushCtx) }()
-	defer func() {
-		stopFlush()
-		<-flusherDone
-		// Bounded like the other shutdown steps: with the database away the counts are lost.
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := rec.Close(closeCtx); err != nil {
-			log.Warn("health: last flush", slog.Any("error", err))
-		}
-	}()
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-
-	// Drain: report NOT_SERVING so load balancers move away, keep serving new and running
-	// turns for the drain delay while they do (a balancer that health-checks needs a check or
-	// two to notice), then stop accepting, let in-flight turns finish within the bound, and cut
-	// what is left.
-	log.Info("shutting down", "drain_delay", cfg.DrainDelay.String(), "timeout", cfg.ShutdownTimeout.String())
-	hs.Shutdown()
-	if err := drainDelay(errc, cfg.DrainDelay); err != nil {
-		return err
-	}
-	hs.EndWatches() // else every client watching health would hold GracefulStop open
-	stopped := make(chan struct{})
-	go func() { srv.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(cfg.ShutdownTimeout):
-		log.Warn("shutdown timeout: cutting remaining turns")
-		srv.Stop()
-		<-stopped
-	}
-	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	// The turns are over (drained, or cut and their tasks being canceled by invoke): nothing of
-	// this replica is left for another to sweep.
-	stopInflight()
-	<-inflightDone
-	if err := inflight.Close(closeCtx); err != nil {
-		log.Warn("in-flight tasks: delete this replica's rows", slog.Any("error", err))
-	}
-	if err := inv.Close(closeCtx); err != nil {
-		log.Warn("background cancels did not finish", slog.Any("error", err))
-	}
-	if err := <-errc; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-		return fmt.Errorf("serve: %w", err)
-	}
+	m.srv, m.hs, m.grpcAddr, m.served = srv, hs, ln.Addr().String(), make(chan struct{})
+	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	// Tests and loadgen read the address from this line (with A2AC_GRPC_ADDR=127.0.0.1:0).
+	log.Info("connector listening", "addr", m.grpcAddr)
 	return nil
 }
 
-// drainDelay waits d with the server still serving; an error is the server failing meanwhile.
-func drainDelay(errc <-chan error, d time.Duration) error {
-	if d <= 0 {
-		return nil
+// goLoop runs f in a goroutine of Main until the background context ends; Close waits for it.
+func (m *Main) goLoop(f func(context.Context)) { m.goLoopCtx(m.background, f) }
+
+func (m *Main) goLoopCtx(ctx context.Context, f func(context.Context)) {
+	done := make(chan struct{})
+	m.loops = append(m.loops, done)
+	go func() { defer close(done); f(ctx) }()
+}
+
+// Close stops the server, in this order:
+//
+//  1. The background loops stop (sweep, periodic health flush, limits refresh, breaker
+//     publishing, debug server); the in-flight sync goes on.
+//  2. Drain: health says NOT_SERVING, and new and running turns are still served for
+//     A2AC_DRAIN_DELAY, while balancers that health-check move away (one needs a check or two
+//     to notice); then the open health Watch streams end and the server stops accepting, lets
+//     in-flight turns finish within A2AC_SHUTDOWN_TIMEOUT, and cuts what is left.
+//  3. The turns are over (drained, or cut and their tasks being canceled by invoke): the
+//     in-flight sync stops and deletes this replica's rows — nothing is left for another
+//     replica to sweep — and the invoker finishes its background tasks/cancel.
+//  4. The last health flush, of the drained turns.
+//  5. The saves that finished turns left for after their Final.
+//  6. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  7. Telemetry, last: it flushes the spans of the drained turns.
+//
+// Each step after the drain is bounded (5 s); with the database away what it would have
+// written is lost, and logged. Close returns the gRPC server's error, if it failed.
+func (m *Main) Close() error {
+	var errs []error
+	if m.stopBackground != nil {
+		m.stopBackground()
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	if m.srv != nil {
+		m.drain()
+		if m.serveErr != nil && !errors.Is(m.serveErr, grpc.ErrServerStopped) {
+			errs = append(errs, fmt.Errorf("serve: %w", m.serveErr))
+		}
+	}
+	if m.stopInflight != nil {
+		m.stopInflight()
+	}
+	for _, done := range m.loops {
+		<-done
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if m.stopInflight != nil { // its Run started, and has returned
+		if err := m.inflight.Close(closeCtx); err != nil {
+			m.log.Warn("in-flight tasks: delete this replica's rows", slog.Any("error", err))
+		}
+	}
+	if m.inv != nil {
+		if err := m.inv.Close(closeCtx); err != nil {
+			m.log.Warn("background cancels did not finish", slog.Any("error", err))
+		}
+	}
+	if m.rec != nil {
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := m.rec.Close(flushCtx); err != nil {
+			m.log.Warn("health: last flush", slog.Any("error", err))
+		}
+	}
+	if m.router != nil {
+		m.router.Wait()
+	}
+	if m.stopLimits != nil {
+		m.stopLimits()
+	}
+	if m.stopBreakers != nil {
+		m.stopBreakers()
+	}
+	if m.pool != nil {
+		m.pool.Close()
+	}
+	if m.stopTelemetry != nil {
+		m.stopTelemetry()
+	}
+	return errors.Join(errs...)
+}
+
+// drain is step 2 of Close. A server that failed meanwhile ends the drain delay early.
+func (m *Main) drain() {
+	m.log.Info("shutting down", "drain_delay", m.cfg.DrainDelay.String(), "timeout", m.cfg.ShutdownTimeout.String())
+	m.hs.Shutdown()
+	if d := m.cfg.DrainDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-m.served:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	m.hs.EndWatches() // else every client watching health would hold GracefulStop open
+	stopped := make(chan struct{})
+	go func() { m.srv.GracefulStop(); close(stopped) }()
 	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-t.C:
-		return nil
+	case <-stopped:
+	case <-time.After(m.cfg.ShutdownTimeout):
+		m.log.Warn("shutdown timeout: cutting remaining turns")
+		m.srv.Stop()
+		<-stopped
 	}
+	<-m.served
 }
 
 // replicaID names this process among the connector's replicas: the host name (the pod's name on

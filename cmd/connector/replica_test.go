@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -57,7 +56,7 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := st.CreateAgent(t.Context(), store.NewAgent{
+	a, err := st.CreateAgent(t.Context(), connector.NewAgent{
 		ID: uuid.NewString(), TenantID: tenant.ID, CardURL: fx.URL + "/card", ResolvedCardURL: fx.URL + "/card",
 		Card:    json.RawMessage(`{"name":"paced"}`),
 		Profile: connector.CardProfile{Name: "paced", ProtocolVersion: "0.3.0", EndpointURL: fx.URL, Streaming: true},
@@ -94,6 +93,37 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// listening waits for the replica's "connector listening" log line and returns its address.
+func (r *replica) listening(t *testing.T) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // hundreds of times what starting takes
+	for {
+		if addr := loggedAddr(r.stderr.String(), "connector listening"); addr != "" {
+			return addr
+		}
+		select {
+		case <-r.exited:
+			t.Fatalf("replica exited before listening (%v):\n%s", r.err, r.stderr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica never said it listened:\n%s", r.stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// loggedAddr is the addr of the first JSON log line of log whose msg is msg, or "".
+func loggedAddr(log, msg string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return rec.Addr
+		}
+	}
+	return ""
+}
+
 func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -104,13 +134,14 @@ func (l *lockedBuffer) String() string {
 // says SERVING. The test's cleanup kills it if it still runs.
 func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *replica {
 	t.Helper()
-	addr := freeAddr(t)
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
 		"DATABASE_URL=" + testDB.URL,
 		"A2AC_SECRET_KEY=" + p.secretKey,
-		"A2AC_GRPC_ADDR=" + addr,
+		// The kernel chooses the port and the replica logs it: a port picked here and bound
+		// by the replica later could be taken meanwhile by another test's connection.
+		"A2AC_GRPC_ADDR=127.0.0.1:0",
 		"A2AC_ALLOW_INSECURE_HTTP=true",
 		"A2AC_ALLOWED_CIDRS=127.0.0.0/8",
 		"A2AC_LOG_LEVEL=info",
@@ -126,20 +157,10 @@ func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *repli
 		_ = cmd.Process.Kill()
 		<-r.exited
 		if t.Failed() {
-			t.Logf("replica %s log:\n%s", addr, r.stderr)
+			t.Logf("replica %d log:\n%s", cmd.Process.Pid, r.stderr)
 		}
 	})
-	for i := 0; ; i++ {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if i > 3000 {
-			t.Fatalf("replica never listened on %s: %v\n%s", addr, err, r.stderr)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	addr := r.listening(t)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,9 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 func withAPIKey(key string) stackOption { return func(c *stackConfig) { c.apiKey = key } }
@@ -203,8 +204,8 @@ func TestTraceOfAFailedTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, store.AgentPatch{
-		APIKey: &secret.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
+	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, connector.AgentPatch{
+		APIKey: &connector.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
 		t.Fatal(err)
 	}
 	r := s.turn(t, "s-fail", s.agent, "重复我说的话：你好")
@@ -498,8 +499,8 @@ func dataAttrs(data metricdata.Aggregation) []attribute.KeyValue {
 // docs/operations.md documents.
 func TestPrometheusEndpointServesTurnMetrics(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
-	s := startStack(t, map[string]string{"A2AC_METRICS_ADDR": addr})
+	s := startStack(t, map[string]string{"A2AC_METRICS_ADDR": "127.0.0.1:0"})
+	addr := s.server.MetricsAddr()
 	wantOutcome(t, s.turn(t, "s-prom", s.agent, "重复我说的话：今天天气很好"), pb.Outcome_OUTCOME_COMPLETED)
 
 	wants := []*regexp.Regexp{
@@ -653,8 +654,7 @@ func waitForSpans(t *testing.T, exp *tracetest.InMemoryExporter, name string, n 
 // A2AC_DEBUG_ADDR serves Go's profiles; without it nothing listens (the default).
 func TestDebugAddrServesProfiles(t *testing.T) {
 	t.Parallel()
-	addr := freeAddr(t)
-	startStack(t, map[string]string{"A2AC_DEBUG_ADDR": addr})
+	addr := startStack(t, map[string]string{"A2AC_DEBUG_ADDR": "127.0.0.1:0"}).server.DebugAddr()
 	res, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
 	if err != nil {
 		t.Fatal(err)

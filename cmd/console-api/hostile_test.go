@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -77,7 +76,9 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func freeAddr(tb testing.TB) string {
+// closedAddr is a loopback address nothing listens on (its port was the kernel's choice, and is
+// closed again).
+func closedAddr(tb testing.TB) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -91,10 +92,9 @@ func startConsole(tb testing.TB) *consoleStack {
 	tb.Helper()
 	demo := httptest.NewServer(agent.New(agent.Options{}).Handler())
 	tb.Cleanup(demo.Close)
-	addr := freeAddr(tb)
 	s := &consoleStack{
-		base: "http://" + addr, admin: "admin-token-hostile-0123456789", demoURL: demo.URL,
-		closedAddr: freeAddr(tb), logs: &syncBuffer{},
+		admin: "admin-token-hostile-0123456789", demoURL: demo.URL,
+		closedAddr: closedAddr(tb), logs: &syncBuffer{},
 		client: &http.Client{
 			Timeout: time.Minute, // a failing run only; a test turn is bounded by 10 s
 			CheckRedirect: func(*http.Request, []*http.Request) error {
@@ -106,21 +106,12 @@ func startConsole(tb testing.TB) *consoleStack {
 		"DATABASE_URL":             testDB.URL,
 		"A2AC_SECRET_KEY":          base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)),
 		"A2AC_ADMIN_TOKEN":         s.admin,
-		"A2AC_CONSOLE_ADDR":        addr,
 		"A2AC_LOG_LEVEL":           "info",
 		"A2AC_ALLOW_INSECURE_HTTP": "true",
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
 		"A2AC_TURN_TIMEOUT":        "10s",
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, s.logs) }()
-	tb.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			tb.Errorf("console-api run: %v", err)
-		}
-	})
+	s.base = "http://" + openConsole(tb, vars, s.logs).Addr()
 	for i := 0; ; i++ {
 		if resp, err := http.Get(s.base + "/readyz"); err == nil {
 			resp.Body.Close()

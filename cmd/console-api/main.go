@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -74,11 +75,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		return migrate(ctx, cfg.DatabaseURL)
 	case "serve":
-		cfg, err := config.Load(getenv, config.Need{Database: true, SecretKey: true, AdminToken: true})
+		cfg, err := serveConfig(getenv)
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, getenv, stderr)
+		return serve(ctx, newMain(cfg, getenv, stderr))
 	default:
 		fmt.Fprintln(stderr, usage)
 		return fmt.Errorf("unknown command %q", cmd)
@@ -113,24 +114,79 @@ const serviceName = "a2a-connector-console-api"
 // version is stamped at build time (-ldflags "-X main.version=..."; see Dockerfile).
 var version = "dev"
 
-func serve(ctx context.Context, cfg config.Config, getenv func(string) string, stderr io.Writer) error {
-	log := telemetry.NewLogger(stderr, cfg.LogLevel)
+// serve runs the server until ctx ends (SIGTERM) or the HTTP server fails, then stops it.
+func serve(ctx context.Context, m *Main) error {
+	if err := m.Open(ctx); err != nil {
+		return errors.Join(err, m.Close())
+	}
+	select {
+	case <-ctx.Done():
+	case <-m.served: // the server failed: Close says why
+	}
+	return m.Close()
+}
+
+// Main is the console API's server: Open starts its parts, each on top of those before it, and
+// Close stops them in one written order. Its fields are set by Open; Close stops only what Open
+// got to start. Call Close once.
+type Main struct {
+	cfg    config.Config
+	getenv func(string) string
+	log    *slog.Logger
+
+	stopTelemetry func()
+	pool          *pgpool.Pool
+	stopBreakers  func()
+	stopLimits    func()
+	inv           *invoke.Invoker
+	router        *session.Router
+
+	srv      *http.Server
+	addr     string
+	served   chan struct{} // closed when srv.Serve returned, with serveErr
+	serveErr error
+
+	// background ends the breaker publisher and the limits refresh as shutdown begins (as the
+	// signal's context did before).
+	background     context.Context
+	stopBackground context.CancelFunc
+}
+
+// serveConfig reads serve's settings.
+func serveConfig(getenv func(string) string) (config.Config, error) {
+	return config.Load(getenv, config.Need{Database: true, SecretKey: true, AdminToken: true})
+}
+
+// newMain is the server cfg describes; getenv carries the OTEL_* settings.
+func newMain(cfg config.Config, getenv func(string) string, stderr io.Writer) *Main {
+	return &Main{cfg: cfg, getenv: getenv, log: telemetry.NewLogger(stderr, cfg.LogLevel)}
+}
+
+// Addr is the address the HTTP server listens on (with A2AC_CONSOLE_ADDR=127.0.0.1:0, the port
+// the kernel chose), once Open returned.
+func (m *Main) Addr() string { return m.addr }
+
+// Open starts the server: when it returns nil, the HTTP server accepts requests. ctx bounds the
+// opening only. On an error, Close stops what was started.
+func (m *Main) Open(ctx context.Context) error {
+	cfg, log := m.cfg, m.log
+	m.background, m.stopBackground = context.WithCancel(context.WithoutCancel(ctx))
 	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
 	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
 	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
 	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
 	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
-		Getenv: getenv, MetricsAddr: cfg.MetricsAddr, Logger: log})
+		MetricsAddr: cfg.MetricsAddr, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer stopTelemetry() // last out: flush the spans of the drained requests
-	pool, err := pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
+	m.stopTelemetry = stopTelemetry
+	m.pool, err = pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Logger: log})
 	if err != nil {
 		return err
 	}
-	defer pool.Close()
+	pool := m.pool
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
@@ -147,7 +203,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	})
 	// Try-it and "check my agent" turns share this process's breaker and retry budget.
 	breakers := health.NewBreakerPublisher(health.NewStore(pool.Pool), health.ReplicaName("console-api"), log)
-	defer breakers.Start(ctx, 5*time.Second)()
+	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
 	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
 		tp.MeterProvider, breakers.Publish)
 	agentPolicy := cfg.Policy()
@@ -163,12 +219,7 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 		Breaker:        breaker,
 		RetryBudget:    budget,
 	}
-	inv := invoke.New(invOpts)
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = inv.Close(ctx)
-	}()
+	m.inv = invoke.New(invOpts)
 	st := store.New(pool.Pool)
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
@@ -178,21 +229,20 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	// connector's turns, in this process's own counts (caps are per process).
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
 		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
-	defer limiter.RefreshInBackground(ctx, cfg.LimitsRefresh, st.AllTenantLimits)()
-	router := session.New(session.Config{
-		Store: st, Invoker: inv, HoldTTL: cfg.HoldTTL, Logger: log,
+	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
+	m.router = session.New(session.Config{
+		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Admission: limiter,
 	})
-	defer router.Wait() // the saves test turns left for after their Final, before the pool closes
 	api := console.New(console.Config{
 		Store:      st,
 		Cards:      cards,
 		Secrets:    box,
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
-		Invoker:    inv,
+		Invoker:    m.inv,
 		Health:     health.NewStore(pool.Pool),
-		Router:     router,
+		Router:     m.router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
 		Prober:    probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
 		Admission: limiter,
@@ -209,23 +259,61 @@ func serve(ctx context.Context, cfg config.Config, getenv func(string) string, s
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", cfg.ConsoleAddr, err)
 	}
-	log.Info("console api listening", "addr", ln.Addr().String())
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down", "timeout", cfg.ShutdownTimeout.String())
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("serve: %w", err)
-	}
+	m.srv, m.addr, m.served = srv, ln.Addr().String(), make(chan struct{})
+	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
+	// Tests and loadgen read the address from this line (with A2AC_CONSOLE_ADDR=127.0.0.1:0).
+	log.Info("console api listening", "addr", m.addr)
 	return nil
+}
+
+// Close stops the server, in this order:
+//
+//  1. The breaker publisher's loop and the limits refresh stop.
+//  2. The HTTP server stops accepting and lets requests in flight (a test turn may be one)
+//     finish within A2AC_SHUTDOWN_TIMEOUT.
+//  3. The saves that test turns left for after their Final.
+//  4. The invoker finishes its background tasks/cancel (bounded: 5 s).
+//  5. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  6. Telemetry, last: it flushes the spans of the drained requests.
+//
+// Close returns the HTTP server's error, if it failed, or the shutdown's, if requests were
+// still running at the timeout.
+func (m *Main) Close() error {
+	var errs []error
+	if m.stopBackground != nil {
+		m.stopBackground()
+	}
+	if m.srv != nil {
+		m.log.Info("shutting down", "timeout", m.cfg.ShutdownTimeout.String())
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), m.cfg.ShutdownTimeout)
+		if err := m.srv.Shutdown(shutdownCtx); err != nil {
+			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+		}
+		cancel()
+		<-m.served
+		if !errors.Is(m.serveErr, http.ErrServerClosed) {
+			errs = append(errs, fmt.Errorf("serve: %w", m.serveErr))
+		}
+	}
+	if m.router != nil {
+		m.router.Wait()
+	}
+	if m.stopLimits != nil {
+		m.stopLimits()
+	}
+	if m.inv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = m.inv.Close(ctx)
+		cancel()
+	}
+	if m.stopBreakers != nil {
+		m.stopBreakers()
+	}
+	if m.pool != nil {
+		m.pool.Close()
+	}
+	if m.stopTelemetry != nil {
+		m.stopTelemetry()
+	}
+	return errors.Join(errs...)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"net"
+	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -17,6 +19,34 @@ import (
 var testDB *pgtest.DB
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Run(m, &testDB)) }
+
+// openConsole opens the real server as `console-api serve` would, with the settings vars, on a
+// port the kernel chooses (A2AC_CONSOLE_ADDR=127.0.0.1:0 unless vars sets it: a port picked
+// here and bound later could be taken meanwhile by another test's connection), and closes it
+// when the test ends. When it returns, the server accepts requests at its Addr.
+func openConsole(tb testing.TB, vars map[string]string, stderr io.Writer) *Main {
+	tb.Helper()
+	getenv := func(k string) string {
+		if k == "A2AC_CONSOLE_ADDR" && vars[k] == "" {
+			return "127.0.0.1:0"
+		}
+		return vars[k]
+	}
+	cfg, err := serveConfig(getenv)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	m := newMain(cfg, getenv, stderr)
+	if err := m.Open(context.WithoutCancel(tb.Context())); err != nil {
+		tb.Fatalf("open the console API: %v", errors.Join(err, m.Close()))
+	}
+	tb.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			tb.Errorf("console API close: %v", err)
+		}
+	})
+	return m
+}
 
 func TestMissingSettingsStopWithOneLineEach(t *testing.T) {
 	t.Parallel()
@@ -50,18 +80,12 @@ func TestServeAndMigrate(t *testing.T) {
 	} else {
 		dbURL += "?pool_max_conns=4"
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	vars := map[string]string{
 		"DATABASE_URL":      dbURL,
 		"A2AC_SECRET_KEY":   base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
 		"A2AC_ADMIN_TOKEN":  "admin-token-0123456789",
-		"A2AC_CONSOLE_ADDR": addr,
-		"A2AC_LOG_LEVEL":    "error",
+		"A2AC_CONSOLE_ADDR": "127.0.0.1:0", // the port is read from the log
+		"A2AC_LOG_LEVEL":    "info",
 	}
 	getenv := func(k string) string { return vars[k] }
 	var stderr bytes.Buffer
@@ -73,7 +97,17 @@ func TestServeAndMigrate(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, getenv, &bytes.Buffer{}) }()
+	logs := &syncBuffer{}
+	go func() { done <- run(ctx, []string{"serve"}, getenv, logs) }()
+	var addr string
+	for i := 0; addr == ""; i++ {
+		addr = loggedAddr(logs.String(), "console api listening")
+		if i > 1500 {
+			cancel()
+			t.Fatalf("console API never said it listened: %v\n%s", <-done, logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	var ready bool
 	for i := 0; i < 200 && !ready; i++ {
 		resp, err := http.Get("http://" + addr + "/readyz")
@@ -112,46 +146,16 @@ func TestServeAndMigrate(t *testing.T) {
 // problem+json rather than hanging.
 func TestPostgresDownIsNotReady(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
-	ln, err = net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	vars := map[string]string{
-		"DATABASE_URL":      "postgres://postgres@" + dead + "/none?sslmode=disable&connect_timeout=2",
-		"A2AC_SECRET_KEY":   base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
-		"A2AC_ADMIN_TOKEN":  "admin-token-0123456789",
-		"A2AC_CONSOLE_ADDR": addr,
-		"A2AC_LOG_LEVEL":    "error",
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, &bytes.Buffer{}) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	}()
-	var live bool
-	for i := 0; i < 200 && !live; i++ {
-		if resp, err := http.Get("http://" + addr + "/healthz"); err == nil {
-			live = resp.StatusCode == http.StatusOK
-			resp.Body.Close()
-		}
-		if !live {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	if !live {
-		t.Fatal("console API never became live")
+	addr := openConsole(t, map[string]string{
+		"DATABASE_URL":     "postgres://postgres@" + closedAddr(t) + "/none?sslmode=disable&connect_timeout=2",
+		"A2AC_SECRET_KEY":  base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
+		"A2AC_ADMIN_TOKEN": "admin-token-0123456789",
+		"A2AC_LOG_LEVEL":   "error",
+	}, io.Discard).Addr()
+	if resp, err := http.Get("http://" + addr + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz with Postgres down: %v %v", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
@@ -192,4 +196,15 @@ func TestTestConversationOnTheLiveConsole(t *testing.T) {
 	if end := s.call(t, "DELETE", path+"/"+sessionID, s.token, nil, http.StatusOK); end["released"] != true {
 		t.Fatalf("end = %v, want released", end)
 	}
+}
+
+// loggedAddr is the addr of the first JSON log line of log whose msg is msg, or "".
+func loggedAddr(log, msg string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return rec.Addr
+		}
+	}
+	return ""
 }

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"net"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -23,28 +23,12 @@ func TestReadinessFollowsPostgres(t *testing.T) {
 	t.Parallel()
 	pg := pgtest.NewCluster(t)
 	db := pg.NewDB(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	vars := map[string]string{
-		"DATABASE_URL":      db.URL,
-		"A2AC_SECRET_KEY":   base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
-		"A2AC_ADMIN_TOKEN":  "admin-token-0123456789",
-		"A2AC_CONSOLE_ADDR": addr,
-		"A2AC_LOG_LEVEL":    "error",
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve"}, func(k string) string { return vars[k] }, &bytes.Buffer{}) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
+	addr := openConsole(t, map[string]string{
+		"DATABASE_URL":     db.URL,
+		"A2AC_SECRET_KEY":  base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
+		"A2AC_ADMIN_TOKEN": "admin-token-0123456789",
+		"A2AC_LOG_LEVEL":   "error",
+	}, io.Discard).Addr()
 
 	client := &http.Client{Timeout: 10 * time.Second} // /readyz gives Postgres 2 s
 	readyz := func() int {

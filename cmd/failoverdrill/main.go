@@ -25,6 +25,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -250,12 +251,6 @@ func register(ctx context.Context, databaseURL string, key []byte, cardURL strin
 // startConnector runs the connector binary and returns a gRPC connection to it once it is
 // serving, and a function that stops it (SIGTERM, then waits).
 func startConnector(ctx context.Context, o options, databaseURL string, key []byte) (*grpc.ClientConn, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
 	logFile, err := os.Create(filepath.Join(o.logDir, "connector.log"))
 	if err != nil {
 		return nil, nil, err
@@ -264,10 +259,12 @@ func startConnector(ctx context.Context, o options, databaseURL string, key []by
 	cmd.Env = append(os.Environ(),
 		"DATABASE_URL="+databaseURL,
 		"A2AC_SECRET_KEY="+base64.StdEncoding.EncodeToString(key),
-		"A2AC_GRPC_ADDR="+addr,
+		// The kernel chooses the port and the connector logs it (at info): a port picked here
+		// and bound by the connector later could be taken meanwhile.
+		"A2AC_GRPC_ADDR=127.0.0.1:0",
 		"A2AC_ALLOW_INSECURE_HTTP=true",
 		"A2AC_ALLOWED_CIDRS=127.0.0.0/8",
-		"A2AC_LOG_LEVEL=warn",
+		"A2AC_LOG_LEVEL=info",
 		"A2AC_TURN_TIMEOUT=10s",
 	)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -280,13 +277,22 @@ func startConnector(ctx context.Context, o options, databaseURL string, key []by
 		_ = cmd.Wait()
 		logFile.Close()
 	}
+	deadline := time.Now().Add(time.Minute)
+	var addr string
+	for ; addr == ""; time.Sleep(50 * time.Millisecond) {
+		addr = loggedAddr(logFile.Name(), "connector listening")
+		if addr == "" && (time.Now().After(deadline) || ctx.Err() != nil) {
+			stop()
+			return nil, nil, fmt.Errorf("the connector never said it listened (log: %s)", logFile.Name())
+		}
+	}
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		stop()
 		return nil, nil, err
 	}
 	health := healthpb.NewHealthClient(conn)
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+	for ; ; time.Sleep(50 * time.Millisecond) {
 		res, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
 		if err == nil && res.GetStatus() == healthpb.HealthCheckResponse_SERVING {
 			return conn, stop, nil
@@ -297,6 +303,21 @@ func startConnector(ctx context.Context, o options, databaseURL string, key []by
 			return nil, nil, fmt.Errorf("the connector did not become healthy (log: %s): %v", logFile.Name(), err)
 		}
 	}
+}
+
+// loggedAddr is the addr of the first JSON log line of the file at path whose msg is msg, or "".
+func loggedAddr(path, msg string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var rec struct{ Msg, Addr string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == msg {
+			return rec.Addr
+		}
+	}
+	return ""
 }
 
 // waitRole waits until one of nodes answers its Patroni role endpoint (/primary, /replica,

@@ -28,6 +28,8 @@ import (
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/store"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // The minimal relay (`loadgen relay`, run in place of the connector by `loadgen -via relay`) is
@@ -188,7 +190,7 @@ func (s *relay) HandleTurn(req *pb.HandleTurnRequest, stream grpc.ServerStreamin
 	tenant, agent := req.GetTenantId(), req.GetAgentId()
 	// The one database round trip a relay must make before it can call the agent: the
 	// session's hold and its context with the agent. (The relay ignores a hold.)
-	var l store.TurnLookup
+	var l connector.TurnLookup
 	if s.lookup {
 		var err error
 		if l, err = s.store.LookupTurn(ctx, tenant, req.GetSessionId(), agent, time.Now()); err != nil {

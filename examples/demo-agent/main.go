@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// own server span joins the trace the connector's traceparent names (make e2e-otel checks
 	// the link). Unlike the console, an agent adopts its caller's trace: the caller is the
 	// connector, and the trace is the dialog engine's turn.
-	tel, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: "a2a-demo-agent", Getenv: getenv, Logger: log})
+	tel, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: "a2a-demo-agent", Logger: log})
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}

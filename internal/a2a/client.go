@@ -9,17 +9,17 @@ import (
 	"io"
 	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
 )
 
 // Defaults of ClientOptions.
@@ -510,26 +510,18 @@ func (p *retryPolicy) backoffFor(attempt int) time.Duration {
 }
 
 // retryableTransportError reports whether err means the request never reached the agent because
-// the connection could not be made. The dialer's own refusals (the SSRF guard returns an error
-// from its Control hook), TLS failures and ctx errors are not retryable.
+// the connection could not be made (internal/neterr classifies it). The dialer's own refusals
+// (the SSRF guard returns an error from its Control hook), TLS failures, a name that does not
+// exist and ctx errors are not retryable.
 func retryableTransportError(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !neterr.BeforeConnect(err) {
 		return false
 	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return dnsErr.IsTimeout || dnsErr.IsTemporary
-	}
-	var opErr *net.OpError
-	if !errors.As(err, &opErr) || opErr.Op != "dial" {
-		return false
-	}
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EHOSTUNREACH) ||
-		errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.ETIMEDOUT) {
+	switch neterr.Classify(err) {
+	case neterr.DNS, neterr.Refused, neterr.Reset, neterr.Unreachable, neterr.Timeout:
 		return true
 	}
-	return opErr.Timeout()
+	return false
 }
 
 // retryAfter parses the Retry-After header for HTTPStatusError; 0 when absent or unreadable.

@@ -11,7 +11,6 @@ package admission
 
 import (
 	"context"
-	"fmt"
 	"hash/maphash"
 	"log/slog"
 	"sync"
@@ -23,18 +22,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
-)
-
-// Cap names the cap that refused a turn; it is the a2ac.admission.cap attribute of the refusal
-// counter and the word the refusal's message starts with.
-type Cap string
-
-// The three caps, checked in this order: the tenant's own cap first, so a tenant over it is told
-// about its own limit even when the replica is full too.
-const (
-	CapTenant  Cap = "tenant"
-	CapAgent   Cap = "agent"
-	CapReplica Cap = "replica"
 )
 
 // Defaults of Config, sized in docs/operations.md ("Admission caps"): 8,000 open turns keep a
@@ -55,17 +42,6 @@ const (
 const scope = "github.com/a2a-connector/a2a-connector/internal/admission"
 
 var attrCap = attribute.Key("a2ac.admission.cap")
-
-// RefusedError is a turn refused by a cap. Its message names the cap and its value, and holds
-// nothing else: edges may show it as is.
-type RefusedError struct {
-	Cap   Cap
-	Limit int
-}
-
-func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s cap reached: at most %d concurrent turns per replica", e.Cap, e.Limit)
-}
 
 // Config sizes a Limiter; a value ≤ 0 takes the default.
 type Config struct {
@@ -90,7 +66,7 @@ type Limiter struct {
 	log                             *slog.Logger
 
 	refused    metric.Int64Counter
-	refusedOpt map[Cap][]metric.AddOption
+	refusedOpt map[connector.Cap][]metric.AddOption
 }
 
 type key struct{ tenant, agent string } // agent "" is the tenant's own counter
@@ -108,7 +84,7 @@ type shard struct {
 func New(c Config) *Limiter {
 	l := &Limiter{replicaCap: int64(orDefault(c.Replica, DefaultReplica)),
 		tenantCap: int64(orDefault(c.Tenant, DefaultTenant)), agentCap: int64(orDefault(c.Agent, DefaultAgent)),
-		seed: maphash.MakeSeed(), log: c.Logger, refusedOpt: map[Cap][]metric.AddOption{}}
+		seed: maphash.MakeSeed(), log: c.Logger, refusedOpt: map[connector.Cap][]metric.AddOption{}}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,7 +100,7 @@ func New(c Config) *Limiter {
 	if err != nil {
 		l.log.Warn("admission: create instruments", "error", err)
 	}
-	for _, c := range []Cap{CapTenant, CapAgent, CapReplica} {
+	for _, c := range []connector.Cap{connector.CapTenant, connector.CapAgent, connector.CapReplica} {
 		l.refusedOpt[c] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrCap.String(string(c))))}
 	}
 	// A gauge read at collection time: admitting a turn costs no metric call.
@@ -190,32 +166,32 @@ type Permit struct {
 }
 
 // Acquire admits a turn of tenantID under the tenant and replica caps, or refuses it with a
-// *RefusedError. It never waits. The agent cap is taken later with Permit.AcquireAgent, once
+// *connector.RefusedError. It never waits. The agent cap is taken later with Permit.AcquireAgent, once
 // the turn's agent is known (a held session decides it, not the request).
 func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) {
 	if l == nil {
 		return Permit{}, nil
 	}
 	tenantCap, agentCap := l.limits(tenantID)
-	c, err := l.take(ctx, key{tenant: tenantID}, tenantCap, CapTenant)
+	c, err := l.take(ctx, key{tenant: tenantID}, tenantCap, connector.CapTenant)
 	if err != nil {
 		return Permit{}, err
 	}
 	if n := l.inFlight.Add(1); n > l.replicaCap {
 		l.inFlight.Add(-1)
 		c.Add(-1)
-		return Permit{}, l.refuse(ctx, CapReplica, l.replicaCap)
+		return Permit{}, l.refuse(ctx, connector.CapReplica, l.replicaCap)
 	}
 	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
 }
 
-// AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *RefusedError
+// AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *connector.RefusedError
 // and leaves the permit as it was (still to be released). Call it at most once per permit.
 func (p *Permit) AcquireAgent(ctx context.Context, agentID string) error {
 	if p.l == nil {
 		return nil
 	}
-	c, err := p.l.take(ctx, key{tenant: p.tenantID, agent: agentID}, p.agentCap, CapAgent)
+	c, err := p.l.take(ctx, key{tenant: p.tenantID, agent: agentID}, p.agentCap, connector.CapAgent)
 	if err != nil {
 		return err
 	}
@@ -238,7 +214,7 @@ func (p *Permit) Release() {
 }
 
 // take increments k's counter unless it would pass limit.
-func (l *Limiter) take(ctx context.Context, k key, limit int64, which Cap) (*atomic.Int64, error) {
+func (l *Limiter) take(ctx context.Context, k key, limit int64, which connector.Cap) (*atomic.Int64, error) {
 	s := &l.shards[l.shardOf(k)]
 	s.mu.RLock()
 	c := s.m[k]
@@ -274,9 +250,9 @@ func (l *Limiter) shardOf(k key) int {
 	return int(h & (shards - 1))
 }
 
-func (l *Limiter) refuse(ctx context.Context, c Cap, limit int64) error {
+func (l *Limiter) refuse(ctx context.Context, c connector.Cap, limit int64) error {
 	l.refused.Add(ctx, 1, l.refusedOpt[c]...)
-	return &RefusedError{Cap: c, Limit: int(limit)}
+	return &connector.RefusedError{Cap: c, Limit: int(limit)}
 }
 
 // Sweep forgets the counters of tenants and agents with no turn in flight, so that the map

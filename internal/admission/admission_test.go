@@ -20,12 +20,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// refusal returns err's cap and limit, failing unless it is a *RefusedError.
-func refusal(t *testing.T, err error) (Cap, int) {
+// refusal returns err's cap and limit, failing unless it is a *connector.RefusedError.
+func refusal(t *testing.T, err error) (connector.Cap, int) {
 	t.Helper()
-	var re *RefusedError
+	var re *connector.RefusedError
 	if !errors.As(err, &re) {
-		t.Fatalf("error %v is not a *RefusedError", err)
+		t.Fatalf("error %v is not a *connector.RefusedError", err)
 	}
 	return re.Cap, re.Limit
 }
@@ -43,7 +43,7 @@ func TestTenantCap_refuses_the_turn_over_it_at_once_and_not_other_tenants(t *tes
 		held = append(held, p)
 	}
 	_, err := l.Acquire(ctx, "a")
-	if c, n := refusal(t, err); c != CapTenant || n != 2 {
+	if c, n := refusal(t, err); c != connector.CapTenant || n != 2 {
 		t.Fatalf("refused by %s %d, want tenant 2", c, n)
 	}
 	if want := "tenant cap reached: at most 2 concurrent turns per replica"; err.Error() != want {
@@ -81,7 +81,7 @@ func TestAgentCap_refuses_one_agent_and_leaves_the_permit_to_release(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, n := refusal(t, second.AcquireAgent(ctx, "x")); c != CapAgent || n != 1 {
+	if c, n := refusal(t, second.AcquireAgent(ctx, "x")); c != connector.CapAgent || n != 1 {
 		t.Fatalf("refused by %s %d, want agent 1", c, n)
 	}
 	second.Release() // the refused turn gives its tenant and replica places back
@@ -121,12 +121,12 @@ func TestReplicaCap_refuses_when_the_process_is_full(t *testing.T) {
 		held = append(held, p)
 	}
 	_, err := l.Acquire(ctx, "b")
-	if c, n := refusal(t, err); c != CapReplica || n != 3 {
+	if c, n := refusal(t, err); c != connector.CapReplica || n != 3 {
 		t.Fatalf("refused by %s %d, want replica 3", c, n)
 	}
 	// A tenant at its own cap hears about its own cap, even with the replica full.
 	_, err = l.Acquire(ctx, "a")
-	if c, _ := refusal(t, err); c != CapTenant {
+	if c, _ := refusal(t, err); c != connector.CapTenant {
 		t.Fatalf("refused by %s, want tenant", c)
 	}
 	for i := range held {
@@ -147,7 +147,7 @@ func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 	ctx := t.Context()
 	l := New(Config{Replica: 100, Tenant: 1, Agent: 1})
 	l.SetOverrides(map[string]connector.TenantLimits{"big": {MaxTurns: 3, MaxTurnsPerAgent: 2}, "half": {MaxTurnsPerAgent: 5}})
-	count := func(tenant, agent string) (admitted int, refusedBy Cap, limit int) {
+	count := func(tenant, agent string) (admitted int, refusedBy connector.Cap, limit int) {
 		var held []Permit
 		defer func() {
 			for i := range held {
@@ -169,20 +169,20 @@ func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 	}
 	type got struct {
 		Admitted int
-		Cap      Cap
+		Cap      connector.Cap
 		Limit    int
 	}
 	for _, tt := range []struct {
 		tenant string
 		want   got
 	}{
-		{"big", got{2, CapAgent, 2}},   // the agent override binds first
-		{"half", got{1, CapTenant, 1}}, // no tenant override: the default tenant cap
-		{"other", got{1, CapTenant, 1}},
+		{"big", got{2, connector.CapAgent, 2}},   // the agent override binds first
+		{"half", got{1, connector.CapTenant, 1}}, // no tenant override: the default tenant cap
+		{"other", got{1, connector.CapTenant, 1}},
 	} {
 		a, c, n := count(tt.tenant, "x")
 		// count returns the permits it held, the refused one included when the agent refused.
-		if c == CapAgent {
+		if c == connector.CapAgent {
 			a--
 		}
 		if diff := cmp.Diff(tt.want, got{a, c, n}); diff != "" {
@@ -190,7 +190,7 @@ func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 		}
 	}
 	l.SetOverrides(nil)
-	if a, c, n := count("big", "x"); a != 1 || c != CapTenant || n != 1 {
+	if a, c, n := count("big", "x"); a != 1 || c != connector.CapTenant || n != 1 {
 		t.Errorf("after the override is gone: %d admitted, refused by %s %d; want 1, tenant 1", a, c, n)
 	}
 }

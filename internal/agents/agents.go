@@ -5,7 +5,7 @@
 //
 // It fetches and judges cards through the card fetcher, seals keys with the secret box (the
 // plaintext goes no further than Seal), and leaves storage to the store. It knows no HTTP: its
-// errors are the store's (connector.ErrNotFound, *store.DuplicateError), the fetcher's
+// errors are the store's (connector.ErrNotFound, *connector.DuplicateError), the fetcher's
 // (*cardfetch.FetchError) and its own *CardError, and the console maps them to answers in its
 // one table. It is not on the turn path: the session router reads agents through its own query.
 package agents
@@ -25,18 +25,17 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // Store is the storage of agents the service uses (*store.Store).
 type Store interface {
-	CreateAgent(ctx context.Context, a store.NewAgent) (connector.Agent, error)
+	CreateAgent(ctx context.Context, a connector.NewAgent) (connector.Agent, error)
 	GetAgent(ctx context.Context, tenantID, agentID string) (connector.Agent, error)
-	UpdateAgent(ctx context.Context, tenantID, agentID string, p store.AgentPatch) (connector.Agent, error)
-	AddRevision(ctx context.Context, tenantID, agentID string, r store.Revision) (connector.Agent, bool, error)
+	UpdateAgent(ctx context.Context, tenantID, agentID string, p connector.AgentPatch) (connector.Agent, error)
+	AddRevision(ctx context.Context, tenantID, agentID string, r connector.Revision) (connector.Agent, bool, error)
 	AgentsWithEndpoint(ctx context.Context, tenantID, endpointURL string) ([]string, error)
 	// AgentForTurn reads an agent and its sealed key (nil when none) in one query.
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 	DeleteAgent(ctx context.Context, tenantID, agentID string) ([]connector.Hold, error)
 }
 
@@ -55,18 +54,15 @@ const CodeExtendedCardUnavailable = "extended_card_unavailable"
 // Authorizer builds the header that carries an agent's sealed credential (*invoke.Invoker),
 // for cards that are only served to callers with credentials.
 type Authorizer interface {
-	AuthHeader(ctx context.Context, a *connector.Agent, sealed *secret.Sealed) (http.Header, error)
+	AuthHeader(ctx context.Context, a *connector.Agent, sealed *connector.Sealed) (http.Header, error)
 }
 
 // Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
 type Canceler interface {
-	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+	CancelTask(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string)
 }
 
-var (
-	_ Store = (*store.Store)(nil)
-	_ Cards = (*cardfetch.Fetcher)(nil)
-)
+var _ Cards = (*cardfetch.Fetcher)(nil)
 
 // Config wires a Service.
 type Config struct {
@@ -124,11 +120,11 @@ const CodeDuplicateEndpoint = "duplicate_endpoint"
 
 // Register fetches and judges the card at cardURL and, when it is valid, stores the tenant's
 // new agent, enabled, with apiKey sealed for it ("" stores no key). The card URL is stored as
-// store.CanonicalCardURL spells it, so two spellings of one URL are one registration.
+// connector.CanonicalCardURL spells it, so two spellings of one URL are one registration.
 //
 // warnings are the agent's stored warnings and, said now but not stored, a duplicate_endpoint
 // warning when other agents of the tenant call the same endpoint. Errors: *cardfetch.FetchError
-// (no card), *CardError (card invalid), *store.DuplicateError (the tenant has the card already).
+// (no card), *CardError (card invalid), *connector.DuplicateError (the tenant has the card already).
 func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string) (a connector.Agent, warnings []connector.Problem, err error) {
 	var cred *credential.Credential
 	if apiKey != "" {
@@ -146,8 +142,8 @@ func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cr
 			return connector.Agent{}, nil, err
 		}
 	}
-	cardURL = store.CanonicalCardURL(cardURL)
-	na := store.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true}
+	cardURL = connector.CanonicalCardURL(cardURL)
+	na := connector.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true}
 	if cred != nil {
 		// Sealed before the fetch: a card behind authentication is fetched with it.
 		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
@@ -198,7 +194,7 @@ func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a conn
 		return connector.Agent{}, false, nil, &CardError{Problems: report.Problems}
 	}
 	report = s.extended(ctx, a, sealed, report)
-	a, added, err := s.store.AddRevision(ctx, tenantID, a.ID, store.Revision{
+	a, added, err := s.store.AddRevision(ctx, tenantID, a.ID, connector.Revision{
 		ResolvedCardURL: fetched.ResolvedURL, Card: report.Card, Profile: report.Profile,
 		Warnings: warningsOf(report.Problems),
 	})
@@ -226,7 +222,7 @@ type Patch struct {
 // Update applies p and returns the agent as it now is. An agent that is not the tenant's is
 // connector.ErrNotFound, and nothing is sealed for its id.
 func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
-	patch := store.AgentPatch{Enabled: p.Enabled}
+	patch := connector.AgentPatch{Enabled: p.Enabled}
 	cred := p.Credential
 	switch {
 	case p.APIKey != nil && cred != nil:
@@ -288,7 +284,7 @@ func (s *Service) Delete(ctx context.Context, tenantID, agentID string) error {
 
 // WithKey returns the tenant's agent at its live revision and its sealed API key (nil when none),
 // read together. An agent that is not the tenant's is connector.ErrNotFound.
-func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error) {
+func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error) {
 	a, key, err := s.store.AgentForTurn(ctx, tenantID, agentID)
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("agent with key: %w", err)
@@ -296,7 +292,7 @@ func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connec
 	return a, key, nil
 }
 
-func (s *Service) seal(agentID string, c credential.Credential) (*secret.Sealed, error) {
+func (s *Service) seal(agentID string, c credential.Credential) (*connector.Sealed, error) {
 	plain, err := c.Plaintext()
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", agentID, err)
@@ -311,7 +307,7 @@ func (s *Service) seal(agentID string, c credential.Credential) (*secret.Sealed,
 
 // cardAuth sends the agent's credential to a card URL that refuses to answer without it; nil
 // when there is none to send.
-func (s *Service) cardAuth(a connector.Agent, sealed *secret.Sealed) cardfetch.Auth {
+func (s *Service) cardAuth(a connector.Agent, sealed *connector.Sealed) cardfetch.Auth {
 	if sealed == nil || s.auth == nil {
 		return nil
 	}
@@ -323,7 +319,7 @@ func (s *Service) cardAuth(a connector.Agent, sealed *secret.Sealed) cardfetch.A
 // extended replaces the report's skills with those of the authenticated extended card, when the
 // card offers one and the agent has credentials to ask with; when it cannot be had, a warning
 // says so and the public card's skills stay.
-func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *secret.Sealed, report cardcheck.Report) cardcheck.Report {
+func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *connector.Sealed, report cardcheck.Report) cardcheck.Report {
 	if !report.Profile.ExtendedCard || sealed == nil || s.auth == nil {
 		return report
 	}

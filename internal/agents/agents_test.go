@@ -99,7 +99,7 @@ func TestRegisterTheDemoAgentWithItsKey(t *testing.T) {
 
 	// The same agent again, by its well-known path: already registered, naming the agent.
 	_, _, err = svc.Register(t.Context(), tenant, demo.URL+agent.CardPath, "")
-	var dup *store.DuplicateError
+	var dup *connector.DuplicateError
 	if !errors.As(err, &dup) || dup.AgentID != a.ID {
 		t.Errorf("second registration: %v; want a DuplicateError naming %s", err, a.ID)
 	}
@@ -253,7 +253,7 @@ func TestDeleteCancelsLiveHeldTasks(t *testing.T) {
 	}
 	st := store.New(testDB.Pool)
 	for session, expires := range map[string]time.Time{"live": now.Add(time.Minute), "expired": now.Add(-time.Minute)} {
-		if err := st.SaveTurn(t.Context(), store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: a.ID,
+		if err := st.SaveTurn(t.Context(), connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: a.ID,
 			TurnID: "t-" + session, StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: "task-" + session,
 				TurnID: "t-" + session, ExpiresAt: expires}}); err != nil {
 			t.Fatal(err)

@@ -211,7 +211,7 @@ type choice struct {
 	fallback *offer
 }
 
-// choose picks the interface the platform calls (docs/architecture.md §14). A 1.0 card: the first
+// choose picks the interface the platform calls (docs/architecture.md §3, step 4). A 1.0 card: the first
 // supportedInterfaces entry the connector speaks, in the card's order, as the spec asks; the
 // fallback is the next one it speaks in another generation or binding. A 0.x card (top is its
 // own endpoint): a 1.x JSON-RPC supportedInterfaces entry that a dual-version SDK added, else

@@ -3,24 +3,21 @@ package cardfetch
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -431,21 +428,11 @@ func jsonObject(body []byte) (map[string]json.RawMessage, bool) {
 }
 
 // classify maps a transport error to a kind. ctx is the fetch's own context, to tell its
-// deadline from the caller's cancellation.
+// deadline from the caller's cancellation. What the transport's error means is
+// internal/neterr's, shared with the agent calls.
 func classify(ctx context.Context, err error) FetchErrorKind {
-	var (
-		dnsErr     *net.DNSError
-		unknownCA  x509.UnknownAuthorityError
-		hostErr    x509.HostnameError
-		certErr    x509.CertificateInvalidError
-		verifyErr  *tls.CertificateVerificationError
-		recordErr  tls.RecordHeaderError
-		alertErr   tls.AlertError
-		netErr     net.Error
-		blockedErr *netguard.BlockedAddressError
-	)
 	switch {
-	case errors.As(err, &blockedErr) || errors.Is(err, netguard.ErrBlockedAddress):
+	case errors.Is(err, netguard.ErrBlockedAddress):
 		return KindBlockedAddress
 	case errors.Is(err, netguard.ErrInsecureURL):
 		return KindInsecureURL
@@ -455,17 +442,18 @@ func classify(ctx context.Context, err error) FetchErrorKind {
 		return KindTimeout
 	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
 		return KindCanceled
-	case errors.As(err, &dnsErr):
+	}
+	switch neterr.Classify(err) {
+	case neterr.NoSuchHost, neterr.DNS:
 		return KindDNS
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case neterr.Refused:
 		return KindRefused
-	case errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &certErr),
-		errors.As(err, &verifyErr), errors.As(err, &recordErr), errors.As(err, &alertErr):
+	case neterr.TLS:
 		return KindTLS
-	case errors.As(err, &netErr) && netErr.Timeout():
+	case neterr.Timeout:
 		return KindTimeout
 	}
-	return KindNetwork
+	return KindNetwork // reset, closed, unreachable, other
 }
 
 // FetchAndValidate fetches the card and has the Checker judge it. A fetch failure is a *FetchError and the

@@ -6,6 +6,7 @@ package clitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -35,6 +36,11 @@ type Case struct {
 	WantCode int
 	// Want is text that stderr must contain.
 	Want string
+	// WantStdout is text that stdout must contain.
+	WantStdout string
+	// NoLogs: no line of stdout or stderr may be a JSON log line (a client prints only what
+	// its user asked for).
+	NoLogs bool
 }
 
 // Run runs bin once per case, with an empty environment and a closed stdin, and checks the exit
@@ -70,6 +76,27 @@ func Run(t *testing.T, bin string, cases []Case) {
 			if tt.WantCode == 0 && strings.Contains(stderr.String(), "help requested") {
 				t.Errorf("help is reported as an error:\n%s", &stderr)
 			}
+			if !strings.Contains(stdout.String(), tt.WantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.WantStdout, &stdout)
+			}
+			if tt.NoLogs {
+				for _, out := range []*bytes.Buffer{&stdout, &stderr} {
+					if line := logLine(out.String()); line != "" {
+						t.Errorf("a log line in the output:\n%s", line)
+					}
+				}
+			}
 		})
 	}
+}
+
+// logLine is the first line of out that is a JSON object (what the programs' loggers write), or "".
+func logLine(out string) string {
+	for _, line := range strings.Split(out, "\n") {
+		var obj map[string]any
+		if json.Unmarshal([]byte(strings.TrimSpace(line)), &obj) == nil {
+			return line
+		}
+	}
+	return ""
 }

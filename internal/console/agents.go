@@ -9,7 +9,6 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // maxAPIKeyBytes bounds a tenant's API key; real keys are far shorter.
@@ -110,10 +109,10 @@ type cardURLRequest struct {
 	CardURL string `json:"cardUrl"`
 }
 
-// canonicalCardURL spells one card URL one way (store.CanonicalCardURL), so that
+// canonicalCardURL spells one card URL one way (connector.CanonicalCardURL), so that
 // "HTTPS://Agent.example.com:443/" and "https://agent.example.com" are the same registration
 // (409), not two agents.
-func canonicalCardURL(raw string) string { return store.CanonicalCardURL(raw) }
+func canonicalCardURL(raw string) string { return connector.CanonicalCardURL(raw) }
 
 // validateResponse is the console's preview: the verdict, where the card came from, the card, and
 // the interface the connector would call (absent when the card offers none it can).

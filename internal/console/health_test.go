@@ -71,18 +71,18 @@ func newHealthEnv(t *testing.T) *healthEnv {
 }
 
 // finalSink keeps a turn's Final.
-type finalSink struct{ final session.Final }
+type finalSink struct{ final connector.TurnFinal }
 
 func (s *finalSink) Started(*connector.Agent, bool, string) error { return nil }
 func (s *finalSink) Event(connector.TurnEvent) error              { return nil }
-func (s *finalSink) Final(f session.Final) error                  { s.final = f; return nil }
+func (s *finalSink) Final(f connector.TurnFinal) error            { s.final = f; return nil }
 
 // turn runs one production turn (a fresh session each) and returns its outcome.
 func (e *healthEnv) turn(tenantID, agentID, text string) connector.Outcome {
 	e.t.Helper()
 	var sink finalSink
 	id := fmt.Sprint(time.Now().UnixNano())
-	err := e.router.HandleTurn(e.t.Context(), session.Turn{TenantID: tenantID, SessionID: "s" + id, TurnID: "t" + id,
+	err := e.router.HandleTurn(e.t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s" + id, TurnID: "t" + id,
 		AgentID: agentID, Text: text}, &sink)
 	if err != nil {
 		e.t.Fatalf("turn %q: %v", text, err)

@@ -5,16 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
-	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
 )
 
 // problemDoc is an RFC 9457 problem document with the extension members this API adds:
@@ -45,7 +43,7 @@ type apiError struct {
 	reason   string
 	agentID  string
 	problems []connector.Problem
-	cap      admission.Cap
+	cap      connector.Cap
 	limit    int
 	// allow is the Allow header of a 405.
 	allow string
@@ -111,8 +109,7 @@ func tenantsURL(fe *cardfetch.FetchError) bool {
 		return true
 	case cardfetch.KindDNS:
 		// No such name is a typo; a resolver that did not answer is nobody's typo.
-		var dnsErr *net.DNSError
-		return errors.As(fe.Err, &dnsErr) && dnsErr.IsNotFound
+		return neterr.Classify(fe.Err) == neterr.NoSuchHost
 	case cardfetch.KindHTTPStatus:
 		return fe.StatusCode >= 400 && fe.StatusCode < 500 &&
 			fe.StatusCode != http.StatusRequestTimeout && fe.StatusCode != http.StatusTooManyRequests
@@ -128,9 +125,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		api *apiError
 		fe  *cardfetch.FetchError
 		mbe *http.MaxBytesError
-		dup *store.DuplicateError
+		dup *connector.DuplicateError
 		ce  *agents.CardError
-		re  *admission.RefusedError
+		re  *connector.RefusedError
 		cfe *credential.FieldError
 	)
 	switch {

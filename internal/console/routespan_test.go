@@ -18,8 +18,7 @@ import (
 func TestServerSpanHasRoute(t *testing.T) {
 	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
-	p, err := telemetry.Setup(t.Context(), telemetry.Options{ServiceName: "console-test", SpanExporter: exp,
-		Getenv: func(string) string { return "" }})
+	p, err := telemetry.Setup(t.Context(), telemetry.Options{ServiceName: "console-test", SpanExporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}

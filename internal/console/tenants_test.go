@@ -129,7 +129,7 @@ func TestTenants_list_and_delete_with_everything(t *testing.T) {
 	}
 	// A session of the doomed tenant held by its agent.
 	st := store.New(testDB.Pool)
-	if err := st.SaveTurn(t.Context(), store.TurnRecord{TenantID: doomedID, SessionID: "held", AgentID: agentIDs[0],
+	if err := st.SaveTurn(t.Context(), connector.TurnRecord{TenantID: doomedID, SessionID: "held", AgentID: agentIDs[0],
 		TurnID: "turn", StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: "task", ContextID: "ctx",
 			TurnID: "turn", ExpiresAt: time.Now().Add(10 * time.Minute)}}); err != nil {
 		t.Fatalf("save hold: %v", err)

@@ -18,7 +18,7 @@ import (
 // continuation and release the connector runs for the dialog engine, so that a test
 // conversation behaves exactly as a production one.
 type TurnRouter interface {
-	HandleTurn(ctx context.Context, t session.Turn, sink session.Sink) error
+	HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error
 	Release(ctx context.Context, tenantID, sessionID string) (released bool, agentID string, err error)
 }
 
@@ -70,7 +70,7 @@ type testError struct {
 type testSink struct {
 	held       bool
 	statusText string
-	final      *session.Final
+	final      *connector.TurnFinal
 }
 
 func (s *testSink) Started(_ *connector.Agent, held bool, _ string) error {
@@ -85,7 +85,7 @@ func (s *testSink) Event(e connector.TurnEvent) error {
 	return nil
 }
 
-func (s *testSink) Final(f session.Final) error {
+func (s *testSink) Final(f connector.TurnFinal) error {
 	s.final = &f
 	return nil
 }
@@ -124,7 +124,7 @@ func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
 		return notInvocable(err)
 	}
 	sink := &testSink{}
-	err = s.router.HandleTurn(r.Context(), session.Turn{
+	err = s.router.HandleTurn(r.Context(), connector.Turn{
 		TenantID: a.TenantID, SessionID: testSessionID(a.ID, sessionID), TurnID: uuid.NewString(),
 		AgentID: a.ID, Text: in.Text,
 	}, sink)

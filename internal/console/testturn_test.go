@@ -134,7 +134,7 @@ func TestDeleteCancelsHeldTasks(t *testing.T) {
 	}
 	// A dialog session holds the agent on that task (as the connector would record it).
 	st := store.New(testDB.Pool)
-	if err := st.SaveTurn(t.Context(), store.TurnRecord{TenantID: tenantID, SessionID: "held", AgentID: id, TurnID: "t1",
+	if err := st.SaveTurn(t.Context(), connector.TurnRecord{TenantID: tenantID, SessionID: "held", AgentID: id, TurnID: "t1",
 		StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: taskID, ContextID: res["contextId"].(string),
 			TurnID: "t1", ExpiresAt: time.Now().Add(time.Minute)}}); err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestTryItSessionsAreNotEngineSessions(t *testing.T) {
 
 	// An engine session "s2" held by the agent on some task.
 	expires := time.Now().Add(time.Hour)
-	if err := st.SaveTurn(t.Context(), store.TurnRecord{TenantID: tenantID, SessionID: "s2", AgentID: id, TurnID: "t1",
+	if err := st.SaveTurn(t.Context(), connector.TurnRecord{TenantID: tenantID, SessionID: "s2", AgentID: id, TurnID: "t1",
 		StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: "engine-task", ContextID: "engine-ctx",
 			TurnID: "t1", ExpiresAt: expires}}); err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func TestEngineTurn(t *testing.T) {
 		t.Fatalf("validating a missing card: %v, want a 422", err)
 	}
 
-	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: engineService, Getenv: os.Getenv})
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: engineService})
 	if err != nil {
 		t.Fatal(err)
 	}

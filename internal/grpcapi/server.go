@@ -16,8 +16,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
-	"github.com/a2a-connector/a2a-connector/internal/admission"
-	"github.com/a2a-connector/a2a-connector/internal/session"
 )
 
 // Request limits of the API (see connector.proto).
@@ -30,17 +28,31 @@ const (
 	MaxReceivedTextBytes = 256 << 10
 )
 
+// Router runs turns and keeps session holds (internal/session's Router is it). It speaks the
+// domain's records, so this package converts protobuf to them and imports no implementation.
+type Router interface {
+	// HandleTurn routes and runs one turn, its events to sink. Request problems are errors
+	// before anything reaches the sink; agent misbehaviour is a Final with OUTCOME_FAILED.
+	HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error
+	// Release ends the session's hold; released is false when the session was free.
+	Release(ctx context.Context, tenantID, sessionID string) (released bool, agentID string, err error)
+	// Get reports the session's live hold, if any.
+	Get(ctx context.Context, tenantID, sessionID string) (connector.SessionInfo, error)
+	// Agents lists the tenant's agents that can be called now.
+	Agents(ctx context.Context, tenantID string) ([]connector.Agent, error)
+}
+
 // Server implements pb.ConnectorServer.
 type Server struct {
 	pb.UnimplementedConnectorServer
-	router *session.Router
+	router Router
 	log    *slog.Logger
 }
 
 var _ pb.ConnectorServer = (*Server)(nil)
 
 // New returns the gRPC service backed by router.
-func New(router *session.Router, log *slog.Logger) *Server {
+func New(router Router, log *slog.Logger) *Server {
 	return &Server{router: router, log: log}
 }
 
@@ -54,7 +66,7 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 	if err != nil {
 		return err
 	}
-	err = s.router.HandleTurn(ctx, session.Turn{
+	err = s.router.HandleTurn(ctx, connector.Turn{
 		TenantID: req.GetTenantId(), SessionID: req.GetSessionId(), TurnID: req.GetTurnId(),
 		AgentID: req.GetAgentId(), Text: req.GetText(), Metadata: md,
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
@@ -120,8 +132,8 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 		return err
 	}
 	// Over a cap: refused at once, never queued. The message names the cap and its value, and
-	// nothing else (admission.RefusedError).
-	var refused *admission.RefusedError
+	// nothing else (connector.RefusedError, from internal/admission).
+	var refused *connector.RefusedError
 	if errors.As(err, &refused) {
 		return status.Error(codes.ResourceExhausted, refused.Error())
 	}
@@ -169,7 +181,7 @@ func (k *sink) Event(e connector.TurnEvent) error {
 	return nil
 }
 
-func (k *sink) Final(f session.Final) error {
+func (k *sink) Final(f connector.TurnFinal) error {
 	out := &pb.TurnFinal{
 		Outcome: toPBOutcome(f.Outcome), Text: f.Text, TaskId: f.TaskID, ContextId: f.ContextID,
 		WithheldTextBytes: uint64(f.WithheldTextBytes),

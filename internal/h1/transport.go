@@ -5,7 +5,7 @@
 // net/http's Transport keeps two goroutines per connection (a read loop and a write loop) and
 // hands every request and every response across them. On the turn path that costs twice: each
 // hand-over wakes another thread, which on a small VM adds ~0.1 ms to an agent call whose agent
-// answers in 0.2 ms (docs/performance.md), and each open stream holds those two goroutines'
+// answers in 0.2 ms (docs/performance-history.md), and each open stream holds those two goroutines'
 // stacks (8 KiB of ~20 KiB per stream with 10,000 open). Here a connection is a socket and two
 // small buffers, and an idle one in the pool is nothing more.
 //
@@ -308,7 +308,7 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response
 	resp, err := c.readHeaders(req)
 	c.counter.limit = 0
 	if headerTimedOut != nil && !headerTimedOut.Stop() {
-		return fail(errors.New("timeout awaiting response headers"))
+		return fail(headerTimeoutError{})
 	}
 	if err != nil {
 		return fail(err)
@@ -508,3 +508,11 @@ func closeBody(req *http.Request) {
 		req.Body.Close()
 	}
 }
+
+// headerTimeoutError is net/http's "timeout awaiting response headers", and like it a net.Error
+// whose Timeout is true: callers (internal/neterr) classify both transports' timeouts alike.
+type headerTimeoutError struct{}
+
+func (headerTimeoutError) Error() string   { return "timeout awaiting response headers" }
+func (headerTimeoutError) Timeout() bool   { return true }
+func (headerTimeoutError) Temporary() bool { return true }

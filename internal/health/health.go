@@ -9,7 +9,7 @@
 // a known error bound (see Percentile). Store.Summary reads a tenant's agent; every query is
 // scoped by tenant.
 //
-// The package never sees the user's text or the agent's reply: a Turn holds ids, the outcome,
+// The package never sees the user's text or the agent's reply: a connector.TurnStat holds ids, the outcome,
 // the error code, the connector's error message and durations. It is not a metrics system
 // (operators have Prometheus); retention is short (Retention) and the data are per agent.
 package health
@@ -21,33 +21,14 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 )
 
-// Turn is what the health view learns about one turn when it ends.
-type Turn struct {
-	TenantID, AgentID string
-	// Outcome is a connector.Outcome, or OutcomeError for a turn that ended before the agent
-	// answered (agent disabled, API key missing, caller gone).
-	Outcome connector.Outcome
-	// ErrorCode and ErrorMessage say why a FAILED or ERROR turn failed. The message is the
-	// connector's own sentence (invoke.Error.Message), which may quote a short part of what the
-	// agent sent; it never holds the user's text.
-	ErrorCode, ErrorMessage string
-	// FirstText is the time from the turn's arrival to its first reply text; HasText is false
-	// when the turn sent no text (then FirstText is not measured).
-	FirstText time.Duration
-	HasText   bool
-	Duration  time.Duration
-}
-
-// OutcomeError is the outcome of a turn that ended before the agent answered. It is the same
-// value as the a2ac.outcome attribute of the connector's metrics.
-const OutcomeError connector.Outcome = "ERROR"
-
 // failed reports whether a turn of this outcome counts as a failure (chart, failure list).
-func failed(o connector.Outcome) bool { return o == connector.OutcomeFailed || o == OutcomeError }
+func failed(o connector.Outcome) bool {
+	return o == connector.OutcomeFailed || o == connector.OutcomeError
+}
 
 // outcomes are the outcomes counted, in the order of the table's columns.
 var outcomes = [...]connector.Outcome{connector.OutcomeCompleted, connector.OutcomeInputRequired,
-	connector.OutcomeHandback, connector.OutcomeFailed, connector.OutcomeCanceled, OutcomeError}
+	connector.OutcomeHandback, connector.OutcomeFailed, connector.OutcomeCanceled, connector.OutcomeError}
 
 // outcomeIndex maps an outcome to its counter; an outcome the connector does not define (it
 // never happens) is counted as ERROR rather than lost.

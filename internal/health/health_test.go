@@ -60,7 +60,7 @@ func newAgent(t *testing.T) (tenantID, agentID string) {
 func addAgent(t *testing.T, tenantID string) string {
 	t.Helper()
 	id := uuid.NewString()
-	_, err := store.New(testDB.Pool).CreateAgent(t.Context(), store.NewAgent{
+	_, err := store.New(testDB.Pool).CreateAgent(t.Context(), connector.NewAgent{
 		ID: id, TenantID: tenantID, CardURL: "https://agent.example.com/" + id,
 		ResolvedCardURL: "https://agent.example.com/" + id + "/.well-known/agent-card.json",
 		Card:            json.RawMessage(`{"name": "Weather"}`), Enabled: true,
@@ -75,20 +75,20 @@ func newRecorder(c *clock) *health.Recorder {
 	return health.NewRecorder(health.NewStore(testDB.Pool), health.RecorderOptions{Now: c.now})
 }
 
-func completed(tenantID, agentID string, firstText, took time.Duration) health.Turn {
-	return health.Turn{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeCompleted,
+func completed(tenantID, agentID string, firstText, took time.Duration) connector.TurnStat {
+	return connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeCompleted,
 		FirstText: firstText, HasText: true, Duration: took}
 }
 
-func failedTurn(tenantID, agentID, code string, took time.Duration) health.Turn {
-	return health.Turn{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeFailed,
+func failedTurn(tenantID, agentID, code string, took time.Duration) connector.TurnStat {
+	return connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeFailed,
 		ErrorCode: code, ErrorMessage: "the agent did not finish within the turn timeout of 30s", Duration: took}
 }
 
 func outcomes(completed, inputRequired, handback, failed, canceled, errored int64) map[connector.Outcome]int64 {
 	return map[connector.Outcome]int64{connector.OutcomeCompleted: completed,
 		connector.OutcomeInputRequired: inputRequired, connector.OutcomeHandback: handback,
-		connector.OutcomeFailed: failed, connector.OutcomeCanceled: canceled, health.OutcomeError: errored}
+		connector.OutcomeFailed: failed, connector.OutcomeCanceled: canceled, connector.OutcomeError: errored}
 }
 
 func summary(t *testing.T, tenantID, agentID string, now time.Time) health.Summary {
@@ -113,13 +113,13 @@ func TestRecordFlushRead(t *testing.T) {
 	c := &clock{t: base}
 	r := newRecorder(c)
 	r.Record(completed(tenantID, agentID, 100*time.Millisecond, 400*time.Millisecond))
-	r.Record(health.Turn{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeInputRequired,
+	r.Record(connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeInputRequired,
 		FirstText: 200 * time.Millisecond, HasText: true, Duration: time.Second})
-	r.Record(health.Turn{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeHandback, Duration: time.Second})
+	r.Record(connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeHandback, Duration: time.Second})
 	c.set(base.Add(-2 * time.Hour)) // in the day, not in the hour
 	r.Record(failedTurn(tenantID, agentID, "timeout", 30*time.Second))
 	c.set(base.Add(5 * time.Second))
-	r.Record(health.Turn{TenantID: tenantID, AgentID: agentID, Outcome: health.OutcomeError,
+	r.Record(connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeError,
 		ErrorCode: "api_key_missing", ErrorMessage: "the agent needs an API key and none is set"})
 	flush(t, r)
 

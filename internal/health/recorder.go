@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // Defaults of RecorderOptions.
@@ -91,7 +93,7 @@ func NewRecorder(st *Store, o RecorderOptions) *Recorder {
 // Record counts one turn. It never waits for I/O: it adds to memory under a mutex held for a
 // few hundred nanoseconds. A turn whose tenant or agent id is not a UUID (no agent was routed)
 // is ignored.
-func (r *Recorder) Record(t Turn) {
+func (r *Recorder) Record(t connector.TurnStat) {
 	if uuid.Validate(t.TenantID) != nil || uuid.Validate(t.AgentID) != nil {
 		return
 	}

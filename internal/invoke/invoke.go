@@ -236,79 +236,32 @@ func New(o Options) *Invoker {
 	}
 }
 
-// Request is one turn to run.
-type Request struct {
-	// Agent is the agent to call, never nil: EndpointURL, Streaming, APIKeyHeaders, Extensions
-	// and ID are used. It is only read, so callers may share one (the router's agent cache does).
-	Agent *connector.Agent
-	// APIKey is the agent's sealed key, opened only inside invoke; nil means no key.
-	APIKey *secret.Sealed
-	// MessageID is the A2A messageId, derived from the turn id by the caller so that a retried
-	// turn is idempotent at the agent.
-	MessageID string
-	// Text is the user's utterance, the message's one text part.
-	Text string
-	// Metadata becomes message.metadata.
-	Metadata map[string]any
-	// TaskID is set only when continuing a held task.
-	TaskID string
-	// ContextID is the context the session last had with this agent ("" = none).
-	ContextID string
-	// OnTask, when set, is called on the turn's goroutine each time the agent names a task id
-	// other than the one the turn knew (at first the held task's, else none), so the caller can
-	// track in-flight tasks without reading every event. It must be quick: it runs between
-	// events.
-	OnTask func(taskID string)
-}
+// Request is one turn to run: connector.TurnRequest, the domain's record, which
+// internal/session hands over without importing this package.
+type Request = connector.TurnRequest
 
-// Result is how a turn ended.
-type Result struct {
-	Outcome connector.Outcome
-	// Text is the whole resolved reply: the text of every artifact in order of appearance (or
-	// of the Message result). When no artifact text came, the status message of a completed or
-	// input-required task is the reply (where agents put their question); status messages of
-	// working tasks are progress, reported only as StatusEvents. After too_large it is only what
-	// was sent.
-	Text string
-	// TaskID and ContextID are the last ones the agent named (or the request's when it named
-	// none).
-	TaskID, ContextID string
-	// State is the last A2A task state seen ("" for a Message result or when none came).
-	State string
-	// Err says why, when Outcome is FAILED, or CANCELED because the caller canceled.
-	Err *connector.TurnError
-	// Metadata is the metadata of the latest artifact that carried some (agents put device
-	// commands there); a Message result's metadata counts as an artifact's.
-	Metadata map[string]any
-	// Interrupted is true when OUR side ended the turn (turn, first-event or idle timeout,
-	// caller cancel): the caller keeps the hold as it was before the turn.
-	Interrupted bool
-	// NonTextParts is how many non-text parts were skipped (for the trace).
-	NonTextParts int
-}
+// Result is how a turn ended: connector.TurnResult.
+type Result = connector.TurnResult
 
-// Error codes of Result.Err.
+// Error codes of Result.Err: connector's (connector.TurnErrorCodes is their one table), under
+// the names this package has always used.
 const (
-	CodeTimeout          = "timeout"
-	CodeAgentUnreachable = "agent_unreachable"
-	CodeAgentHTTPStatus  = "agent_http_status"
-	// CodeAgentUnauthorized: the agent answered 401 or 403 (API key missing, wrong or revoked).
-	CodeAgentUnauthorized = "agent_unauthorized"
-	CodeRedirect          = "redirect"
-	CodeAgentRPCError     = "agent_rpc_error"
-	CodeProtocolError     = "protocol_error"
-	CodeBlockedAddress    = "blocked_address"
-	CodeTooLarge          = "too_large"
-	CodeAuthRequired      = "auth_required"
-	CodeUnknownState      = "unknown_state"
-	CodeStreamEnded       = "stream_ended"
-	CodeCanceled          = "canceled"
-	CodeAPIKey            = "api_key"
-	// CodeTaskFailed: the agent reported the task failed; Message is its status message.
-	CodeTaskFailed = "task_failed"
-	// CodeAgentUnavailable: this replica's circuit breaker for the agent is open (it failed in
-	// ways that say it is down, several times in a row); the turn ended without calling it.
-	CodeAgentUnavailable = "agent_unavailable"
+	CodeTimeout           = connector.CodeTimeout
+	CodeAgentUnreachable  = connector.CodeAgentUnreachable
+	CodeAgentHTTPStatus   = connector.CodeAgentHTTPStatus
+	CodeAgentUnauthorized = connector.CodeAgentUnauthorized
+	CodeRedirect          = connector.CodeRedirect
+	CodeAgentRPCError     = connector.CodeAgentRPCError
+	CodeProtocolError     = connector.CodeProtocolError
+	CodeBlockedAddress    = connector.CodeBlockedAddress
+	CodeTooLarge          = connector.CodeTooLarge
+	CodeAuthRequired      = connector.CodeAuthRequired
+	CodeUnknownState      = connector.CodeUnknownState
+	CodeStreamEnded       = connector.CodeStreamEnded
+	CodeCanceled          = connector.CodeCanceled
+	CodeAPIKey            = connector.CodeAPIKey
+	CodeTaskFailed        = connector.CodeTaskFailed
+	CodeAgentUnavailable  = connector.CodeAgentUnavailable
 )
 
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and

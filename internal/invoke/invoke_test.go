@@ -460,7 +460,7 @@ func TestTurnBehaviours(t *testing.T) {
 			if !tt.wantCancel && len(cancels) > 0 {
 				t.Errorf("cancels = %q, want none", cancels)
 			}
-			// The message itself (§6.2), on the first request.
+			// The message itself (docs/architecture.md §4, step 3), on the first request.
 			if reqs := srv.Requests(); len(reqs) > 0 && reqs[0].RPCMethod != "" {
 				checkMessage(t, reqs[0], "turn-1", "ctx-session", "")
 			}
@@ -471,7 +471,7 @@ func TestTurnBehaviours(t *testing.T) {
 	}
 }
 
-// checkMessage asserts the A2A message of §6.2 on a recorded request.
+// checkMessage asserts the A2A message (docs/architecture.md §4, step 3) on a recorded request.
 func checkMessage(t *testing.T, r fixtureagent.Request, messageID, contextID, taskID string) {
 	t.Helper()
 	var p struct {

@@ -2,22 +2,19 @@ package invoke
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -704,33 +701,9 @@ func callReason(err error) string {
 
 // transportReason says why a connection failed or broke, without the transport's own text: that
 // may name the resolver's address or the connector's own address, which are not the tenant's
-// business (the log keeps the whole error).
-func transportReason(err error) string {
-	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var recordErr tls.RecordHeaderError
-	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		return "its host name does not resolve"
-	case errors.As(err, &dnsErr):
-		return "its host name could not be resolved"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "the connection was refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "the connection was reset"
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return "no route to its host"
-	case errors.As(err, &certErr):
-		return "its TLS certificate was not accepted"
-	case errors.As(err, &recordErr):
-		return "it does not speak TLS on that port"
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return "it closed the connection"
-	case os.IsTimeout(err):
-		return "the connection timed out"
-	}
-	return "the connection failed"
-}
+// business (the log keeps the whole error). The words are internal/neterr's, which classifies
+// transport errors for every outbound call.
+func transportReason(err error) string { return neterr.Reason(err) }
 
 // verdict says what the turn's ending tells the breaker about the agent: down when it could not
 // be reached, sent no event in time, answered 5xx or broke the protocol; up when it answered as

@@ -43,7 +43,7 @@ type ClientOptions struct {
 	// only, each round trip and body read on the caller's goroutine, no goroutines per
 	// connection. For the agent calls of the turn path, where net/http's hand-overs between
 	// its connection goroutines cost ~0.1 ms a call and 8 KiB of stacks per open stream
-	// (docs/decisions.md, "Agent calls over HTTP/1.1 on the caller's goroutine").
+	// (docs/decisions.md#runtime: agent calls go over HTTP/1.1 on the caller's goroutine).
 	InlineHTTP1 bool
 }
 

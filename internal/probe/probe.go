@@ -30,7 +30,6 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // Status is a check's verdict.
@@ -85,7 +84,7 @@ type Target struct {
 	// Agent is the agent at its live revision: the turns use its profile, as real turns do.
 	Agent connector.Agent
 	// APIKey is the agent's sealed key, nil when none is set.
-	APIKey *secret.Sealed
+	APIKey *connector.Sealed
 	// StoredCard is the raw card of the live revision, compared with the card served now.
 	StoredCard []byte
 }
@@ -195,7 +194,7 @@ func (p *Prober) limit(a connector.Agent) time.Duration {
 // turn runs one turn on a fresh Invoker whose client records the agent's answers. stopAtFirst
 // ends the turn at the first event (the call without a key only needs to know whether the agent
 // answers); its task is then canceled by invoke as for any turn our side interrupts.
-func (p *Prober) turn(ctx context.Context, a connector.Agent, key *secret.Sealed, text string, stopAtFirst bool) turn {
+func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sealed, text string, stopAtFirst bool) turn {
 	rec := &recorder{}
 	o := p.opts
 	o.Client = p.base

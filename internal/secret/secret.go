@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // KeySize is the length of an AES-256 key.
@@ -24,11 +26,11 @@ const KeySize = 32
 // ErrDecrypt means a ciphertext could not be opened: wrong key, wrong agent, or tampered data.
 var ErrDecrypt = errors.New("secret: cannot decrypt")
 
-// Sealed is an encrypted value and the id of the key that sealed it.
-type Sealed struct {
-	Ciphertext []byte // nonce || AES-GCM ciphertext+tag
-	KeyID      string
-}
+// Sealed is an encrypted value and the id of the key that sealed it: connector.Sealed, the
+// domain's name for it, which the store and the session carry without importing this package.
+// New code names connector.Sealed; the alias keeps internal/invoke's spelling (it is being
+// reworked elsewhere) until it moves too.
+type Sealed = connector.Sealed
 
 // Box encrypts with its current key and decrypts with any key it knows.
 type Box struct {

@@ -5,13 +5,12 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // cachedAgent is a decoded agent and its still-sealed key.
 type cachedAgent struct {
 	agent connector.Agent
-	key   *secret.Sealed
+	key   *connector.Sealed
 }
 
 // agentCache keeps decoded agents so a turn does not re-read and re-decode the card profile.

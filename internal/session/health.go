@@ -6,17 +6,14 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/health"
 )
 
 // HealthRecorder receives every turn that reached one of the tenant's agents, for the tenant's
 // per-agent health view. It is called on the turn path, so it must not block;
-// *health.Recorder is one.
+// internal/health's Recorder is one.
 type HealthRecorder interface {
-	Record(t health.Turn)
+	Record(t connector.TurnStat)
 }
-
-var _ HealthRecorder = (*health.Recorder)(nil)
 
 // recordHealth tells r.health how the turn went, when it concerned an agent of the tenant: one
 // that was called, or one that exists but was refused for its own state (disabled, key
@@ -25,21 +22,21 @@ func (r *Router) recordHealth(o *turnObs, err error) {
 	if r.health == nil {
 		return
 	}
-	ht := health.Turn{TenantID: o.tenantID, AgentID: o.agentID, Outcome: o.outcome,
+	ht := connector.TurnStat{TenantID: o.tenantID, AgentID: o.agentID, Outcome: o.outcome,
 		ErrorCode: o.errCode, ErrorMessage: o.errMsg, FirstText: o.firstText, HasText: o.sawText,
 		Duration: time.Since(o.start)}
 	switch {
 	case errors.Is(err, connector.ErrAgentDisabled):
-		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = health.OutcomeError, errorType(err), "the agent is disabled"
+		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent is disabled"
 	case errors.Is(err, connector.ErrAPIKeyMissing):
-		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = health.OutcomeError, errorType(err), "the agent needs an API key and none is set"
+		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent needs an API key and none is set"
 	case !o.routed:
 		return
 	case ht.Outcome == "" && errors.Is(err, context.Canceled):
 		// The caller left before the agent was called: not the agent's failure.
 		ht.Outcome = connector.OutcomeCanceled
 	case ht.Outcome == "":
-		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = health.OutcomeError, errorType(err), "the turn ended before the agent was called"
+		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the turn ended before the agent was called"
 	}
 	r.health.Record(ht)
 }

@@ -8,27 +8,23 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // InflightStore keeps replicas' heartbeats and in-flight tasks (internal/store implements it).
 type InflightStore interface {
 	// SyncInflight writes the replica's heartbeat and replaces its stored tasks, in one round trip.
-	SyncInflight(ctx context.Context, replicaID string, tasks []store.InflightTask) error
+	SyncInflight(ctx context.Context, replicaID string, tasks []connector.InflightTask) error
 	// ClaimOrphans takes, once across all replicas, the tasks of replicas whose heartbeat is
 	// older than stale and that no live hold continues.
-	ClaimOrphans(ctx context.Context, stale time.Duration) ([]store.InflightTask, error)
+	ClaimOrphans(ctx context.Context, stale time.Duration) ([]connector.InflightTask, error)
 	DeleteReplica(ctx context.Context, replicaID string) error
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
+	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 }
 
 // TaskCanceler sends a best-effort tasks/cancel in the background (internal/invoke does).
 type TaskCanceler interface {
-	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+	CancelTask(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string)
 }
-
-var _ InflightStore = (*store.Store)(nil)
 
 // InflightConfig wires an Inflight.
 type InflightConfig struct {
@@ -58,7 +54,7 @@ type Inflight struct {
 
 	next  atomic.Uint64
 	mu    sync.Mutex
-	tasks map[uint64]store.InflightTask
+	tasks map[uint64]connector.InflightTask
 }
 
 // NewInflight returns an Inflight; call Run to sync and sweep, and Close after Run returned.
@@ -72,7 +68,7 @@ func NewInflight(c InflightConfig) *Inflight {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Inflight{cfg: c, tasks: make(map[uint64]store.InflightTask)}
+	return &Inflight{cfg: c, tasks: make(map[uint64]connector.InflightTask)}
 }
 
 // inflightTurn is one turn's entry; its task method is the turn's invoke.Request.OnTask.
@@ -89,7 +85,7 @@ func (f *Inflight) begin(tenantID, agentID, sessionID string) *inflightTurn {
 
 func (t *inflightTurn) task(taskID string) {
 	t.f.mu.Lock()
-	t.f.tasks[t.id] = store.InflightTask{TenantID: t.tenantID, AgentID: t.agentID, TaskID: taskID, SessionID: t.sessionID}
+	t.f.tasks[t.id] = connector.InflightTask{TenantID: t.tenantID, AgentID: t.agentID, TaskID: taskID, SessionID: t.sessionID}
 	t.f.mu.Unlock()
 }
 
@@ -101,10 +97,10 @@ func (t *inflightTurn) done() {
 	t.f.mu.Unlock()
 }
 
-func (f *Inflight) snapshot() []store.InflightTask {
+func (f *Inflight) snapshot() []connector.InflightTask {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := make([]store.InflightTask, 0, len(f.tasks))
+	out := make([]connector.InflightTask, 0, len(f.tasks))
 	for _, t := range f.tasks {
 		out = append(out, t)
 	}

@@ -8,8 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // taskNamingInvoker names a task the way invoke does (Request.OnTask) and notes what the
@@ -17,10 +15,10 @@ import (
 type taskNamingInvoker struct {
 	scriptedInvoker
 	inflight *Inflight
-	during   []store.InflightTask
+	during   []connector.InflightTask
 }
 
-func (v *taskNamingInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
+func (v *taskNamingInvoker) Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	req.OnTask("task-1")
 	v.during = v.inflight.snapshot()
 	return v.scriptedInvoker.Turn(ctx, req, emit)
@@ -32,7 +30,7 @@ func TestRouter_tracks_a_turns_task_while_it_runs(t *testing.T) {
 	inv := &taskNamingInvoker{scriptedInvoker: scriptedInvoker{replies: []reply{completed("hi", "task-1", "ctx-1")}}, inflight: f}
 	h.router = New(Config{Store: h.store, Invoker: inv, Now: func() time.Time { return h.now }, Inflight: f})
 	h.turn(t, "s1", "t1", agentA)
-	want := []store.InflightTask{{TenantID: tenantID, AgentID: agentA, TaskID: "task-1", SessionID: "s1"}}
+	want := []connector.InflightTask{{TenantID: tenantID, AgentID: agentA, TaskID: "task-1", SessionID: "s1"}}
 	if diff := cmp.Diff(want, inv.during); diff != "" {
 		t.Errorf("in flight during the turn (-want +got):\n%s", diff)
 	}
@@ -43,11 +41,11 @@ func TestRouter_tracks_a_turns_task_while_it_runs(t *testing.T) {
 
 func TestRouter_withholds_what_the_engine_received(t *testing.T) {
 	h := newHarness(t, reply{texts: []string{"你好", "世界"},
-		result: invoke.Result{Outcome: connector.OutcomeCompleted, Text: "你好世界", TaskID: "task-1"}})
+		result: connector.TurnResult{Outcome: connector.OutcomeCompleted, Text: "你好世界", TaskID: "task-1"}})
 	h.log = nil
 	sink := &logSink{log: &h.log}
 	// 4 bytes fall inside 好: the whole character is withheld.
-	err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA,
+	err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA,
 		Text: "hi", ReceivedTextBytes: 4}, sink)
 	if err != nil {
 		t.Fatal(err)

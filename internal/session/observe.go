@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -217,7 +216,7 @@ func errorType(err error) string {
 	case errors.Is(err, connector.ErrInvalid):
 		return "invalid"
 	}
-	var refused *admission.RefusedError
+	var refused *connector.RefusedError
 	if errors.As(err, &refused) {
 		return "resource_exhausted"
 	}

@@ -14,49 +14,24 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
-// saveTimeout bounds writing a turn's result after the turn itself ended, even when the caller
-// has gone (barge-in): the hold decision must not be lost with the RPC.
+// saveTimeout bounds writing a turn's result before its Final, even when the caller has gone
+// (barge-in): the hold decision must not be lost with the RPC. (A save after the Final is the
+// store's to bound.)
 const saveTimeout = 5 * time.Second
 
-// Store is what the router keeps in Postgres: holds, contexts and the agents they name.
-// internal/store implements it; the router's fast tests use an in-memory one.
-type Store interface {
-	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
-	// and the versions of the holding and the requested agent.
-	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (store.TurnLookup, error)
-	// SaveTurn writes a turn's context and hold change; a record never overwrites the hold
-	// of a turn that started later.
-	SaveTurn(ctx context.Context, r store.TurnRecord) error
-	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error)
-	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, error)
-	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (connector.Hold, connector.Agent, error)
-	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
-	SweepSessions(ctx context.Context, before time.Time) (int64, error)
-	// SendDeferredSaves sends the saves left for after their turns' Finals now.
-	SendDeferredSaves()
-}
-
-// Invoker runs one turn against one agent (internal/invoke implements it).
+// Invoker runs one turn against one agent (internal/invoke implements it), in the domain's
+// records (connector.TurnRequest, connector.TurnResult), so the session does not import invoke.
 type Invoker interface {
-	Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result
+	Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
-	CancelTask(ctx context.Context, a connector.Agent, key *secret.Sealed, taskID string)
+	CancelTask(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string)
 }
-
-var (
-	_ Store   = (*store.Store)(nil)
-	_ Invoker = (*invoke.Invoker)(nil)
-)
 
 // Config wires a Router.
 type Config struct {
-	Store   Store
+	Store   connector.SessionStore
 	Invoker Invoker
 	HoldTTL time.Duration // A2AC_HOLD_TTL; default 10m
 	Now     func() time.Time
@@ -76,13 +51,13 @@ type Config struct {
 	// being called (it goes out with that event, so as not to delay the call); default 50ms.
 	StartedWithin time.Duration
 	// Admission caps the turns in flight per tenant, per agent and in all; a turn over a cap
-	// is refused at once with an *admission.RefusedError. nil: no caps.
+	// is refused at once with an *connector.RefusedError. nil: no caps.
 	Admission *admission.Limiter
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
 type Router struct {
-	store   Store
+	store   connector.SessionStore
 	invoker Invoker
 	agents  *agentCache
 	holdTTL time.Duration
@@ -92,7 +67,6 @@ type Router struct {
 	health  HealthRecorder
 	// startedWithin: see Config.StartedWithin.
 	startedWithin time.Duration
-	late          lateSaves
 	admit         *admission.Limiter
 	inflight      *Inflight
 }
@@ -117,41 +91,6 @@ func New(c Config) *Router {
 		startedWithin: c.StartedWithin, admit: c.Admission, inflight: c.Inflight}
 }
 
-// Turn is one user turn as the dialog engine sends it.
-type Turn struct {
-	TenantID, SessionID, TurnID string
-	AgentID                     string // the engine's choice; "" for none
-	Text                        string
-	Metadata                    map[string]any
-	// ReceivedTextBytes is, on a retry of a turn whose earlier attempt streamed text, how many
-	// bytes of that text the engine received: they are withheld from this attempt's deltas.
-	ReceivedTextBytes int
-}
-
-// Final is how a turn ended, as the engine sees it.
-type Final struct {
-	Outcome           connector.Outcome
-	Text              string
-	TaskID, ContextID string
-	Err               *connector.TurnError
-	Metadata          map[string]any
-	// HoldExpiresAt is set when the session is held after the turn.
-	HoldExpiresAt time.Time
-	// WithheldTextBytes is how many bytes of Text were kept out of the deltas
-	// (Turn.ReceivedTextBytes, rounded up to a character, at most len(Text) as streamed).
-	WithheldTextBytes int
-}
-
-// Sink receives a turn's events in order: Started (with the agent's first event, or at the
-// latest Config.StartedWithin after the agent is called), then Events, then Final. NO_AGENT is
-// a lone Final. Errors from Started and Final end the turn (the caller is gone); Event errors
-// are ignored because the caller's cancellation reaches the agent call through ctx anyway.
-type Sink interface {
-	Started(agent *connector.Agent, held bool, taskID string) error
-	Event(e connector.TurnEvent) error
-	Final(f Final) error
-}
-
 // messageNamespace derives A2A messageIds from turn ids (UUIDv5), so a retried turn sends the
 // agent the same messageId.
 var messageNamespace = uuid.MustParse("6f0b8a52-4a55-4f43-9c35-3f1f6e5d2a10")
@@ -163,9 +102,9 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down), *admission.RefusedError (over a cap). Agent
-// misbehaviour is a Final{FAILED}.
-func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
+// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap). Agent
+// misbehaviour is a connector.TurnFinal{FAILED}.
+func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, &t, sink, &obs)
@@ -177,7 +116,7 @@ func (r *Router) HandleTurn(ctx context.Context, t Turn, sink Sink) error {
 // handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
 // sink), record (the hold decision, saved, and the Final).
-func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnObs) error {
+func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connector.TurnSink, obs *turnObs) error {
 	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
 	// costs no database round trip; the agent's once routing has named the agent (a hold may
 	// send the turn to another than the one asked for). Never queued: a refusal is at once.
@@ -193,7 +132,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	}
 	if rt.agent == nil {
 		obs.outcome = connector.OutcomeNoAgent
-		return sink.Final(Final{Outcome: connector.OutcomeNoAgent})
+		return sink.Final(connector.TurnFinal{Outcome: connector.OutcomeNoAgent})
 	}
 	if err := permit.AcquireAgent(ctx, rt.agent.ID); err != nil {
 		return err
@@ -201,7 +140,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
 	started := newStartedOnce(sink, rt, r.startedWithin)
 	defer started.stop()
-	req := invoke.Request{
+	req := connector.TurnRequest{
 		Agent:     rt.agent,
 		APIKey:    rt.key,
 		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
@@ -245,7 +184,7 @@ func (r *Router) handleTurn(ctx context.Context, t *Turn, sink Sink, obs *turnOb
 // routed is where a turn goes; agent is nil when nowhere (NO_AGENT).
 type routed struct {
 	agent     *connector.Agent // shared with the agent cache: read only
-	key       *secret.Sealed
+	key       *connector.Sealed
 	held      bool            // the turn continues the session's held task
 	hold      *connector.Hold // the live hold before the turn, when held
 	taskID    string          // the held task, when held
@@ -253,9 +192,10 @@ type routed struct {
 }
 
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
-// the engine's choice (§6.1); a hold on one that cannot is dropped for good.
-func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*routed, error) {
-	if err := r.late.wait(ctx, sessionKey{t.TenantID, t.SessionID}, r.store.SendDeferredSaves); err != nil {
+// the engine's choice (docs/architecture.md §4, step 2); a hold on one that cannot is dropped
+// for good.
+func (r *Router) route(ctx context.Context, t *connector.Turn, startedAt time.Time) (*routed, error) {
+	if err := r.store.WaitSaves(ctx, t.TenantID, t.SessionID); err != nil {
 		return nil, fmt.Errorf("session %s: wait for the previous turn's save: %w", t.SessionID, err)
 	}
 	lookup, err := r.store.LookupTurn(ctx, t.TenantID, t.SessionID, t.AgentID, startedAt)
@@ -267,7 +207,7 @@ func (r *Router) route(ctx context.Context, t *Turn, startedAt time.Time) (*rout
 
 // routeTo is route once the session is looked up: a function of its own, so that its frame
 // (it handles agents and errors) is not on the goroutine's stack during the lookup's round trip.
-func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup, startedAt time.Time) (*routed, error) {
+func (r *Router) routeTo(ctx context.Context, t *connector.Turn, lookup *connector.TurnLookup, startedAt time.Time) (*routed, error) {
 	if h := lookup.Hold; h != nil {
 		a, k, err := r.agent(ctx, t.TenantID, h.AgentID, lookup.HoldAgentUpdatedAt)
 		switch {
@@ -297,10 +237,10 @@ func (r *Router) routeTo(ctx context.Context, t *Turn, lookup *store.TurnLookup,
 // dropHold releases the hold of an agent that was deleted or disabled, for good (it must not
 // come back if the agent is re-enabled); the turn is then routed as if there were none. Rare,
 // so the extra round trip is fine.
-func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedAt time.Time) error {
+func (r *Router) dropHold(ctx context.Context, t *connector.Turn, agentID string, startedAt time.Time) error {
 	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
 		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
-	err := r.store.SaveTurn(ctx, store.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
+	err := r.store.SaveTurn(ctx, connector.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
 		AgentID: agentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true})
 	if err != nil && !errors.Is(err, connector.ErrInvalid) {
 		return fmt.Errorf("session %s: drop hold: %w", t.SessionID, err)
@@ -310,34 +250,30 @@ func (r *Router) dropHold(ctx context.Context, t *Turn, agentID string, startedA
 
 // record decides what the turn does to the hold (After), saves it and sends the Final. A change
 // that the engine's next turn depends on (a hold set, or a hold released) is saved before the
-// Final says so; one that changes nothing it reads is saved after the Final, in the background
-// (lateSaves), so that the RPC ends with the Final.
-func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time.Time, res *invoke.Result, withheld int, sink Sink, obs *turnObs) error {
+// Final says so; one that changes nothing it reads is handed to the store after the Final
+// (Store.SaveAfterFinal), so that the RPC ends with the Final.
+func (r *Router) record(ctx context.Context, t *connector.Turn, rt *routed, startedAt time.Time, res *connector.TurnResult, withheld int, sink connector.TurnSink, obs *turnObs) error {
 	change := After(TurnEnd{
 		TenantID: t.TenantID, SessionID: t.SessionID, TurnID: t.TurnID, AgentID: rt.agent.ID,
 		Outcome: res.Outcome, TaskID: res.TaskID, ContextID: res.ContextID, Interrupted: res.Interrupted,
 	}, r.now(), r.holdTTL)
-	final := Final{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
+	final := connector.TurnFinal{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata, WithheldTextBytes: withheld}
+	rec := turnRecord(t, rt.agent.ID, startedAt, res.ContextID, change)
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
-	save := func(ctx context.Context) error {
-		err := r.save(ctx, t, rt.agent.ID, startedAt, res.ContextID, change, !durableFirst)
-		if err != nil {
-			r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
-				slog.String("agent_id", rt.agent.ID), slog.String("change", change.Kind.String()), slog.Any("error", err))
-		}
-		return err
-	}
 	if durableFirst {
-		if err := save(ctx); err != nil && change.Kind == Set {
-			// The agent wants the next turn but we could not remember that: say so rather
-			// than let the engine believe the session is held. (The store has already tried
-			// again on a fresh connection.) The agent's task waits for an answer no turn
-			// will bring: cancel it, or it stays input-required at the agent for good.
-			final.Outcome = connector.OutcomeFailed
-			final.Err = &connector.TurnError{Code: "internal", Message: "the session hold could not be saved"}
-			change.Kind = Release // an unsaved hold is no hold: no expiry to report
-			r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
+		if err := r.save(ctx, rec); err != nil {
+			r.logSaveError(ctx, t, rt.agent.ID, change.Kind, err)
+			if change.Kind == Set {
+				// The agent wants the next turn but we could not remember that: say so rather
+				// than let the engine believe the session is held. (The store has already tried
+				// again on a fresh connection.) The agent's task waits for an answer no turn
+				// will bring: cancel it, or it stays input-required at the agent for good.
+				final.Outcome = connector.OutcomeFailed
+				final.Err = &connector.TurnError{Code: connector.CodeInternal, Message: "the session hold could not be saved"}
+				change.Kind = Release // an unsaved hold is no hold: no expiry to report
+				r.invoker.CancelTask(ctx, *rt.agent, rt.key, res.TaskID)
+			}
 		}
 	}
 	switch {
@@ -352,17 +288,27 @@ func (r *Router) record(ctx context.Context, t *Turn, rt *routed, startedAt time
 		sinkErr = sink.Final(final)
 	}
 	if !durableFirst {
-		r.late.start(sessionKey{t.TenantID, t.SessionID}, func() {
-			// The turn's span has ended with its RPC: a span of its own keeps the save (and its
-			// Postgres span, which needs a recording parent) in the turn's trace.
-			ctx, span := r.obs.startLateSave(ctx, t.TenantID)
-			r.obs.endLateSave(span, save(ctx)) // logged there
+		// The turn's span ends with its RPC: a span of its own keeps the save (and its Postgres
+		// span, which needs a recording parent) in the turn's trace.
+		saveCtx, span := r.obs.startLateSave(ctx, t.TenantID)
+		kind := change.Kind
+		r.store.SaveAfterFinal(saveCtx, rec, func(err error) {
+			if err != nil {
+				r.logSaveError(saveCtx, t, rec.AgentID, kind, err)
+			}
+			r.obs.endLateSave(span, err)
 		})
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	return sinkErr
+}
+
+// logSaveError logs a save that failed; the turn goes on (or is over).
+func (r *Router) logSaveError(ctx context.Context, t *connector.Turn, agentID string, k ChangeKind, err error) {
+	r.log.ErrorContext(ctx, "save session after turn", slog.String("tenant_id", t.TenantID),
+		slog.String("agent_id", agentID), slog.String("change", k.String()), slog.Any("error", err))
 }
 
 // savesBeforeFinal tells whether a turn's change must be durable before its Final: a hold set,
@@ -372,15 +318,12 @@ func savesBeforeFinal(k ChangeKind, held bool) bool {
 	return k == Set || (k == Release && held)
 }
 
-// save records the turn: the session's context with the agent, and the hold change (none for
-// Keep). It runs even when the caller went away, with its own bound. A deferrable save (one
-// after the turn's Final) may wait a moment to share the next turn's round trip.
-func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt time.Time, contextID string, c Change, deferrable bool) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
-	defer cancel()
-	rec := store.TurnRecord{
+// turnRecord is what the store writes for a turn: the session's context with the agent, and the
+// hold change (none for Keep).
+func turnRecord(t *connector.Turn, agentID string, startedAt time.Time, contextID string, c Change) connector.TurnRecord {
+	rec := connector.TurnRecord{
 		TenantID: t.TenantID, SessionID: t.SessionID, AgentID: agentID, TurnID: t.TurnID,
-		StartedAt: startedAt, ContextID: contextID, Deferrable: deferrable,
+		StartedAt: startedAt, ContextID: contextID,
 	}
 	switch c.Kind {
 	case Set:
@@ -389,13 +332,21 @@ func (r *Router) save(ctx context.Context, t *Turn, agentID string, startedAt ti
 	case Release:
 		rec.ReleaseHold = true
 	}
+	return rec
+}
+
+// save writes a record before the turn's Final. It runs even when the caller went away, with
+// its own bound: the hold decision must not be lost with the RPC.
+func (r *Router) save(ctx context.Context, rec connector.TurnRecord) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
+	defer cancel()
 	return r.store.SaveTurn(ctx, rec)
 }
 
 // agent returns the agent and its sealed key from the cache when the stored version
 // (updated_at, read by LookupTurn in the same round trip as the hold) matches, else from the
 // store. So a change made through any replica's console is seen by the very next turn.
-func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (*connector.Agent, *secret.Sealed, error) {
+func (r *Router) agent(ctx context.Context, tenantID, agentID string, version time.Time) (*connector.Agent, *connector.Sealed, error) {
 	if version.IsZero() {
 		return nil, nil, fmt.Errorf("agent %s: %w", agentID, connector.ErrNotFound)
 	}
@@ -412,9 +363,9 @@ func (r *Router) agent(ctx context.Context, tenantID, agentID string, version ti
 }
 
 // Wait returns once the saves that ended turns left for after their Final are done (each is
-// bounded by its own timeout). Call it after the server has stopped taking turns and before
-// the store's pool closes.
-func (r *Router) Wait() { r.late.wg.Wait() }
+// bounded by its own timeout: Store.Drain). Call it after the server has stopped taking turns
+// and before the store's pool closes.
+func (r *Router) Wait() { r.store.Drain() }
 
 // Release ends the session's hold and asks the agent to cancel the held task (best effort, in
 // the background). released is false when the session was free.
@@ -435,26 +386,19 @@ func (r *Router) Release(ctx context.Context, tenantID, sessionID string) (relea
 	return true, h.AgentID, nil
 }
 
-// SessionInfo is what GetSession answers.
-type SessionInfo struct {
-	Held      bool
-	Hold      connector.Hold
-	AgentName string
-}
-
 // Get reports the session's live hold, if any.
-func (r *Router) Get(ctx context.Context, tenantID, sessionID string) (SessionInfo, error) {
+func (r *Router) Get(ctx context.Context, tenantID, sessionID string) (connector.SessionInfo, error) {
 	h, a, err := r.store.GetHold(ctx, tenantID, sessionID, r.now())
 	if errors.Is(err, connector.ErrNotFound) {
-		return SessionInfo{}, nil
+		return connector.SessionInfo{}, nil
 	}
 	if err != nil {
-		return SessionInfo{}, fmt.Errorf("session %s: %w", sessionID, err)
+		return connector.SessionInfo{}, fmt.Errorf("session %s: %w", sessionID, err)
 	}
 	if a.Invocable() != nil {
-		return SessionInfo{}, nil
+		return connector.SessionInfo{}, nil
 	}
-	return SessionInfo{Held: true, Hold: h, AgentName: a.Name}, nil
+	return connector.SessionInfo{Held: true, Hold: h, AgentName: a.Name}, nil
 }
 
 // Agents lists the tenant's agents that can be called now.

@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
-	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/storetest"
 )
 
 // These tests run the router's logic against in-process fakes: no Postgres, no agent. The
@@ -30,7 +29,9 @@ const (
 )
 
 // memStore is Store in memory, with the same rules as internal/store: holds expire, a record
-// never overwrites the hold of a later-started turn, contexts only for agents that exist.
+// never overwrites the hold of a later-started turn, contexts only for agents that exist, a
+// session's saves after the Final in order. TestMemStoreContract checks those rules with the
+// suite the real store passes (internal/storetest).
 type memStore struct {
 	mu       sync.Mutex
 	log      *[]string // shared with the sink: the order of saves and Finals
@@ -38,11 +39,16 @@ type memStore struct {
 	sessions map[string]*memSession
 	contexts map[string]string
 	saveErr  error
-	// saveGate, when set, holds every SaveTurn until it is closed.
+	// saveGate, when set, holds every save until it is closed.
 	saveGate chan struct{}
-	// deferrable records each SaveTurn's Deferrable; sentDeferred counts SendDeferredSaves.
-	deferrable   []bool
-	sentDeferred int
+	// afterFinal records, for each save, whether it came through SaveAfterFinal; waited counts
+	// the WaitSaves that found a save of the session pending.
+	afterFinal []bool
+	waited     int
+	// pending holds, per session, a channel closed when its latest SaveAfterFinal is over;
+	// later owns their goroutines.
+	pending map[string]chan struct{}
+	later   sync.WaitGroup
 }
 
 type memSession struct {
@@ -50,7 +56,14 @@ type memSession struct {
 	lastStarted time.Time
 }
 
-var _ Store = (*memStore)(nil)
+var _ connector.SessionStore = (*memStore)(nil)
+
+func TestMemStoreContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Fixture {
+		a, b := testAgent(agentA, "A"), testAgent(agentB, "B")
+		return storetest.Fixture{Store: newMemStore(new([]string), a, b), TenantID: tenantID, Agents: [2]connector.Agent{a, b}}
+	})
+}
 
 func newMemStore(log *[]string, agents ...connector.Agent) *memStore {
 	s := &memStore{log: log, agents: map[string]connector.Agent{}, sessions: map[string]*memSession{}, contexts: map[string]string{}}
@@ -60,10 +73,10 @@ func newMemStore(log *[]string, agents ...connector.Agent) *memStore {
 	return s
 }
 
-func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string, now time.Time) (store.TurnLookup, error) {
+func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string, now time.Time) (connector.TurnLookup, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var l store.TurnLookup
+	var l connector.TurnLookup
 	if ss := s.sessions[tenant+"/"+session]; ss != nil && ss.hold != nil && ss.hold.ExpiresAt.After(now) {
 		h := *ss.hold
 		l.Hold = &h
@@ -78,9 +91,64 @@ func (s *memStore) LookupTurn(_ context.Context, tenant, session, agentID string
 	return l, nil
 }
 
-func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
+func (s *memStore) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
+	return s.save(ctx, r, false)
+}
+
+// SaveAfterFinal saves in the background, after the session's earlier such saves.
+func (s *memStore) SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error)) {
+	key := r.TenantID + "/" + r.SessionID
+	finished := make(chan struct{})
 	s.mu.Lock()
-	s.deferrable = append(s.deferrable, r.Deferrable)
+	if s.pending == nil {
+		s.pending = map[string]chan struct{}{}
+	}
+	prev := s.pending[key]
+	s.pending[key] = finished
+	s.mu.Unlock()
+	s.later.Go(func() {
+		if prev != nil {
+			<-prev
+		}
+		err := s.save(context.WithoutCancel(ctx), r, true)
+		if done != nil {
+			done(err)
+		}
+		s.mu.Lock()
+		if s.pending[key] == finished {
+			delete(s.pending, key)
+		}
+		s.mu.Unlock()
+		close(finished)
+	})
+}
+
+func (s *memStore) WaitSaves(ctx context.Context, tenant, session string) error {
+	s.mu.Lock()
+	finished := s.pending[tenant+"/"+session]
+	if finished != nil {
+		s.waited++
+	}
+	s.mu.Unlock()
+	if finished == nil {
+		return nil
+	}
+	select {
+	case <-finished:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (s *memStore) Drain() { s.later.Wait() }
+
+func (s *memStore) save(_ context.Context, r connector.TurnRecord, afterFinal bool) error {
+	if _, err := uuid.Parse(r.AgentID); err != nil || (r.SetHold != nil && r.ReleaseHold) {
+		return fmt.Errorf("save turn of session %q: %w", r.SessionID, connector.ErrInvalid)
+	}
+	s.mu.Lock()
+	s.afterFinal = append(s.afterFinal, afterFinal)
 	s.mu.Unlock()
 	if s.saveGate != nil {
 		<-s.saveGate
@@ -115,7 +183,7 @@ func (s *memStore) SaveTurn(_ context.Context, r store.TurnRecord) error {
 	return nil
 }
 
-func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *secret.Sealed, error) {
+func (s *memStore) AgentForTurn(_ context.Context, tenant, agentID string) (connector.Agent, *connector.Sealed, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	a, ok := s.agents[agentID]
@@ -146,19 +214,23 @@ func (s *memStore) GetHold(ctx context.Context, tenant, session string, now time
 	return *l.Hold, a, err
 }
 
-func (s *memStore) ListAgents(context.Context, string) ([]connector.Agent, error) { return nil, nil }
-
-func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
-func (s *memStore) SendDeferredSaves() {
+func (s *memStore) ListAgents(_ context.Context, tenant string) ([]connector.Agent, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sentDeferred++
+	var out []connector.Agent
+	for _, a := range s.agents {
+		if a.TenantID == tenant {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
-func (s *memStore) saves() (deferrable []bool, sentDeferred int) {
+func (s *memStore) SweepSessions(context.Context, time.Time) (int64, error) { return 0, nil }
+func (s *memStore) saves() (afterFinal []bool, waited int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.deferrable), s.sentDeferred
+	return slices.Clone(s.afterFinal), s.waited
 }
 
 func (s *memStore) setEnabled(id string, enabled bool) {
@@ -174,18 +246,18 @@ func (s *memStore) setEnabled(id string, enabled bool) {
 type scriptedInvoker struct {
 	mu       sync.Mutex
 	replies  []reply
-	requests []invoke.Request
+	requests []connector.TurnRequest
 	canceled []string
 }
 
 type reply struct {
 	texts  []string
-	result invoke.Result
+	result connector.TurnResult
 }
 
 var _ Invoker = (*scriptedInvoker)(nil)
 
-func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
+func (v *scriptedInvoker) Turn(_ context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	v.mu.Lock()
 	v.requests = append(v.requests, req)
 	r := v.replies[0]
@@ -198,7 +270,7 @@ func (v *scriptedInvoker) Turn(_ context.Context, req invoke.Request, emit func(
 	return &res
 }
 
-func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *secret.Sealed, taskID string) {
+func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *connector.Sealed, taskID string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.canceled = append(v.canceled, a.ID+"/"+taskID)
@@ -207,7 +279,7 @@ func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *se
 // logSink records what the engine would see.
 type logSink struct {
 	log    *[]string
-	finals []Final
+	finals []connector.TurnFinal
 }
 
 func (k *logSink) Started(a *connector.Agent, held bool, taskID string) error {
@@ -220,7 +292,7 @@ func (k *logSink) Event(e connector.TurnEvent) error {
 	return nil
 }
 
-func (k *logSink) Final(f Final) error {
+func (k *logSink) Final(f connector.TurnFinal) error {
 	*k.log = append(*k.log, "final "+string(f.Outcome))
 	k.finals = append(k.finals, f)
 	return nil
@@ -249,11 +321,11 @@ func newHarness(t *testing.T, replies ...reply) *harness {
 	return h
 }
 
-func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []string) {
+func (h *harness) turn(t *testing.T, session, turnID, agentID string) (connector.TurnFinal, []string) {
 	t.Helper()
 	h.log = nil
 	sink := &logSink{log: &h.log}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: session, TurnID: turnID, AgentID: agentID, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
 	h.router.Wait() // the save left for after the Final, so that the log is whole
@@ -264,11 +336,11 @@ func (h *harness) turn(t *testing.T, session, turnID, agentID string) (Final, []
 }
 
 func completed(text, task, ctx string) reply {
-	return reply{texts: []string{text}, result: invoke.Result{Outcome: connector.OutcomeCompleted, Text: text, TaskID: task, ContextID: ctx}}
+	return reply{texts: []string{text}, result: connector.TurnResult{Outcome: connector.OutcomeCompleted, Text: text, TaskID: task, ContextID: ctx}}
 }
 
 func asks(question, task, ctx string) reply {
-	return reply{result: invoke.Result{Outcome: connector.OutcomeInputRequired, Text: question, TaskID: task, ContextID: ctx}}
+	return reply{result: connector.TurnResult{Outcome: connector.OutcomeInputRequired, Text: question, TaskID: task, ContextID: ctx}}
 }
 
 func TestRouter_no_hold_and_no_agent_is_NO_AGENT_without_calling_anyone(t *testing.T) {
@@ -320,9 +392,9 @@ func TestRouter_input_required_holds_the_session_durably_before_the_Final(t *tes
 	if f.Outcome != connector.OutcomeCompleted || !f.HoldExpiresAt.IsZero() {
 		t.Fatalf("final = %+v", f)
 	}
-	// Both saves come before their Final: neither may wait in the store for company.
-	if deferrable, _ := h.store.saves(); !slices.Equal(deferrable, []bool{false, false}) {
-		t.Fatalf("saves deferrable %v, want [false false] (a hold set or released is durable before the Final)", deferrable)
+	// Both saves come before their Final: neither is left to the store for after it.
+	if afterFinal, _ := h.store.saves(); !slices.Equal(afterFinal, []bool{false, false}) {
+		t.Fatalf("saves after the Final %v, want [false false] (a hold set or released is durable before the Final)", afterFinal)
 	}
 }
 
@@ -341,8 +413,8 @@ func TestRouter_a_hold_that_cannot_be_saved_is_no_hold(t *testing.T) {
 
 func TestRouter_a_turn_we_interrupted_keeps_the_hold_as_it_was(t *testing.T) {
 	h := newHarness(t, asks("几点？", "task-1", "ctx-1"),
-		reply{result: invoke.Result{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
-			Err: &connector.TurnError{Code: invoke.CodeTimeout, Message: "the agent did not finish in time"}}},
+		reply{result: connector.TurnResult{Outcome: connector.OutcomeFailed, Interrupted: true, TaskID: "task-1",
+			Err: &connector.TurnError{Code: connector.CodeTimeout, Message: "the agent did not finish in time"}}},
 		completed("好的", "task-1", "ctx-1"))
 	first, _ := h.turn(t, "s", "t1", agentA)
 	h.now = h.now.Add(time.Minute)
@@ -385,7 +457,7 @@ func TestRouter_request_problems_are_errors_before_anything_is_sent(t *testing.T
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h.log = nil
-			err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: tc.agent}, &logSink{log: &h.log})
+			err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: tc.agent}, &logSink{log: &h.log})
 			if !errors.Is(err, tc.want) || len(h.log) != 0 {
 				t.Fatalf("err = %v, log %q; want %v and nothing sent", err, h.log, tc.want)
 			}
@@ -403,7 +475,7 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	sink := &logSink{log: &h.log}
 	returned := make(chan error, 1)
 	go func() {
-		returned <- h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink)
+		returned <- h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink)
 	}()
 	select {
 	case err := <-returned:
@@ -422,21 +494,21 @@ func TestRouter_a_save_after_the_Final_does_not_hold_up_the_RPC_but_the_next_tur
 	// its own deadline, without calling the agent.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 	defer cancel()
-	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t2", AgentID: agentA, Text: "hi"}, &logSink{log: new([]string)})
+	err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t2", AgentID: agentA, Text: "hi"}, &logSink{log: new([]string)})
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "previous turn's save") {
 		t.Fatalf("second turn during the first one's save: err = %v, want it to wait for the save until its deadline", err)
 	}
 	if n := len(h.inv.requests); n != 1 {
 		t.Fatalf("the agent was called %d times, want 1 (the waiting turn must not call it)", n)
 	}
-	// The save after the Final may wait in the store for company; the waiting turn sends it.
-	if deferrable, sent := h.store.saves(); !slices.Equal(deferrable, []bool{true}) || sent != 1 {
-		t.Fatalf("saves deferrable %v, deferred saves sent %d times; want [true] and 1 (by the waiting turn)", deferrable, sent)
+	// The save after the Final is the store's; the next turn of the session waited for it.
+	if afterFinal, waited := h.store.saves(); !slices.Equal(afterFinal, []bool{true}) || waited != 1 {
+		t.Fatalf("saves after the Final %v, waits for a pending save %d; want [true] and 1 (by the next turn)", afterFinal, waited)
 	}
 	// Another session does not wait.
 	h.inv.replies = append([]reply{completed("ok", "task-x", "ctx-x")}, h.inv.replies...)
 	other := &logSink{log: new([]string)}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "other", TurnID: "t1", AgentID: agentB, Text: "hi"}, other); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "other", TurnID: "t1", AgentID: agentB, Text: "hi"}, other); err != nil {
 		t.Fatalf("a turn of another session: %v", err)
 	}
 
@@ -453,8 +525,8 @@ func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) 
 	ctx, cancel := context.WithCancel(t.Context())
 	sink := &logSink{log: &h.log}
 	h.inv.replies[0].texts = nil
-	cancelling := &cancelOnStart{Sink: sink, cancel: cancel}
-	err := h.router.HandleTurn(ctx, Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA}, cancelling)
+	cancelling := &cancelOnStart{TurnSink: sink, cancel: cancel}
+	err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t1", AgentID: agentA}, cancelling)
 	if !errors.Is(err, context.Canceled) || len(sink.finals) != 0 {
 		t.Fatalf("err = %v, finals %d; want context.Canceled and none", err, len(sink.finals))
 	}
@@ -465,13 +537,13 @@ func TestRouter_a_caller_gone_gets_no_Final_but_the_turn_is_saved(t *testing.T) 
 
 // cancelOnStart cancels the turn's context once it has started: the caller hung up.
 type cancelOnStart struct {
-	Sink
+	connector.TurnSink
 	cancel context.CancelFunc
 }
 
 func (c *cancelOnStart) Started(a *connector.Agent, held bool, taskID string) error {
 	c.cancel()
-	return c.Sink.Started(a, held, taskID)
+	return c.TurnSink.Started(a, held, taskID)
 }
 
 func TestRouter_release_cancels_the_held_task(t *testing.T) {
@@ -515,11 +587,11 @@ type gatedInvoker struct {
 	started <-chan struct{}
 }
 
-func (v *gatedInvoker) Turn(ctx context.Context, req invoke.Request, emit func(connector.TurnEvent)) *invoke.Result {
+func (v *gatedInvoker) Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	select {
 	case <-v.started:
 	case <-time.After(10 * time.Second): // 10,000× the StartedWithin below
-		return &invoke.Result{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
+		return &connector.TurnResult{Outcome: connector.OutcomeFailed, Err: &connector.TurnError{Code: "test", Message: "no Started while the agent was busy"}}
 	}
 	return v.scriptedInvoker.Turn(ctx, req, emit)
 }
@@ -543,7 +615,7 @@ func TestRouter_sends_Started_while_a_slow_agent_works(t *testing.T) {
 	inv := &gatedInvoker{scriptedInvoker: scriptedInvoker{replies: []reply{completed("hello", "task-1", "ctx-1")}}, started: started}
 	h.router = New(Config{Store: h.store, Invoker: inv, Now: func() time.Time { return h.now }, StartedWithin: time.Millisecond})
 	sink := &startSignal{logSink: logSink{log: &h.log}, started: started}
-	if err := h.router.HandleTurn(t.Context(), Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
+	if err := h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s", TurnID: "t", AgentID: agentA, Text: "hi"}, sink); err != nil {
 		t.Fatalf("HandleTurn: %v", err)
 	}
 	h.router.Wait()

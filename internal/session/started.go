@@ -3,6 +3,8 @@ package session
 import (
 	"sync"
 	"time"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // defaultStartedWithin bounds how long Started may wait for the agent's first answer.
@@ -25,12 +27,12 @@ type startedOnce struct {
 	mu    sync.Mutex
 	done  bool
 	err   error
-	sink  Sink
+	sink  connector.TurnSink
 	rt    *routed
 	timer *time.Timer
 }
 
-func newStartedOnce(sink Sink, rt *routed, within time.Duration) *startedOnce {
+func newStartedOnce(sink connector.TurnSink, rt *routed, within time.Duration) *startedOnce {
 	s := &startedOnce{sink: sink, rt: rt}
 	s.mu.Lock() // a timer that fires at once waits for s.timer to be set
 	defer s.mu.Unlock()

@@ -14,43 +14,13 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // An agent's API key is stored as internal/secret seals it: AES-256-GCM ciphertext (sealed
 // with the agent id as associated data) and the id of the key that sealed it. The store never
 // sees the plaintext.
-func validSealed(s *secret.Sealed) bool {
+func validSealed(s *connector.Sealed) bool {
 	return s != nil && len(s.Ciphertext) > 0 && s.KeyID != ""
-}
-
-// NewAgent is an agent to register, with its first card revision.
-type NewAgent struct {
-	// ID is the agent's UUID. Empty: the store picks one — not allowed with an APIKey, whose
-	// ciphertext is bound to the id and so must be sealed after the id is chosen.
-	ID       string
-	TenantID string
-	// CardURL is what the tenant pasted; unique per tenant.
-	CardURL string
-	// ResolvedCardURL is where the card was actually found (after discovery and redirects).
-	ResolvedCardURL string
-	// Card is the card JSON as fetched.
-	Card     json.RawMessage
-	Profile  connector.CardProfile
-	Warnings []connector.Problem
-	APIKey   *secret.Sealed
-	// CredentialKind is the kind of credential APIKey seals (connector.CredentialKind*); ""
-	// means an API key.
-	CredentialKind string
-	Enabled        bool
-}
-
-// Revision is a newly fetched and validated card of an existing agent.
-type Revision struct {
-	ResolvedCardURL string
-	Card            json.RawMessage
-	Profile         connector.CardProfile
-	Warnings        []connector.Problem
 }
 
 // RevisionInfo is one stored card revision of an agent.
@@ -63,17 +33,6 @@ type RevisionInfo struct {
 	Profile   connector.CardProfile
 	Warnings  []connector.Problem
 	FetchedAt time.Time
-}
-
-// AgentPatch changes an agent's settings; nil fields stay as they are.
-type AgentPatch struct {
-	// APIKey replaces the agent's key.
-	APIKey *secret.Sealed
-	// CredentialKind is the kind APIKey seals ("" means an API key); it is stored with it.
-	CredentialKind string
-	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
-	ClearAPIKey bool
-	Enabled     *bool
 }
 
 // agentColumns and agentJoin read a connector.Agent: the agent row (alias a) joined with its
@@ -126,26 +85,7 @@ func notFound(op, agentID string) error {
 	return fmt.Errorf("%s %q: %w", op, agentID, connector.ErrNotFound)
 }
 
-// DuplicateError is a registration, or a refresh, that would give the tenant a second agent for
-// a card it has registered already: the same card URL, or the same CardKey of the URL the card
-// was fetched from. It matches connector.ErrConflict.
-type DuplicateError struct {
-	// AgentID is the tenant's agent that has the card already; "" when it was deleted since.
-	AgentID string
-	Err     error
-}
-
-func (e *DuplicateError) Error() string {
-	if e.AgentID == "" {
-		return fmt.Sprintf("card already registered: %v", e.Err)
-	}
-	return fmt.Sprintf("card already registered as agent %s: %v", e.AgentID, e.Err)
-}
-
-// Unwrap returns the cause, which matches connector.ErrConflict.
-func (e *DuplicateError) Unwrap() error { return e.Err }
-
-// duplicate turns a unique violation on an agent's card URL or card key into a DuplicateError
+// duplicate turns a unique violation on an agent's card URL or card key into a connector.DuplicateError
 // naming the agent that holds it (read after the failed transaction). Other errors are
 // classified as usual.
 func (s *Store) duplicate(ctx context.Context, err error, tenantID, agentID, cardURL, cardKey string) error {
@@ -164,14 +104,14 @@ func (s *Store) duplicate(ctx context.Context, err error, tenantID, agentID, car
 	).Scan(&holder); qerr != nil {
 		holder = ""
 	}
-	return &DuplicateError{AgentID: holder, Err: classify(err)}
+	return &connector.DuplicateError{AgentID: holder, Err: classify(err)}
 }
 
 // CreateAgent stores the agent and its revision 1 in one transaction. A card the tenant has
 // registered already (the same card URL, or the same CardKey of ResolvedCardURL) is a
-// *DuplicateError matching ErrConflict; a missing tenant is ErrNotFound; a card that is not JSON,
+// *connector.DuplicateError matching ErrConflict; a missing tenant is ErrNotFound; a card that is not JSON,
 // an empty ResolvedCardURL, or an APIKey with an empty part, is ErrInvalid.
-func (s *Store) CreateAgent(ctx context.Context, a NewAgent) (connector.Agent, error) {
+func (s *Store) CreateAgent(ctx context.Context, a connector.NewAgent) (connector.Agent, error) {
 	const op = "create agent"
 	tid, ok := parseID(a.TenantID)
 	if !ok {
@@ -296,7 +236,7 @@ func (s *Store) ListAgents(ctx context.Context, tenantID string) ([]connector.Ag
 
 // UpdateAgent applies p and returns the agent as it now is. An empty patch changes nothing (not
 // even updated_at).
-func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p AgentPatch) (connector.Agent, error) {
+func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p connector.AgentPatch) (connector.Agent, error) {
 	const op = "update agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -350,7 +290,7 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p Age
 // alone, and returns the agent with added false. A new resolved URL whose CardKey another agent
 // of the tenant has is a *DuplicateError (ErrConflict), and the live revision stays; an empty
 // ResolvedCardURL is ErrInvalid.
-func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r Revision) (a connector.Agent, added bool, err error) {
+func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r connector.Revision) (a connector.Agent, added bool, err error) {
 	const op = "add revision to agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -494,7 +434,7 @@ func (s *Store) Revisions(ctx context.Context, tenantID, agentID string) ([]Revi
 }
 
 // AgentSecret returns the agent's stored API key, or nil and no error when none is set.
-func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*secret.Sealed, error) {
+func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*connector.Sealed, error) {
 	const op = "read API key of agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -517,7 +457,7 @@ func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*sec
 	if ciphertext == nil || keyID == nil {
 		return nil, nil
 	}
-	return &secret.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
+	return &connector.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
 // DeleteAgent removes the agent with its revisions and session contexts, and frees the sessions

@@ -52,7 +52,7 @@ func TestCreateAgent_one_registration_per_card_key(t *testing.T) {
 		n := newAgent(tenant, c.cardURL)
 		n.ResolvedCardURL = c.resolved
 		_, err := s.CreateAgent(t.Context(), n)
-		var dup *store.DuplicateError
+		var dup *connector.DuplicateError
 		if !errors.As(err, &dup) || !errors.Is(err, connector.ErrConflict) || dup.AgentID != created.ID {
 			t.Errorf("CreateAgent %s (resolved %s) error = %v; want a DuplicateError naming %s", c.cardURL, c.resolved, err, created.ID)
 		}
@@ -78,7 +78,7 @@ func TestCreateAgent_racing_registrations_of_one_agent_register_one(t *testing.T
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		won  []string
-		dups []*store.DuplicateError
+		dups []*connector.DuplicateError
 	)
 	for i := range racers {
 		wg.Go(func() {
@@ -87,7 +87,7 @@ func TestCreateAgent_racing_registrations_of_one_agent_register_one(t *testing.T
 			a, err := s.CreateAgent(t.Context(), n)
 			mu.Lock()
 			defer mu.Unlock()
-			var dup *store.DuplicateError
+			var dup *connector.DuplicateError
 			switch {
 			case err == nil:
 				won = append(won, a.ID)
@@ -117,7 +117,7 @@ func TestAddRevision_the_same_card_adds_nothing(t *testing.T) {
 	before := mustCreate(t, s, n)
 
 	// The same JSON value, keys reordered and respaced: jsonb compares values.
-	same := store.Revision{
+	same := connector.Revision{
 		ResolvedCardURL: n.ResolvedCardURL,
 		Card:            json.RawMessage(`{"skills":[],  "url":"https://agent.example.com/a2a","name":"Weather"}`),
 		Profile:         n.Profile,
@@ -135,11 +135,11 @@ func TestAddRevision_the_same_card_adds_nothing(t *testing.T) {
 	}
 
 	// Each part that differs makes a revision.
-	for i, change := range []func(r *store.Revision){
-		func(r *store.Revision) { r.Card = json.RawMessage(`{"name": "Weather", "skills": [1]}`) },
-		func(r *store.Revision) { r.ResolvedCardURL = "https://same.example.com/.well-known/agent.json" },
-		func(r *store.Revision) { r.Profile.Streaming = !r.Profile.Streaming },
-		func(r *store.Revision) { r.Warnings = nil },
+	for i, change := range []func(r *connector.Revision){
+		func(r *connector.Revision) { r.Card = json.RawMessage(`{"name": "Weather", "skills": [1]}`) },
+		func(r *connector.Revision) { r.ResolvedCardURL = "https://same.example.com/.well-known/agent.json" },
+		func(r *connector.Revision) { r.Profile.Streaming = !r.Profile.Streaming },
+		func(r *connector.Revision) { r.Warnings = nil },
 	} {
 		r := same
 		r.Profile = sampleProfile("Weather")
@@ -163,13 +163,13 @@ func TestAddRevision_moving_onto_another_agents_card_is_a_duplicate(t *testing.T
 	mover := newAgent(tenant, "https://mover.example.com")
 	before := mustCreate(t, s, mover)
 
-	_, _, err := s.AddRevision(t.Context(), tenant, mover.ID, store.Revision{
+	_, _, err := s.AddRevision(t.Context(), tenant, mover.ID, connector.Revision{
 		// The mover's card URL now redirects to the holder's card.
 		ResolvedCardURL: "https://holder.example.com/.well-known/agent.json",
 		Card:            json.RawMessage(`{"name": "moved"}`),
 		Profile:         sampleProfile("moved"),
 	})
-	var dup *store.DuplicateError
+	var dup *connector.DuplicateError
 	if !errors.As(err, &dup) || dup.AgentID != holder.ID {
 		t.Fatalf("AddRevision error = %v; want a DuplicateError naming %s", err, holder.ID)
 	}

@@ -23,7 +23,7 @@ import (
 // already answered, a lookup starts a new one, and under overload (a burst of thousands of new
 // streams) the new turns must wait, not the saves of the turns before them, which would give up
 // at their bound and lose the session's context. Under load one round trip (and one wake-up of a Postgres
-// backend) serves many turns: that is what it buys (docs/performance.md).
+// backend) serves many turns: that is what it buys (docs/performance-history.md).
 //
 // A batch is one implicit transaction on the server (one Sync at its end). So a statement that
 // fails rolls back the others; the runner then runs each statement of that batch on its own, and
@@ -89,7 +89,7 @@ type statement struct {
 // Why not longer: 50 ms (with a whole batch of 64 going at once) cost Postgres less CPU at c=1,
 // but the rate on a fresh database then fell as the tables grew: over 80 s at c=10, 2,163 →
 // 1,555 and 2,199 → 1,697 turns/s, where 5 ms went 1,720 → 2,130 and 1,339 → 2,013
-// (docs/performance.md, "Eighth pass").
+// (docs/performance-history.md, "Eighth pass").
 const deferredLinger = 5 * time.Millisecond
 
 func newCoalescer(pool *pgxpool.Pool, retry *retrier) *coalescer {
@@ -98,7 +98,7 @@ func newCoalescer(pool *pgxpool.Pool, retry *retrier) *coalescer {
 	// backend) serves more turns, and the rest of the pool stays for the console's and the
 	// background's statements. Against a quarter of the pool (4 of the default 16), alternating
 	// runs measured Postgres CPU per turn at c=10 0.27 / 0.37 -> 0.22 / 0.23 ms and at c=100
-	// 0.14 / 0.19 -> 0.12 / 0.14 ms, with turn latency no worse (docs/performance.md).
+	// 0.14 / 0.19 -> 0.12 / 0.14 ms, with turn latency no worse (docs/performance-history.md).
 	const inFlight = 2
 	return &coalescer{pool: pool, retry: retry, maxInFlight: inFlight, maxBatch: 64, timeout: 5 * time.Second, linger: deferredLinger}
 }
@@ -141,7 +141,7 @@ func (c *coalescer) await(ctx context.Context, s *statement) error {
 // returns s's own result. It is for a write nobody waits for (the save of a turn whose Final
 // has gone out): at low load a lone turn's save no longer costs a round trip and a commit of
 // its own right when the next turn starts, and lookups do not queue behind saves
-// (docs/performance.md). sendDeferred sends them at once.
+// (docs/performance-history.md). sendDeferred sends them at once.
 func (c *coalescer) doDeferred(ctx context.Context, s *statement) error {
 	s.done = make(chan error, 1)
 	s.lead = make(chan []*statement, 1)

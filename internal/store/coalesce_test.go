@@ -33,7 +33,7 @@ func TestTurnStatements_in_one_batch_each_get_their_own_answer(t *testing.T) {
 		wg      sync.WaitGroup
 		saveErr [saves]error
 		badErr  error
-		looks   [reads]store.TurnLookup
+		looks   [reads]connector.TurnLookup
 		lookErr [reads]error
 	)
 	for i := range saves {
@@ -122,7 +122,7 @@ func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
 	const reads = 3
 	var (
 		wg    sync.WaitGroup
-		looks [reads]store.TurnLookup
+		looks [reads]connector.TurnLookup
 		errs  [reads]error
 	)
 	for i := range reads {
@@ -152,9 +152,16 @@ func TestTurnStatements_queued_saves_go_before_queued_lookups(t *testing.T) {
 
 // deferredRecord is the save a turn leaves for after its Final: a free session's context and
 // turn order.
-func deferredRecord(tenant, session, agent string, started time.Time) store.TurnRecord {
-	return store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: "t1", StartedAt: started,
-		ContextID: "ctx-" + session, ReleaseHold: true, Deferrable: true}
+func deferredRecord(tenant, session, agent string, started time.Time) connector.TurnRecord {
+	return connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: "t1", StartedAt: started,
+		ContextID: "ctx-" + session, ReleaseHold: true}
+}
+
+// saveAfterFinal is SaveAfterFinal, waited for: its error.
+func saveAfterFinal(ctx context.Context, s *store.Store, r connector.TurnRecord) error {
+	errc := make(chan error, 1)
+	s.SaveAfterFinal(ctx, r, func(err error) { errc <- err })
+	return <-errc
 }
 
 // Saves left for after their turns' Finals wait for each other and go in one transaction; a
@@ -163,7 +170,7 @@ func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testi
 	t.Parallel()
 	ctx := t.Context()
 	s := store.New(testDB.Pool)
-	s.SetDeferredLinger(time.Hour) // only SendDeferredSaves sends them
+	s.SetDeferredLinger(time.Hour) // only WaitSaves sends them
 	tenant := testDB.NewTenant(t)
 	a := mustCreate(t, s, newAgent(tenant, "https://deferred.example.com"))
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -174,7 +181,7 @@ func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testi
 		errs [n]error
 	)
 	for i := range n {
-		wg.Go(func() { errs[i] = s.SaveTurn(ctx, deferredRecord(tenant, fmt.Sprint("d-", i), a.ID, now)) })
+		wg.Go(func() { errs[i] = saveAfterFinal(ctx, s, deferredRecord(tenant, fmt.Sprint("d-", i), a.ID, now)) })
 	}
 	waitDeferred(t, s, n)
 	l, err := s.LookupTurn(ctx, tenant, "d-0", a.ID, now)
@@ -185,7 +192,10 @@ func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testi
 		t.Fatalf("deferred saves still waiting after a lookup ran: %d, want %d", got, n)
 	}
 
-	s.SendDeferredSaves()
+	// A turn of one of the sessions waits for its save: that sends them all at once.
+	if err := s.WaitSaves(ctx, tenant, "d-0"); err != nil {
+		t.Fatalf("WaitSaves: %v", err)
+	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -206,34 +216,34 @@ func TestTurnStatements_deferred_saves_go_together_and_not_with_lookups(t *testi
 	}
 }
 
-// A deferred save goes on its own once its linger has passed; one whose caller gave up first
-// is not written.
-func TestTurnStatements_a_deferred_save_goes_after_its_linger_unless_given_up(t *testing.T) {
+// A save after the Final goes on its own once its linger has passed. It outlives its caller's
+// context (the turn's RPC has ended), but not its own bound: one that cannot go in time is not
+// written.
+func TestTurnStatements_a_deferred_save_goes_after_its_linger_within_its_own_bound(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	s := store.New(testDB.Pool)
 	s.SetDeferredLinger(time.Hour)
+	s.SetAfterFinalTimeout(200 * time.Millisecond)
 	tenant := testDB.NewTenant(t)
 	a := mustCreate(t, s, newAgent(tenant, "https://linger.example.com"))
 	now := time.Now().UTC().Truncate(time.Microsecond)
 
-	gone, giveUp := context.WithCancel(ctx)
-	errc := make(chan error, 1)
-	go func() { errc <- s.SaveTurn(gone, deferredRecord(tenant, "gone", a.ID, now)) }()
-	waitDeferred(t, s, 1)
-	giveUp()
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Fatalf("save given up while it waited: err = %v, want context.Canceled", err)
+	gone, leave := context.WithCancel(ctx)
+	leave() // the turn's caller has gone: the save still goes, until its own bound
+	if err := saveAfterFinal(gone, s, deferredRecord(tenant, "timed-out", a.ID, now)); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("save that waited past its bound: err = %v, want context.DeadlineExceeded", err)
 	}
 	if got := s.DeferredQueued(); got != 0 {
-		t.Fatalf("%d deferred saves still waiting after the only one gave up", got)
+		t.Fatalf("%d deferred saves still waiting after the only one timed out", got)
 	}
 
 	s.SetDeferredLinger(time.Millisecond)
-	if err := s.SaveTurn(ctx, deferredRecord(tenant, "kept", a.ID, now)); err != nil {
-		t.Fatalf("a deferred save with nothing to go with: %v", err)
+	if err := saveAfterFinal(gone, s, deferredRecord(tenant, "kept", a.ID, now)); err != nil {
+		t.Fatalf("a deferred save with nothing to go with, its caller gone: %v", err)
 	}
-	for session, want := range map[string]string{"kept": "ctx-kept", "gone": ""} {
+	s.Drain()
+	for session, want := range map[string]string{"kept": "ctx-kept", "timed-out": ""} {
 		if l, err := s.LookupTurn(ctx, tenant, session, a.ID, now); err != nil || l.ContextID != want {
 			t.Errorf("session %s: context %q, %v; want %q", session, l.ContextID, err, want)
 		}

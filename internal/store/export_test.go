@@ -47,3 +47,6 @@ func (s *Store) DeferredQueued() int {
 	defer s.turns.mu.Unlock()
 	return len(s.turns.deferred)
 }
+
+// SetAfterFinalTimeout sets the bound of each SaveAfterFinal; call it before any.
+func (s *Store) SetAfterFinalTimeout(d time.Duration) { s.later.timeout = d }

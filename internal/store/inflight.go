@@ -6,17 +6,14 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-)
 
-// InflightTask is an agent task that a turn on some replica is running.
-type InflightTask struct {
-	TenantID, AgentID, TaskID, SessionID string
-}
+	connector "github.com/a2a-connector/a2a-connector"
+)
 
 // SyncInflight writes replicaID's heartbeat (the database's now()) and makes its stored
 // in-flight tasks exactly tasks, in one statement: one round trip per replica per sync, never
 // one per turn. Tasks whose tenant or agent id is no UUID are left out (no turn can run them).
-func (s *Store) SyncInflight(ctx context.Context, replicaID string, tasks []InflightTask) error {
+func (s *Store) SyncInflight(ctx context.Context, replicaID string, tasks []connector.InflightTask) error {
 	tenants := make([]string, 0, len(tasks))
 	agents := make([]string, 0, len(tasks))
 	ids := make([]string, 0, len(tasks))
@@ -56,7 +53,7 @@ func (s *Store) SyncInflight(ctx context.Context, replicaID string, tasks []Infl
 // tasks, and returns those tasks that no live hold continues (a hold saved before the replica
 // died still owns its task: the session's next turn continues it). Replicas are claimed with
 // FOR UPDATE SKIP LOCKED, so two replicas sweeping at once never both return the same task.
-func (s *Store) ClaimOrphans(ctx context.Context, stale time.Duration) ([]InflightTask, error) {
+func (s *Store) ClaimOrphans(ctx context.Context, stale time.Duration) ([]connector.InflightTask, error) {
 	rows, err := s.pool.Query(ctx, `
 		with dead as (
 			select replica_id from connector_replicas
@@ -75,8 +72,8 @@ func (s *Store) ClaimOrphans(ctx context.Context, stale time.Duration) ([]Inflig
 	if err != nil {
 		return nil, fmt.Errorf("claim orphaned tasks: %w", classify(err))
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (InflightTask, error) {
-		var t InflightTask
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (connector.InflightTask, error) {
+		var t connector.InflightTask
 		return t, r.Scan(&t.TenantID, &t.AgentID, &t.TaskID, &t.SessionID)
 	})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2a-connector/a2a-connector/internal/store"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 // A dead replica's tasks are claimed once, whatever number of replicas sweep at the same time;
@@ -21,18 +23,18 @@ func TestInflight_sync_claim_delete(t *testing.T) {
 	tenant := testDB.NewTenant(t)
 	agent := uuid.NewString()
 	dead, live := "dead-"+uuid.NewString(), "live-"+uuid.NewString()
-	task := func(id, session string) store.InflightTask {
-		return store.InflightTask{TenantID: tenant, AgentID: agent, TaskID: id, SessionID: session}
+	task := func(id, session string) connector.InflightTask {
+		return connector.InflightTask{TenantID: tenant, AgentID: agent, TaskID: id, SessionID: session}
 	}
 
 	// A sync replaces the replica's set: "gone" ended between the two syncs.
-	if err := s.SyncInflight(ctx, dead, []store.InflightTask{task("orphan", "s1"), task("held", "s2"), task("gone", "s3")}); err != nil {
+	if err := s.SyncInflight(ctx, dead, []connector.InflightTask{task("orphan", "s1"), task("held", "s2"), task("gone", "s3")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SyncInflight(ctx, dead, []store.InflightTask{task("orphan", "s1"), task("held", "s2")}); err != nil {
+	if err := s.SyncInflight(ctx, dead, []connector.InflightTask{task("orphan", "s1"), task("held", "s2")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SyncInflight(ctx, live, []store.InflightTask{task("running", "s4")}); err != nil {
+	if err := s.SyncInflight(ctx, live, []connector.InflightTask{task("running", "s4")}); err != nil {
 		t.Fatal(err)
 	}
 	if n := countRows(t, `select count(*) from inflight_tasks where replica_id = $1`, dead); n != 2 {
@@ -50,7 +52,7 @@ func TestInflight_sync_claim_delete(t *testing.T) {
 
 	var (
 		mu      sync.Mutex
-		claimed []store.InflightTask
+		claimed []connector.InflightTask
 		wg      sync.WaitGroup
 	)
 	for range 4 {
@@ -66,13 +68,13 @@ func TestInflight_sync_claim_delete(t *testing.T) {
 	}
 	wg.Wait()
 	// Other tests' replicas share the table: keep this tenant's.
-	var mine []store.InflightTask
+	var mine []connector.InflightTask
 	for _, c := range claimed {
 		if c.TenantID == tenant {
 			mine = append(mine, c)
 		}
 	}
-	if diff := cmp.Diff([]store.InflightTask{task("orphan", "s1")}, mine); diff != "" {
+	if diff := cmp.Diff([]connector.InflightTask{task("orphan", "s1")}, mine); diff != "" {
 		t.Errorf("claimed by four concurrent sweeps (-want +got):\n%s", diff)
 	}
 	if n := countRows(t, `select count(*) from inflight_tasks where replica_id = $1`, dead) +

@@ -67,10 +67,12 @@ func TestTurnPath_is_served_right_after_a_postgres_restart(t *testing.T) {
 		{name: "SaveTurn", call: func(session string) error {
 			return s.SaveTurn(ctx, holdRecord(tenant, session, a.ID, "t1", now.Add(time.Second), "task-new", time.Hour))
 		}},
-		{name: "SaveTurn_deferred", call: func(session string) error {
+		{name: "SaveAfterFinal", call: func(session string) error {
 			r := holdRecord(tenant, session, a.ID, "t1", now.Add(time.Second), "", 0)
-			r.SetHold, r.Deferrable = nil, true
-			return s.SaveTurn(ctx, r)
+			r.SetHold = nil
+			errc := make(chan error, 1)
+			s.SaveAfterFinal(ctx, r, func(err error) { errc <- err })
+			return <-errc
 		}},
 		{name: "AgentForTurn", call: func(string) error {
 			_, _, err := s.AgentForTurn(ctx, tenant, a.ID)
@@ -151,7 +153,7 @@ func batchOfTurns(ctx context.Context, s *store.Store, tenant, session, agentID 
 			_, errs[2*i] = s.LookupTurn(ctx, tenant, sess, agentID, now)
 		})
 		wg.Go(func() {
-			errs[2*i+1] = s.SaveTurn(ctx, store.TurnRecord{TenantID: tenant, SessionID: sess, AgentID: agentID,
+			errs[2*i+1] = s.SaveTurn(ctx, connector.TurnRecord{TenantID: tenant, SessionID: sess, AgentID: agentID,
 				TurnID: "t1", StartedAt: now, ContextID: "ctx", SetHold: &connector.Hold{TaskID: "task", ContextID: "ctx",
 					TurnID: "t1", ExpiresAt: now.Add(time.Hour)}})
 		})

@@ -11,29 +11,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
-
-// TurnLookup is everything a turn needs from Postgres before it calls the agent, read in one
-// round trip.
-type TurnLookup struct {
-	// Hold is the session's live (unexpired) hold, nil when the session is free.
-	Hold *connector.Hold
-	// HoldAgentUpdatedAt is the holding agent's updated_at; zero when it no longer exists.
-	HoldAgentUpdatedAt time.Time
-	// AgentUpdatedAt is the requested agent's updated_at; zero when it is not in the tenant.
-	AgentUpdatedAt time.Time
-	// ContextID is the contextId the session last had with the requested agent.
-	ContextID string
-}
 
 // LookupTurn reads the session's live hold, the session's context with agentID, and the
 // versions (updated_at) of the holding and the requested agent, in one query. A tenant or agent
 // id that is not a UUID simply matches nothing.
-func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (TurnLookup, error) {
+func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (connector.TurnLookup, error) {
 	tid, ok := parseID(tenantID)
 	if !ok {
-		return TurnLookup{}, nil
+		return connector.TurnLookup{}, nil
 	}
 	var aid *string
 	if id, ok := parseID(agentID); ok {
@@ -63,9 +49,9 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 		},
 	})
 	if err != nil {
-		return TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
+		return connector.TurnLookup{}, fmt.Errorf("look up session %q: %w", sessionID, classify(err))
 	}
-	var l TurnLookup
+	var l connector.TurnLookup
 	if r.holdAgent.Valid {
 		l.Hold = &connector.Hold{TenantID: tid, SessionID: sessionID, AgentID: r.holdAgent.String,
 			TaskID: r.holdTask.String, ContextID: r.holdContext.String, TurnID: r.holdTurn.String,
@@ -81,24 +67,15 @@ func (s *Store) LookupTurn(ctx context.Context, tenantID, sessionID, agentID str
 	return l, nil
 }
 
-// TurnRecord is the result of a turn to write: the context the session now has with the agent
-// and, unless both SetHold and ReleaseHold are empty, the session's new hold state.
-type TurnRecord struct {
-	TenantID, SessionID, AgentID, TurnID string
-	// StartedAt orders racing turns of one session: a record never overwrites the hold decided
-	// by a turn that started later.
-	StartedAt   time.Time
-	ContextID   string
-	SetHold     *connector.Hold
-	ReleaseHold bool
-	// Deferrable: nobody waits for this write (the turn's Final has gone out), so it goes
-	// together with the other deferred saves after deferredLinger, or when SendDeferredSaves
-	// is called.
-	Deferrable bool
+// SaveTurn writes a turn's result in one statement, or none when there is nothing to write,
+// and returns once it is written: a hold set or released commits durably (see saveTurn).
+func (s *Store) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
+	return s.saveTurn(ctx, r, false)
 }
 
-// SaveTurn writes a turn's result in one statement, or none when there is nothing to write.
-func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
+// saveTurn is SaveTurn, or with afterFinal the statement of SaveAfterFinal: it may wait for
+// company in the coalescer, and commits without waiting for the WAL flush.
+func (s *Store) saveTurn(ctx context.Context, r connector.TurnRecord, afterFinal bool) error {
 	tid, ok1 := parseID(r.TenantID)
 	aid, ok2 := parseID(r.AgentID)
 	if !ok1 || !ok2 {
@@ -122,7 +99,7 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 		// outlive a Postgres crash and a failover to a synchronous standby, although the
 		// connector's pool commits asynchronously: that costs a WAL flush (and the standby's
 		// acknowledgement) on these saves only.
-		st.durable = !r.Deferrable
+		st.durable = !afterFinal
 		st.args = []any{tid, r.SessionID, aid, r.ContextID, holdAgent, holdTask, holdContext, holdTurn, holdExpires, r.StartedAt}
 	case r.ContextID != "":
 		// Most turns: the hold is unchanged, so only the context is written. (Postgres's CPU
@@ -134,7 +111,7 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 		return nil // no context and no hold change: nothing to write
 	}
 	do := s.turns.do
-	if r.Deferrable {
+	if afterFinal {
 		do = s.turns.doDeferred
 	}
 	err := do(ctx, st)
@@ -143,10 +120,6 @@ func (s *Store) SaveTurn(ctx context.Context, r TurnRecord) error {
 	}
 	return nil
 }
-
-// SendDeferredSaves sends the deferred saves (TurnRecord.Deferrable) now, instead of with the
-// next lookup or after the linger: for a turn that must wait for its session's save.
-func (s *Store) SendDeferredSaves() { s.turns.sendDeferred() }
 
 // saveContextSQL records the context a session now has with an agent (none when the agent is
 // gone: a context row needs its agent).
@@ -237,7 +210,7 @@ func (s *Store) GetHold(ctx context.Context, tenantID, sessionID string, now tim
 }
 
 // AgentForTurn reads the agent and its sealed API key (nil when none) in one query.
-func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *secret.Sealed, error) {
+func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error) {
 	const op = "read agent for turn"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
@@ -264,7 +237,7 @@ func (s *Store) AgentForTurn(ctx context.Context, tenantID, agentID string) (con
 	if ciphertext == nil || keyID == nil {
 		return a, nil, nil
 	}
-	return a, &secret.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
+	return a, &connector.Sealed{Ciphertext: ciphertext, KeyID: *keyID}, nil
 }
 
 // SweepSessions deletes sessions untouched since before, with their contexts, and contexts

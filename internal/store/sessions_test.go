@@ -13,8 +13,8 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
-func holdRecord(tenant, session, agent, turn string, started time.Time, task string, ttl time.Duration) store.TurnRecord {
-	return store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: turn, StartedAt: started,
+func holdRecord(tenant, session, agent, turn string, started time.Time, task string, ttl time.Duration) connector.TurnRecord {
+	return connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agent, TurnID: turn, StartedAt: started,
 		ContextID: "ctx-" + task, SetHold: &connector.Hold{TaskID: task, ContextID: "ctx-" + task, TurnID: turn,
 			ExpiresAt: started.Add(ttl)}}
 }
@@ -92,7 +92,7 @@ func TestSessions_racing_turns_newer_wins(t *testing.T) {
 	t0 := time.Now().UTC()
 
 	// The newer turn (started t0+1s) releases first; the older (t0) finishes later wanting a hold.
-	newer := store.TurnRecord{TenantID: tenant, SessionID: "race", AgentID: a.ID, TurnID: "new", StartedAt: t0.Add(time.Second), ReleaseHold: true}
+	newer := connector.TurnRecord{TenantID: tenant, SessionID: "race", AgentID: a.ID, TurnID: "new", StartedAt: t0.Add(time.Second), ReleaseHold: true}
 	if err := s.SaveTurn(ctx, newer); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestSessions_racing_turns_newer_wins(t *testing.T) {
 	if err := s.SaveTurn(ctx, holdRecord(tenant, "race2", a.ID, "new", t0.Add(time.Second), "task-new", time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	older := store.TurnRecord{TenantID: tenant, SessionID: "race2", AgentID: a.ID, TurnID: "old", StartedAt: t0, ReleaseHold: true}
+	older := connector.TurnRecord{TenantID: tenant, SessionID: "race2", AgentID: a.ID, TurnID: "old", StartedAt: t0, ReleaseHold: true}
 	if err := s.SaveTurn(ctx, older); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func TestSessions_sweep_takes_old_contexts_of_sessions_never_held(t *testing.T) 
 	tenant := testDB.NewTenant(t)
 	a := mustCreate(t, s, newAgent(tenant, "https://sweep-free.example.com"))
 	for _, session := range []string{"free-old", "free-new"} {
-		if err := s.SaveTurn(ctx, store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: a.ID,
+		if err := s.SaveTurn(ctx, connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: a.ID,
 			TurnID: "t", StartedAt: time.Now(), ContextID: "ctx-" + session}); err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +228,7 @@ func TestSessions_save_writes_only_what_changed(t *testing.T) {
 	s := store.New(testDB.Pool)
 	tenant := testDB.NewTenant(t)
 	a := mustCreate(t, s, newAgent(tenant, "https://save-only.example.com"))
-	rec := store.TurnRecord{TenantID: tenant, SessionID: "no-context", AgentID: a.ID, TurnID: "t1", StartedAt: time.Now()}
+	rec := connector.TurnRecord{TenantID: tenant, SessionID: "no-context", AgentID: a.ID, TurnID: "t1", StartedAt: time.Now()}
 	if err := s.SaveTurn(ctx, rec); err != nil {
 		t.Fatal(err)
 	}

@@ -38,12 +38,15 @@ type Store struct {
 	// retry runs the turn path's statements once more on a fresh connection when Postgres
 	// closed theirs (a restart, a failover): see retrier.
 	retry *retrier
+	// later runs the saves after turns' Finals (SaveAfterFinal).
+	later afterFinal
 }
 
-// New returns a store on pool. The caller owns the pool and closes it after the last call.
+// New returns a store on pool. The caller owns the pool and closes it after the last call (and
+// after Drain, when turns were saved with SaveAfterFinal).
 func New(pool *pgxpool.Pool) *Store {
 	r := &retrier{pool: pool}
-	return &Store{pool: pool, turns: newCoalescer(pool, r), retry: r}
+	return &Store{pool: pool, turns: newCoalescer(pool, r), retry: r, later: afterFinal{timeout: afterFinalTimeout}}
 }
 
 // Ping checks that Postgres answers (readiness). The error wraps connector.ErrUnavailable when

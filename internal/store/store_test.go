@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"net"
 	"strconv"
 	"sync"
@@ -56,8 +55,8 @@ var sampleWarnings = []connector.Problem{
 	{Path: "skills[1].tags", Code: "min_items", Message: "Add tags so the dialog engine can route to this skill.", Severity: connector.SeverityWarning},
 }
 
-func newAgent(tenantID, cardURL string) store.NewAgent {
-	return store.NewAgent{
+func newAgent(tenantID, cardURL string) connector.NewAgent {
+	return connector.NewAgent{
 		ID:              uuid.NewString(),
 		TenantID:        tenantID,
 		CardURL:         cardURL,
@@ -65,13 +64,13 @@ func newAgent(tenantID, cardURL string) store.NewAgent {
 		Card:            json.RawMessage(`{"name": "Weather", "url": "https://agent.example.com/a2a", "skills": []}`),
 		Profile:         sampleProfile("Weather"),
 		Warnings:        sampleWarnings,
-		APIKey:          &secret.Sealed{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
+		APIKey:          &connector.Sealed{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
 		Enabled:         true,
 	}
 }
 
 // wantAgent is what the store should return for a freshly created n.
-func wantAgent(n store.NewAgent) connector.Agent {
+func wantAgent(n connector.NewAgent) connector.Agent {
 	kind := ""
 	if n.APIKey != nil {
 		kind = n.CredentialKind
@@ -92,7 +91,7 @@ func wantAgent(n store.NewAgent) connector.Agent {
 	}
 }
 
-func mustCreate(t *testing.T, s *store.Store, n store.NewAgent) connector.Agent {
+func mustCreate(t *testing.T, s *store.Store, n connector.NewAgent) connector.Agent {
 	t.Helper()
 	a, err := s.CreateAgent(t.Context(), n)
 	if err != nil {
@@ -177,25 +176,25 @@ func TestCreateAgent_variants(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
-		change func(*store.NewAgent)
-		want   func(n store.NewAgent, got connector.Agent) connector.Agent
+		change func(*connector.NewAgent)
+		want   func(n connector.NewAgent, got connector.Agent) connector.Agent
 	}{
 		{
 			name:   "without_api_key_is_not_set",
-			change: func(n *store.NewAgent) { n.APIKey = nil },
+			change: func(n *connector.NewAgent) { n.APIKey = nil },
 		},
 		{
 			name:   "disabled_stays_disabled",
-			change: func(n *store.NewAgent) { n.Enabled = false },
+			change: func(n *connector.NewAgent) { n.Enabled = false },
 		},
 		{
 			name:   "no_warnings_and_empty_profile_round_trip",
-			change: func(n *store.NewAgent) { n.Warnings = nil; n.Profile = connector.CardProfile{} },
+			change: func(n *connector.NewAgent) { n.Warnings = nil; n.Profile = connector.CardProfile{} },
 		},
 		{
 			name:   "uppercase_id_is_stored_canonical",
-			change: func(n *store.NewAgent) { n.ID = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11" },
-			want: func(n store.NewAgent, _ connector.Agent) connector.Agent {
+			change: func(n *connector.NewAgent) { n.ID = "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11" },
+			want: func(n connector.NewAgent, _ connector.Agent) connector.Agent {
 				a := wantAgent(n)
 				a.ID = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
 				return a
@@ -203,8 +202,8 @@ func TestCreateAgent_variants(t *testing.T) {
 		},
 		{
 			name:   "empty_id_without_key_gets_a_fresh_uuid",
-			change: func(n *store.NewAgent) { n.ID = ""; n.APIKey = nil },
-			want: func(n store.NewAgent, got connector.Agent) connector.Agent {
+			change: func(n *connector.NewAgent) { n.ID = ""; n.APIKey = nil },
+			want: func(n connector.NewAgent, got connector.Agent) connector.Agent {
 				if _, err := uuid.Parse(got.ID); err != nil {
 					return connector.Agent{ID: "a UUID, not " + got.ID}
 				}
@@ -244,22 +243,22 @@ func TestCreateAgent_errors_leave_nothing_behind(t *testing.T) {
 	const takenURL = "https://taken.example.com"
 	tests := []struct {
 		name    string
-		change  func(*store.NewAgent)
+		change  func(*connector.NewAgent)
 		wantErr error
 	}{
-		{name: "same_card_url_in_tenant_is_a_conflict", change: func(n *store.NewAgent) { n.CardURL = takenURL }, wantErr: connector.ErrConflict},
-		{name: "unknown_tenant_is_not_found", change: func(n *store.NewAgent) { n.TenantID = uuid.NewString() }, wantErr: connector.ErrNotFound},
-		{name: "malformed_tenant_is_not_found", change: func(n *store.NewAgent) { n.TenantID = "tenant-1" }, wantErr: connector.ErrNotFound},
-		{name: "malformed_id_is_invalid", change: func(n *store.NewAgent) { n.ID = "agent-1" }, wantErr: connector.ErrInvalid},
-		{name: "empty_id_with_api_key_is_invalid", change: func(n *store.NewAgent) { n.ID = "" }, wantErr: connector.ErrInvalid},
-		{name: "api_key_without_key_id_is_invalid", change: func(n *store.NewAgent) { n.APIKey.KeyID = "" }, wantErr: connector.ErrInvalid},
-		{name: "api_key_without_ciphertext_is_invalid", change: func(n *store.NewAgent) { n.APIKey.Ciphertext = nil }, wantErr: connector.ErrInvalid},
-		{name: "empty_card_url_is_invalid", change: func(n *store.NewAgent) { n.CardURL = "" }, wantErr: connector.ErrInvalid},
-		{name: "input_schema_not_json_is_invalid", change: func(n *store.NewAgent) { n.Profile.Skills[0].InputSchema = json.RawMessage(`{`) }, wantErr: connector.ErrInvalid},
+		{name: "same_card_url_in_tenant_is_a_conflict", change: func(n *connector.NewAgent) { n.CardURL = takenURL }, wantErr: connector.ErrConflict},
+		{name: "unknown_tenant_is_not_found", change: func(n *connector.NewAgent) { n.TenantID = uuid.NewString() }, wantErr: connector.ErrNotFound},
+		{name: "malformed_tenant_is_not_found", change: func(n *connector.NewAgent) { n.TenantID = "tenant-1" }, wantErr: connector.ErrNotFound},
+		{name: "malformed_id_is_invalid", change: func(n *connector.NewAgent) { n.ID = "agent-1" }, wantErr: connector.ErrInvalid},
+		{name: "empty_id_with_api_key_is_invalid", change: func(n *connector.NewAgent) { n.ID = "" }, wantErr: connector.ErrInvalid},
+		{name: "api_key_without_key_id_is_invalid", change: func(n *connector.NewAgent) { n.APIKey.KeyID = "" }, wantErr: connector.ErrInvalid},
+		{name: "api_key_without_ciphertext_is_invalid", change: func(n *connector.NewAgent) { n.APIKey.Ciphertext = nil }, wantErr: connector.ErrInvalid},
+		{name: "empty_card_url_is_invalid", change: func(n *connector.NewAgent) { n.CardURL = "" }, wantErr: connector.ErrInvalid},
+		{name: "input_schema_not_json_is_invalid", change: func(n *connector.NewAgent) { n.Profile.Skills[0].InputSchema = json.RawMessage(`{`) }, wantErr: connector.ErrInvalid},
 		// The agent row is inserted before the revision; Postgres refuses the card only at the
 		// second insert, so these prove the two are one transaction.
-		{name: "card_not_json_is_invalid", change: func(n *store.NewAgent) { n.Card = json.RawMessage(`{"name": "Weather"`) }, wantErr: connector.ErrInvalid},
-		{name: "missing_card_is_invalid", change: func(n *store.NewAgent) { n.Card = nil }, wantErr: connector.ErrInvalid},
+		{name: "card_not_json_is_invalid", change: func(n *connector.NewAgent) { n.Card = json.RawMessage(`{"name": "Weather"`) }, wantErr: connector.ErrInvalid},
+		{name: "missing_card_is_invalid", change: func(n *connector.NewAgent) { n.Card = nil }, wantErr: connector.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -352,23 +351,23 @@ func TestListAgents_oldest_first_and_only_own(t *testing.T) {
 func TestUpdateAgent(t *testing.T) {
 	t.Parallel()
 	no := false
-	newKey := &secret.Sealed{Ciphertext: []byte("sealed-key-2"), KeyID: "k2"}
+	newKey := &connector.Sealed{Ciphertext: []byte("sealed-key-2"), KeyID: "k2"}
 	tests := []struct {
 		name        string
-		patch       store.AgentPatch
+		patch       connector.AgentPatch
 		wantEnabled bool
-		wantSecret  *secret.Sealed
+		wantSecret  *connector.Sealed
 		wantErr     error
 		wantTouched bool
 	}{
-		{name: "disable", patch: store.AgentPatch{Enabled: &no}, wantEnabled: false, wantSecret: newAgent("", "").APIKey, wantTouched: true},
-		{name: "rotate_key", patch: store.AgentPatch{APIKey: newKey}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
-		{name: "clear_key", patch: store.AgentPatch{ClearAPIKey: true}, wantEnabled: true, wantSecret: nil, wantTouched: true},
-		{name: "rotate_key_and_disable", patch: store.AgentPatch{APIKey: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
-		{name: "empty_patch_changes_nothing", patch: store.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").APIKey},
-		{name: "set_and_clear_key_is_invalid", patch: store.AgentPatch{APIKey: newKey, ClearAPIKey: true}, wantErr: connector.ErrInvalid},
-		{name: "bearer_token_records_its_kind", patch: store.AgentPatch{APIKey: newKey, CredentialKind: connector.CredentialKindBearerToken}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
-		{name: "key_without_key_id_is_invalid", patch: store.AgentPatch{APIKey: &secret.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
+		{name: "disable", patch: connector.AgentPatch{Enabled: &no}, wantEnabled: false, wantSecret: newAgent("", "").APIKey, wantTouched: true},
+		{name: "rotate_key", patch: connector.AgentPatch{APIKey: newKey}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
+		{name: "clear_key", patch: connector.AgentPatch{ClearAPIKey: true}, wantEnabled: true, wantSecret: nil, wantTouched: true},
+		{name: "rotate_key_and_disable", patch: connector.AgentPatch{APIKey: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
+		{name: "empty_patch_changes_nothing", patch: connector.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").APIKey},
+		{name: "set_and_clear_key_is_invalid", patch: connector.AgentPatch{APIKey: newKey, ClearAPIKey: true}, wantErr: connector.ErrInvalid},
+		{name: "bearer_token_records_its_kind", patch: connector.AgentPatch{APIKey: newKey, CredentialKind: connector.CredentialKindBearerToken}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
+		{name: "key_without_key_id_is_invalid", patch: connector.AgentPatch{APIKey: &connector.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -432,7 +431,7 @@ func TestAddRevision_new_revision_is_live_and_old_ones_are_kept(t *testing.T) {
 	n := newAgent(tenant, "https://agent.example.com")
 	before := mustCreate(t, s, n)
 
-	r := store.Revision{
+	r := connector.Revision{
 		ResolvedCardURL: "https://agent.example.com/.well-known/agent.json",
 		Card:            json.RawMessage(`{"name": "Weather 2"}`),
 		Profile:         sampleProfile("Weather 2"),
@@ -492,7 +491,7 @@ func TestAddRevision_concurrent_refreshes_get_consecutive_numbers(t *testing.T) 
 	g, ctx := errgroup.WithContext(t.Context())
 	for i := range refreshes {
 		g.Go(func() error {
-			_, _, err := s.AddRevision(ctx, tenant, n.ID, store.Revision{
+			_, _, err := s.AddRevision(ctx, tenant, n.ID, connector.Revision{
 				ResolvedCardURL: n.ResolvedCardURL,
 				Card:            json.RawMessage(`{"n": ` + strconv.Itoa(i) + `}`),
 				Profile:         sampleProfile("v" + strconv.Itoa(i)),
@@ -534,7 +533,7 @@ func TestAddRevision_refused_card_keeps_the_old_revision_live(t *testing.T) {
 
 	// Postgres refuses the card at the revision insert, after the agent row was locked: the
 	// whole transaction must roll back.
-	_, _, err := s.AddRevision(t.Context(), tenant, n.ID, store.Revision{
+	_, _, err := s.AddRevision(t.Context(), tenant, n.ID, connector.Revision{
 		ResolvedCardURL: n.ResolvedCardURL,
 		Card:            json.RawMessage(`{"name": `),
 		Profile:         sampleProfile("Broken"),
@@ -560,13 +559,13 @@ func TestDeleteAgent_takes_revisions_holds_and_contexts_with_it(t *testing.T) {
 	tenant := testDB.NewTenant(t)
 	doomed := mustCreate(t, s, newAgent(tenant, "https://doomed.example.com"))
 	kept := mustCreate(t, s, newAgent(tenant, "https://kept.example.com"))
-	if _, _, err := s.AddRevision(t.Context(), tenant, doomed.ID, store.Revision{ResolvedCardURL: "https://doomed.example.com/v2.json",
+	if _, _, err := s.AddRevision(t.Context(), tenant, doomed.ID, connector.Revision{ResolvedCardURL: "https://doomed.example.com/v2.json",
 		Card: json.RawMessage(`{}`), Profile: sampleProfile("v2")}); err != nil {
 		t.Fatalf("AddRevision: %v", err)
 	}
 	for i, agentID := range []string{doomed.ID, kept.ID} {
 		session := "session-" + strconv.Itoa(i)
-		if err := s.SaveTurn(t.Context(), store.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agentID,
+		if err := s.SaveTurn(t.Context(), connector.TurnRecord{TenantID: tenant, SessionID: session, AgentID: agentID,
 			TurnID: "turn", StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: "task", ContextID: "ctx",
 				TurnID: "turn", ExpiresAt: time.Now().Add(10 * time.Minute)}}); err != nil {
 			t.Fatalf("save hold: %v", err)
@@ -614,9 +613,9 @@ func agentCalls(ctx context.Context, s *store.Store, tenant, agent string) map[s
 	yes := true
 	errs := map[string]error{}
 	_, errs["GetAgent"] = s.GetAgent(ctx, tenant, agent)
-	_, errs["UpdateAgent"] = s.UpdateAgent(ctx, tenant, agent, store.AgentPatch{Enabled: &yes})
-	_, errs["UpdateAgent_empty"] = s.UpdateAgent(ctx, tenant, agent, store.AgentPatch{})
-	_, _, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, store.Revision{Card: json.RawMessage(`{}`)})
+	_, errs["UpdateAgent"] = s.UpdateAgent(ctx, tenant, agent, connector.AgentPatch{Enabled: &yes})
+	_, errs["UpdateAgent_empty"] = s.UpdateAgent(ctx, tenant, agent, connector.AgentPatch{})
+	_, _, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, connector.Revision{Card: json.RawMessage(`{}`)})
 	_, errs["Revisions"] = s.Revisions(ctx, tenant, agent)
 	_, errs["AgentSecret"] = s.AgentSecret(ctx, tenant, agent)
 	_, errs["DeleteAgent"] = s.DeleteAgent(ctx, tenant, agent)

@@ -162,7 +162,7 @@ func TestDeleteTenant_cascades_to_everything_it_has(t *testing.T) {
 	for _, tenant := range []string{doomed.ID, kept} {
 		a := mustCreate(t, s, newAgent(tenant, "https://cascade.example.com"))
 		agents = append(agents, a.ID)
-		if err := s.SaveTurn(t.Context(), store.TurnRecord{TenantID: tenant, SessionID: "s", AgentID: a.ID,
+		if err := s.SaveTurn(t.Context(), connector.TurnRecord{TenantID: tenant, SessionID: "s", AgentID: a.ID,
 			TurnID: "turn", StartedAt: time.Now(), SetHold: &connector.Hold{TaskID: "task", ContextID: "ctx",
 				TurnID: "turn", ExpiresAt: time.Now().Add(10 * time.Minute)}}); err != nil {
 			t.Fatalf("save hold: %v", err)

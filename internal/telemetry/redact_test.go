@@ -38,7 +38,7 @@ func TestAgentSpanURLsAreRedacted(t *testing.T) {
 	agent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer agent.Close()
 	spans := tracetest.NewInMemoryExporter()
-	p, err := Setup(t.Context(), Options{ServiceName: "t", Getenv: func(string) string { return "" }, SpanExporter: spans})
+	p, err := Setup(t.Context(), Options{ServiceName: "t", SpanExporter: spans})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,10 +3,12 @@
 // traced, and what their spans may carry. It does not open the database (internal/pgpool traces
 // its own queries).
 //
-// Setup reads the standard OTEL_* environment (through the getenv it is given) and returns
-// Providers; callers pass them down explicitly. It never sets the OpenTelemetry globals, so two
-// Setups in one process (tests) do not interfere. Tracing is on when an OTLP endpoint is set;
-// metrics when an OTLP endpoint is set or A2AC_METRICS_ADDR asks for a Prometheus endpoint.
+// Setup builds the exporters, sampler, resource and propagators from the standard OTEL_*
+// environment with the OpenTelemetry libraries that define those variables (autoexport, the SDK,
+// autoprop) and returns Providers; callers pass them down explicitly. It never sets the
+// OpenTelemetry providers as globals, so two Setups in one process (tests) do not interfere.
+// Tracing is on when an OTLP endpoint (or OTEL_TRACES_EXPORTER) is set; metrics when an OTLP
+// endpoint (or OTEL_METRICS_EXPORTER) is set or A2AC_METRICS_ADDR asks for a Prometheus endpoint.
 // OTEL_SDK_DISABLED=true turns off everything the OTEL_* variables configure, not the Prometheus
 // endpoint. What is off is the API's no-op provider: instrumented code then costs a few
 // nanoseconds per call and allocates nothing per stream chunk.
@@ -32,11 +34,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/contrib/exporters/autoexport"
+	"go.opentelemetry.io/contrib/propagators/autoprop"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
@@ -55,10 +54,6 @@ type Options struct {
 	ServiceName string
 	// Version is service.version; "" means the main module's version from the build info.
 	Version string
-	// Getenv reads the OTEL_* variables (os.Getenv in production, a map in tests). The OTLP
-	// exporters additionally read their TLS settings (OTEL_EXPORTER_OTLP_CERTIFICATE, …) and the
-	// batch processor its OTEL_BSP_* limits from the process environment, as the SDK documents.
-	Getenv func(string) string
 	// MetricsAddr, when set (A2AC_METRICS_ADDR), serves the metrics in the Prometheus text format
 	// at http://MetricsAddr/metrics.
 	MetricsAddr string
@@ -92,40 +87,33 @@ type Providers struct {
 	served    chan error
 }
 
-// Setup builds the providers from o.Getenv. A bad OTEL_* variable is an error naming it (one
-// line each). Setup does not connect to the collector: exporters connect when they first send.
-// Call Shutdown when the process ends, after the servers drained, to flush what is buffered.
+// Setup builds the providers from the standard OTEL_* variables of the process environment, read
+// by the OpenTelemetry libraries themselves (autoexport, the SDK, autoprop): the SDK reads its
+// environment and nothing else, so that is the one source (docs/decisions.md#opentelemetry-configuration).
+// Two rules are the connector's own: nothing is exported until OTEL_<SIGNAL>_EXPORTER or an OTLP
+// endpoint says so, and OTEL_SDK_DISABLED=true turns off what the OTEL_* variables configure.
+// An exporter the libraries refuse (unknown OTEL_TRACES_EXPORTER, OTLP protocol) or a malformed
+// OTEL_RESOURCE_ATTRIBUTES is an error; the libraries report other bad values (sampler, headers,
+// propagators) through OpenTelemetry's error handler and logger, which Start routes to the log,
+// and use their defaults. Setup does not connect to the collector: exporters connect when they
+// first send. Call Shutdown when the process ends, after the servers drained, to flush what is
+// buffered.
 func Setup(ctx context.Context, o Options) (*Providers, error) {
-	if o.Getenv == nil {
-		o.Getenv = func(string) string { return "" }
-	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	e := &env{getenv: o.Getenv}
 	p := &Providers{
 		TracerProvider: tracenoop.NewTracerProvider(),
 		MeterProvider:  metricnoop.NewMeterProvider(),
-		Propagator:     e.propagator(),
+		Propagator:     autoprop.NewTextMapPropagator(),
 		log:            o.Logger,
 	}
 	// OTEL_SDK_DISABLED turns off what the OTEL_* variables configure (spans, OTLP metrics); the
 	// Prometheus endpoint is our own setting and stays as A2AC_METRICS_ADDR says.
-	disabled := e.disabled()
-	var (
-		traces, metrics     otlp
-		tracesOn, metricsOn bool
-	)
-	if !disabled {
-		traces, tracesOn = e.signal("TRACES", "/v1/traces")
-		metrics, metricsOn = e.signal("METRICS", "/v1/metrics")
-	}
-	sampler := e.sampler()
-	interval := e.interval("OTEL_METRIC_EXPORT_INTERVAL")
-	exportTimeout := e.interval("OTEL_METRIC_EXPORT_TIMEOUT")
-	res := newResource(o, e)
-	if len(e.errs) > 0 {
-		return nil, errors.Join(e.errs...)
+	disabled := sdkDisabled()
+	res, err := newResource(ctx, o)
+	if err != nil {
+		return nil, err
 	}
 
 	var summary []string
@@ -136,25 +124,30 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		return nil, err
 	}
 
+	// No WithSampler: the SDK reads OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG (default
+	// parentbased_always_on: a turn is traced when the dialog engine's trace is, or has none).
 	switch {
 	case o.SpanExporter != nil:
-		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
-			sdktrace.WithSyncer(redactingExporter{o.SpanExporter}))
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSyncer(redactingExporter{o.SpanExporter}))
 		p.TracerProvider = tp
 		p.shutdowns = append(p.shutdowns, tp.Shutdown)
 		summary = append(summary, "traces: given exporter")
-	case tracesOn:
-		exp, err := traceExporter(ctx, traces)
-		if err != nil {
-			return fail(fmt.Errorf("telemetry: otlp trace exporter: %w", err))
-		}
-		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(sampler),
-			sdktrace.WithBatcher(redactingExporter{exp}))
-		p.TracerProvider = tp
-		p.shutdowns = append(p.shutdowns, tp.Shutdown)
-		summary = append(summary, "traces: otlp "+traces.protocol+" to "+traces.host())
 	case disabled:
 		summary = append(summary, "traces: off (OTEL_SDK_DISABLED)")
+	case exporterConfigured("TRACES"):
+		exp, err := autoexport.NewSpanExporter(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("telemetry: trace exporter (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err))
+		}
+		if autoexport.IsNoneSpanExporter(exp) {
+			summary = append(summary, "traces: off")
+			break
+		}
+		// The batch processor reads its OTEL_BSP_* limits.
+		tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithBatcher(redactingExporter{exp}))
+		p.TracerProvider = tp
+		p.shutdowns = append(p.shutdowns, tp.Shutdown)
+		summary = append(summary, "traces: "+describeExporter("TRACES"))
 	default:
 		summary = append(summary, "traces: off")
 	}
@@ -164,21 +157,6 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		readers = append(readers, sdkmetric.WithReader(o.MetricReader))
 		summary = append(summary, "metrics: given reader")
 	}
-	if metricsOn {
-		exp, err := metricExporter(ctx, metrics)
-		if err != nil {
-			return fail(fmt.Errorf("telemetry: otlp metric exporter: %w", err))
-		}
-		var ro []sdkmetric.PeriodicReaderOption
-		if interval > 0 {
-			ro = append(ro, sdkmetric.WithInterval(interval))
-		}
-		if exportTimeout > 0 {
-			ro = append(ro, sdkmetric.WithTimeout(exportTimeout))
-		}
-		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, ro...)))
-		summary = append(summary, "metrics: otlp "+metrics.protocol+" to "+metrics.host())
-	}
 	if o.MetricsAddr != "" {
 		reader, err := p.serveMetrics(o.MetricsAddr)
 		if err != nil {
@@ -186,6 +164,18 @@ func Setup(ctx context.Context, o Options) (*Providers, error) {
 		}
 		readers = append(readers, sdkmetric.WithReader(reader))
 		summary = append(summary, "metrics: prometheus at http://"+p.metricsLn.Addr().String()+"/metrics")
+	}
+	if !disabled && exporterConfigured("METRICS") {
+		// A periodic reader, which reads OTEL_METRIC_EXPORT_INTERVAL and _TIMEOUT. Built last:
+		// nothing fails after it, so the meter provider is what shuts it down.
+		reader, err := autoexport.NewMetricReader(ctx)
+		if err != nil {
+			return fail(fmt.Errorf("telemetry: metric exporter (OTEL_METRICS_EXPORTER, OTEL_EXPORTER_OTLP_*): %w", err))
+		}
+		if !autoexport.IsNoneMetricReader(reader) {
+			readers = append(readers, sdkmetric.WithReader(reader))
+			summary = append(summary, "metrics: "+describeExporter("METRICS"))
+		}
 	}
 	if len(readers) > 0 {
 		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
@@ -274,8 +264,9 @@ func (p *Providers) serveMetrics(addr string) (sdkmetric.Reader, error) {
 
 // newResource describes this process: service.name, service.version, service.instance.id (the
 // host name, which is the pod name on Kubernetes; a random UUID when there is none), the SDK's
-// own attributes, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, which win.
-func newResource(o Options, e *env) *resource.Resource {
+// own attributes, then OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME (read by the SDK's
+// resource.WithFromEnv), which win: of the detectors, a later one wins.
+func newResource(ctx context.Context, o Options) (*resource.Resource, error) {
 	version := o.Version
 	if version == "" {
 		version = buildVersion()
@@ -284,17 +275,16 @@ func newResource(o Options, e *env) *resource.Resource {
 	if err != nil || instance == "" {
 		instance = uuid.NewString()
 	}
-	attrs := []attribute.KeyValue{
-		semconv.ServiceName(o.ServiceName),
-		semconv.ServiceVersion(version),
-		semconv.ServiceInstanceID(instance),
-		semconv.TelemetrySDKLanguageGo,
-		semconv.TelemetrySDKName("opentelemetry"),
-		semconv.TelemetrySDKVersion(sdkVersion()),
+	res, err := resource.New(ctx,
+		resource.WithSchemaURL(semconv.SchemaURL),
+		resource.WithAttributes(semconv.ServiceName(o.ServiceName), semconv.ServiceVersion(version),
+			semconv.ServiceInstanceID(instance)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv())
+	if err != nil {
+		return nil, fmt.Errorf("OTEL_RESOURCE_ATTRIBUTES: %w", err)
 	}
-	// attribute.NewSet keeps the last value of a repeated key: the environment wins.
-	attrs = append(attrs, e.resourceAttrs()...)
-	return resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+	return res, nil
 }
 
 // buildVersion is the main module's version as the Go toolchain stamped it ("(devel)" for a
@@ -314,54 +304,4 @@ func buildVersion() string {
 		return "unknown"
 	}
 	return v
-}
-
-// sdkVersion is the version of the OpenTelemetry SDK linked in.
-func sdkVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "go.opentelemetry.io/otel/sdk" {
-				return d.Version
-			}
-		}
-	}
-	return "unknown"
-}
-
-// exporterOptions are an OTLP exporter's options for o, built with the option constructors of the
-// exporter's package (the four exporter packages each have their own option type).
-func exporterOptions[Opt any](o otlp, endpointURL func(string) Opt, headers func(map[string]string) Opt,
-	timeout func(time.Duration) Opt, gzip Opt) []Opt {
-	opts := []Opt{endpointURL(o.endpoint)}
-	if len(o.headers) > 0 {
-		opts = append(opts, headers(o.headers))
-	}
-	if o.timeout > 0 {
-		opts = append(opts, timeout(o.timeout))
-	}
-	if o.compression {
-		opts = append(opts, gzip)
-	}
-	return opts
-}
-
-// traceExporter is the OTLP span exporter over o's protocol. Its error is the exporter's own;
-// the caller says which exporter failed.
-func traceExporter(ctx context.Context, o otlp) (sdktrace.SpanExporter, error) {
-	if o.protocol == protocolGRPC {
-		return otlptracegrpc.New(ctx, exporterOptions(o, otlptracegrpc.WithEndpointURL,
-			otlptracegrpc.WithHeaders, otlptracegrpc.WithTimeout, otlptracegrpc.WithCompressor("gzip"))...)
-	}
-	return otlptracehttp.New(ctx, exporterOptions(o, otlptracehttp.WithEndpointURL,
-		otlptracehttp.WithHeaders, otlptracehttp.WithTimeout, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))...)
-}
-
-// metricExporter is the OTLP metric exporter over o's protocol, like traceExporter.
-func metricExporter(ctx context.Context, o otlp) (sdkmetric.Exporter, error) {
-	if o.protocol == protocolGRPC {
-		return otlpmetricgrpc.New(ctx, exporterOptions(o, otlpmetricgrpc.WithEndpointURL,
-			otlpmetricgrpc.WithHeaders, otlpmetricgrpc.WithTimeout, otlpmetricgrpc.WithCompressor("gzip"))...)
-	}
-	return otlpmetrichttp.New(ctx, exporterOptions(o, otlpmetrichttp.WithEndpointURL,
-		otlpmetrichttp.WithHeaders, otlpmetrichttp.WithTimeout, otlpmetrichttp.WithCompression(otlpmetrichttp.GzipCompression))...)
 }
