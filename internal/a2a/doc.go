@@ -1,7 +1,22 @@
-// Package a2a is the A2A protocol's wire layer for a2a-connector: a JSON-RPC 2.0 client over HTTP,
-// with Server-Sent Events for streams, that speaks each protocol generation in its own dialect
-// (Wire: A2A 0.2.5/0.3, whose decoding tolerates the 0.3 additions and any unknown field, and
-// A2A 1.0) and hands both to its callers as the same neutral types.
+// Package a2a is the A2A protocol's wire layer for a2a-connector: one Client (the Transport
+// interface) that calls an agent over any of A2A's three bindings (JSON-RPC 2.0 over HTTP with
+// Server-Sent Events for streams, HTTP+JSON, gRPC) in either protocol generation (Wire: A2A
+// 0.2.5/0.3 and A2A 1.0), and hands every answer to its callers as the same neutral types.
+//
+// # Neutral types and how each wire converts
+//
+// The neutral types (Message, Part, Task, the two update events, MessageSendParams, ...) are the
+// 0.x JSON shapes, so the 0.x JSON dialect reads and writes them as they are: one pass, tolerant
+// of the 0.3 additions, any unknown field and parts of unknown kind (dropped), within the size
+// limits; the params of a turn are written by hand (encode.go). The 1.0 JSON dialect (JSON-RPC
+// and HTTP+JSON) writes requests from wire structs of its own (v1.go) and decodes results into
+// the neutral types, normalizing 1.0's enums and wrappers (normalizeV1). The gRPC binding
+// converts the protos of both generations straight to and from the neutral types, without JSON
+// (grpc_pb.go for 1.0, grpc_pb_v0.go for 0.3, pbvalue.go for Struct, Value, Timestamp and
+// bytes); 0.3's HTTP+JSON reads the 0.3 proto's JSON into those protos and converts them the
+// same way (rest03.go). Which fields each hand-written writer covers is checked by reflection
+// (encode_parity_test.go). Making A2A 1.0 the neutral model is decided (issue 23, item 1) and not yet
+// done; see docs/decisions.md, "Bindings (issue 23)".
 //
 // It refuses to know anything about the platform: no session holds, no outcomes, no storage, no
 // choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those
@@ -96,4 +111,14 @@
 // is accepted as the answer to our request: JSON-RPC 2.0 mandates id null when the server could
 // not read the request's id (parse error, invalid request), and the error says more than
 // "wrong_id" would. An error object carrying a different non-null id is "wrong_id".
+//
+// # gRPC
+//
+// gRPC calls go through the same Client methods, retry rules, budget and Stream (its timer is
+// reset per message: frames are not seen byte by byte). Connections are pooled per target
+// (scheme and host:port), up to GRPCOptions.ConnsPerTarget (default one): a call takes the least
+// busy one and a new one is dialed only when every one carries a call. They are dialed through
+// GRPCOptions.Dial (the SSRF guard), never through a proxy. Headers travel as metadata, with
+// A2A-Version on 1.0 and the trace context; statuses and their ErrorInfo become the same
+// *RPCError codes as JSON-RPC's, UNAVAILABLE before an answer a transport error.
 package a2a

@@ -97,6 +97,8 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // every JSON-ish kind (strings with HTML characters, U+2028, U+FFFD and invalid UTF-8, floats
 // that switch notation, json.Number, nested maps and lists, raw data parts), and the errors'
 // cases (NaN, a part of unknown kind, invalid raw JSON) fail in both.
+// Which fields the hand-written writers cover is checked by reflection (encode_parity_test.go);
+// this test is about values.
 func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	goodStrs := []string{"", "a", "<b>&amp;</b>", "\u2028\u2029", "Zoë 今天", `"\/` + "\t\n\x00\x1f", "é", "\u007f", "\b\f\r\u00a0"}

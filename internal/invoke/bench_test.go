@@ -93,3 +93,26 @@ func readRaw(b *testing.B, hc *http.Client, url string, body []byte) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkTurnPerBinding runs whole streaming turns of three text chunks (the shape of the
+// loadtest's turns) against the fixture agent's face of each binding and generation, in one
+// process: time and allocations per turn, connector and agent together. It compares the
+// bindings' cost without the load generator and the database, which make the loadtest's rows
+// noisy on a shared machine.
+func BenchmarkTurnPerBinding(b *testing.B) {
+	for _, w := range fixtureWires {
+		b.Run(w.name, func(b *testing.B) {
+			srv := w.start(b)
+			srv.SetChunks(3)
+			h := newHarness(b, func(o *invoke.Options) { o.TurnTimeout = time.Minute })
+			agent := fixtureAgentFor(srv, true)
+			req := invoke.Request{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if res := h.inv.Turn(b.Context(), req, func(connector.TurnEvent) {}); res.Outcome != connector.OutcomeCompleted {
+					b.Fatalf("turn = %s %+v", res.Outcome, res.Err)
+				}
+			}
+		})
+	}
+}

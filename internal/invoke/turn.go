@@ -410,9 +410,9 @@ func (t *turn) text(delta string) {
 func (t *turn) status(st a2a.TaskStatus) bool {
 	t.state = st.State
 	text := statusText(st)
-	if !t.emittedAnyStatus || string(st.State) != t.emittedState || text != t.emittedStatusText {
-		t.emittedAnyStatus, t.emittedState, t.emittedStatusText = true, string(st.State), text
-		t.emit(connector.TurnEvent{Kind: connector.StatusEvent, State: string(st.State), Text: text})
+	if state := apiState(st.State); !t.emittedAnyStatus || state != t.emittedState || text != t.emittedStatusText {
+		t.emittedAnyStatus, t.emittedState, t.emittedStatusText = true, state, text
+		t.emit(connector.TurnEvent{Kind: connector.StatusEvent, State: state, Text: text})
 	}
 	switch st.State {
 	case a2a.TaskStateSubmitted, a2a.TaskStateWorking:
@@ -434,7 +434,7 @@ func statusText(st a2a.TaskStatus) string {
 // finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
 // sends tasks/cancel when the cancel policy (cancelAfter) says our side abandons a live task.
 func (t *turn) finish(err error) *Result {
-	res := &Result{TaskID: t.taskID, ContextID: t.contextID, State: string(t.state)}
+	res := &Result{TaskID: t.taskID, ContextID: t.contextID, State: apiState(t.state)}
 	res.Outcome, res.Err, res.Interrupted = t.ending(err)
 	if err == nil && t.messageResult {
 		res.State = "" // a Message has no task state
@@ -521,7 +521,7 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *connector.TurnErr
 	case a2a.TaskStateUnknown:
 		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(string(st.State), 64, "…"))}
+		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(apiState(st.State), 64, "…"))}
 	}
 }
 
