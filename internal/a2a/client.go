@@ -3,11 +3,9 @@ package a2a
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
-	"math/rand/v2"
 	"mime"
 	"net/http"
 	"strconv"
@@ -17,9 +15,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/hashicorp/go-retryablehttp"
-
-	"github.com/a2a-connector/a2a-connector/internal/neterr"
 )
 
 // Defaults of ClientOptions.
@@ -115,13 +110,6 @@ func NewClient(hc *http.Client, o ClientOptions) *Client {
 		hc = &http.Client{}
 	}
 	inner := *hc
-	rt := hc.Transport
-	if rt == nil {
-		rt = http.DefaultTransport
-	}
-	// go-retryablehttp calls CloseIdleConnections on its client after a failed call; hiding the
-	// method keeps one agent's failure from dropping the pooled connections to every other agent.
-	inner.Transport = roundTripperOnly{rt}
 	inner.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	if o.MaxRetries == 0 {
@@ -156,12 +144,6 @@ func NewClient(hc *http.Client, o ClientOptions) *Client {
 // Close closes the pooled gRPC connections (HTTP connections belong to the http.Client). Calls
 // after Close fail on gRPC interfaces. It is idempotent.
 func (c *Client) Close() { c.grpc.close() }
-
-type roundTripperOnly struct{ rt http.RoundTripper }
-
-func (r roundTripperOnly) RoundTrip(req *http.Request) (*http.Response, error) {
-	return r.rt.RoundTrip(req)
-}
 
 // SendMessage calls message/send (1.0: SendMessage) and returns the result: a *Task or a
 // *Message.
@@ -315,7 +297,7 @@ func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]by
 // closes), or an error. Non-2xx answers become *HTTPStatusError.
 func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Response, error) {
 	method := cl.method
-	var req *retryablehttp.Request
+	var req *http.Request
 	var err error
 	if cl.restLegacy {
 		req, err = restLegacyRequest(ctx, ep, cl, params, accept)
@@ -336,17 +318,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	if b := c.opts.RetryBudget; b != nil {
 		b.call(pol.budgetKey)
 	}
-	rc := &retryablehttp.Client{
-		HTTPClient:   c.hc,
-		Logger:       nil,
-		RetryWaitMin: c.opts.RetryWaitMin,
-		RetryWaitMax: c.opts.RetryWaitMax,
-		RetryMax:     c.opts.MaxRetries,
-		CheckRetry:   pol.checkRetry,
-		Backoff:      pol.backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-	}
-	resp, err := rc.Do(req)
+	resp, err := c.send(ctx, req, pol)
 	c.observe(ep, cl.op, req.URL.String(), resp)
 	if err != nil {
 		if resp != nil {
@@ -371,7 +343,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 
 // newRequest builds the JSON-RPC POST of one call: the body in the call's dialect, the
 // endpoint's headers, and the dialect's version header.
-func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Request, error) {
 	method, id := cl.method, cl.id
 	rawParams, err := cl.d.encodeParams(cl.op, params, ep.Tenant)
 	if err != nil {
@@ -388,7 +360,7 @@ func newRequest(ctx context.Context, ep Endpoint, cl call, params any, accept st
 	body = append(body, `,"params":`...)
 	body = append(body, rawParams...)
 	body = append(body, '}')
-	req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, ep.URL, body)
+	req, err := newHTTPRequest(ctx, http.MethodPost, ep.URL, body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", method, err)
 	}
@@ -440,88 +412,6 @@ func (c *Client) statusError(cl call, resp *http.Response) error {
 		}
 	}
 	return e
-}
-
-// retryPolicy is per call: it remembers the wait it decided on so that Backoff returns exactly the
-// wait CheckRetry checked against the deadline.
-type retryPolicy struct {
-	opts      *ClientOptions
-	budgetKey string
-	attempts  int
-	wait      time.Duration
-}
-
-// checkRetry implements retryablehttp.CheckRetry. It never returns an error: a false answer makes
-// retryablehttp hand back the last response or error as it is.
-func (p *retryPolicy) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	p.attempts++
-	if ctx.Err() != nil {
-		return false, nil
-	}
-	var wait time.Duration
-	switch {
-	case err != nil:
-		if !retryableTransportError(err) {
-			return false, nil
-		}
-		wait = p.backoffFor(p.attempts)
-	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusBadGateway,
-		resp.StatusCode == http.StatusServiceUnavailable, resp.StatusCode == http.StatusGatewayTimeout:
-		if ra, ok := parseRetryAfter(resp.Header.Get("Retry-After"), p.opts.Now()); ok {
-			if _, hasDeadline := ctx.Deadline(); !hasDeadline && ra > p.opts.RetryWaitMax {
-				return false, nil
-			}
-			wait = ra
-		} else {
-			wait = p.backoffFor(p.attempts)
-		}
-	default:
-		return false, nil
-	}
-	if deadline, ok := ctx.Deadline(); ok && !p.opts.Now().Add(wait).Before(deadline) {
-		return false, nil
-	}
-	if p.attempts > p.opts.MaxRetries {
-		return false, nil // none left (retryablehttp asks after the last attempt too)
-	}
-	// Asked last: a retry the rules above refuse must not spend the budget.
-	if b := p.opts.RetryBudget; b != nil && !b.retry(p.budgetKey) {
-		return false, nil
-	}
-	p.wait = wait
-	return true, nil
-}
-
-// backoff implements retryablehttp.Backoff.
-func (p *retryPolicy) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration {
-	return p.wait
-}
-
-// backoffFor is exponential from RetryWaitMin, capped at RetryWaitMax, with "equal jitter" so
-// that many connector replicas do not retry in lockstep.
-func (p *retryPolicy) backoffFor(attempt int) time.Duration {
-	d := p.opts.RetryWaitMin
-	for i := 1; i < attempt && d < p.opts.RetryWaitMax; i++ {
-		d *= 2
-	}
-	d = min(d, p.opts.RetryWaitMax)
-	half := d / 2
-	return half + rand.N(half+1)
-}
-
-// retryableTransportError reports whether err means the request never reached the agent because
-// the connection could not be made (internal/neterr classifies it). The dialer's own refusals
-// (the SSRF guard returns an error from its Control hook), TLS failures, a name that does not
-// exist and ctx errors are not retryable.
-func retryableTransportError(err error) bool {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || !neterr.BeforeConnect(err) {
-		return false
-	}
-	switch neterr.Classify(err) {
-	case neterr.DNS, neterr.Refused, neterr.Reset, neterr.Unreachable, neterr.Timeout:
-		return true
-	}
-	return false
 }
 
 // retryAfter parses the Retry-After header for HTTPStatusError; 0 when absent or unreadable.

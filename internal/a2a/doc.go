@@ -74,6 +74,10 @@
 // *HTTPStatusError with RetryAfter set. Nothing is retried once a 2xx response has been received,
 // so a stream that has yielded events is never replayed.
 //
+// The loop is the package's own (retry.go): a refused answer is drained (up to 4 KiB) and closed
+// before the wait, the wait ends early with ctx (the call then returns ctx's error), and a failed
+// call never closes the http.Client's idle connections, which other agents' calls share.
+//
 // # Streams
 //
 // A Stream owns the HTTP response. Next is called from one goroutine; Close may be called from any

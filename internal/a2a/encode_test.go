@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -44,7 +45,7 @@ func requestBody(t testing.TB, w Wire, op Op, params any, tenant string) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := req.BodyBytes()
+	body, err := io.ReadAll(req.Body)
 	if err != nil {
 		t.Fatal(err)
 	}

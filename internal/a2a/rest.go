@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 // The HTTP+JSON binding (A2A 1.0 §"HTTP+JSON/REST"): the same operations and JSON objects as the
@@ -58,7 +57,7 @@ func restURL(base, tenant, path string) (string, error) {
 }
 
 // restRequest builds the HTTP+JSON request of one call.
-func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Request, error) {
 	var (
 		taskID string
 		body   []byte
@@ -99,11 +98,7 @@ func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept s
 			target += "?" + query
 		}
 	}
-	var rb any
-	if body != nil {
-		rb = body
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, hm, target, rb)
+	req, err := newHTTPRequest(ctx, hm, target, body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
 	}

@@ -13,7 +13,6 @@ import (
 
 	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	jsonv1 "github.com/go-json-experiment/json/v1"
-	"github.com/hashicorp/go-retryablehttp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -136,7 +135,7 @@ func restV0Route(op Op, taskID string) (method, path string) {
 }
 
 // restV0Request builds the 0.3 HTTP+JSON request of one call.
-func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Request, error) {
 	var (
 		taskID string
 		body   []byte
@@ -177,11 +176,7 @@ func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept
 			target += "?" + query
 		}
 	}
-	var rb any
-	if body != nil {
-		rb = body
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, hm, target, rb)
+	req, err := newHTTPRequest(ctx, hm, target, body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
 	}

@@ -9,8 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 // A second form of 0.3 HTTP+JSON: a2a-go v2's compatibility server (a2acompat/a2av0
@@ -57,7 +55,7 @@ func legacyRESTCue(err error) bool {
 }
 
 // restLegacyRequest builds a call in a2a-go's compat form.
-func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*retryablehttp.Request, error) {
+func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, accept string) (*http.Request, error) {
 	var (
 		taskID string
 		body   []byte
@@ -92,11 +90,7 @@ func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, ac
 			target += "?" + query
 		}
 	}
-	var rb any
-	if body != nil {
-		rb = body
-	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, hm, target, rb)
+	req, err := newHTTPRequest(ctx, hm, target, body)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
 	}

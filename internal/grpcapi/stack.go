@@ -35,7 +35,7 @@ func OwnGoroutineAbove(n int64) grpc.StreamServerInterceptor {
 // growStack grows the calling goroutine's stack to 16 KiB at once, while it is still shallow.
 //
 // Why: a turn run in place on grpc-go's goroutine goes ~10 KiB deep (parsing the agent's
-// response headers under net/http's client, go-retryablehttp and our a2a client), past the
+// response headers under net/http's client and our a2a client with its retry loop), past the
 // 8 KiB the runtime grows a fresh goroutine's stack to first. Growing there means copying the
 // stack and adjusting each of its ~40 frames, once or twice per turn: ~5 % of the connector's
 // CPU at c=100 (pprof: runtime.newstack, nearly all of it under the first context lookup of the
