@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"io"
 	"reflect"
 	"slices"
 	"strings"
@@ -247,7 +248,7 @@ func TestRequestEnvelope_matches_encoding_json_with_every_field_set(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := req.BodyBytes()
+	got, err := io.ReadAll(req.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
