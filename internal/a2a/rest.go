@@ -87,7 +87,14 @@ func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept s
 		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
 	}
 	hm, path := restRoute(cl.op, taskID)
-	target, err := restURL(ep.URL, ep.Tenant, path)
+	return restHTTPRequest(ctx, ep, cl, hm, ep.Tenant, path, query, body, accept, cl.d.header)
+}
+
+// restHTTPRequest builds an HTTP+JSON request of any form: method hm on base+path (with the
+// tenant segment when tenant is set, and query), the endpoint's headers, dialect headers from
+// setHeader (nil: none), the JSON content type when there is a body, and accept.
+func restHTTPRequest(ctx context.Context, ep Endpoint, cl call, hm, tenant, path, query string, body []byte, accept string, setHeader func(http.Header)) (*http.Request, error) {
+	target, err := restURL(ep.URL, tenant, path)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
 	}
@@ -107,7 +114,9 @@ func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept s
 			req.Header.Add(k, v)
 		}
 	}
-	cl.d.header(req.Header)
+	if setHeader != nil {
+		setHeader(req.Header)
+	}
 	if body != nil {
 		// application/json, not application/a2a+json: both SDKs accept it, and express's body
 		// parser in older @a2a-js servers reads only it.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 
 	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
@@ -165,35 +164,8 @@ func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept
 		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
 	}
 	hm, path := restV0Route(cl.op, taskID)
-	target, err := restURL(ep.URL, "", path)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
-	}
-	if query != "" {
-		if strings.Contains(target, "?") {
-			target += "&" + query
-		} else {
-			target += "?" + query
-		}
-	}
-	req, err := newHTTPRequest(ctx, hm, target, body)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
-	}
-	for k, vs := range ep.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
 	// No A2A-Version: 0.3 has none, and a dual-version server reads its absence as 0.3.
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", accept)
-	if hm == http.MethodPost {
-		req.Header["Idempotency-Key"] = nil // see newRequest
-	}
-	return req, nil
+	return restHTTPRequest(ctx, ep, cl, hm, "", path, query, body, accept, nil)
 }
 
 // decodeRESTV0 turns a 0.3 HTTP+JSON answer (a 2xx body, or an SSE event's data) into an Event:

@@ -79,34 +79,7 @@ func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, ac
 		return nil, fmt.Errorf("a2a %s: encode params: %w", cl.method, err)
 	}
 	hm, path := restRoute(cl.op, taskID)
-	target, err := restURL(ep.URL, "", path)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
-	}
-	if query != "" {
-		if strings.Contains(target, "?") {
-			target += "&" + query
-		} else {
-			target += "?" + query
-		}
-	}
-	req, err := newHTTPRequest(ctx, hm, target, body)
-	if err != nil {
-		return nil, fmt.Errorf("a2a %s: build request: %w", cl.method, err)
-	}
-	for k, vs := range ep.Header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", accept)
-	if hm == http.MethodPost {
-		req.Header["Idempotency-Key"] = nil // see newRequest
-	}
-	return req, nil
+	return restHTTPRequest(ctx, ep, cl, hm, "", path, query, body, accept, nil)
 }
 
 // decodeRESTLegacy reads an answer of a2a-go's compat form: a 0.3 result object whose keys may
