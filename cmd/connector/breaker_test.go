@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -40,8 +41,8 @@ func TestDeadAgentFailsFastWithAgentUnavailable(t *testing.T) {
 	for i := range 2 {
 		r := s.turn(t, "s-breaker", s.agent, "hello")
 		wantOutcome(t, r, pb.Outcome_OUTCOME_FAILED)
-		if code := r.final.GetError().GetCode(); code != invoke.CodeAgentHTTPStatus {
-			t.Fatalf("turn %d: code %q, want %s", i+1, code, invoke.CodeAgentHTTPStatus)
+		if code := r.final.GetError().GetCode(); code != connector.CodeAgentHTTPStatus {
+			t.Fatalf("turn %d: code %q, want %s", i+1, code, connector.CodeAgentHTTPStatus)
 		}
 	}
 	before := calls.Load()
@@ -51,8 +52,8 @@ func TestDeadAgentFailsFastWithAgentUnavailable(t *testing.T) {
 		r := s.turn(t, "s-breaker", s.agent, "hello")
 		took := time.Since(start)
 		wantOutcome(t, r, pb.Outcome_OUTCOME_FAILED)
-		if code := r.final.GetError().GetCode(); code != invoke.CodeAgentUnavailable {
-			t.Fatalf("turn %d after opening: code %q (%s), want %s", i+1, code, r.final.GetError().GetMessage(), invoke.CodeAgentUnavailable)
+		if code := r.final.GetError().GetCode(); code != connector.CodeAgentUnavailable {
+			t.Fatalf("turn %d after opening: code %q (%s), want %s", i+1, code, r.final.GetError().GetMessage(), connector.CodeAgentUnavailable)
 		}
 		// Generous against a busy machine; a turn that called the agent could take the
 		// 10 s turn timeout.

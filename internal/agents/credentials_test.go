@@ -90,7 +90,7 @@ func TestRegisterWithBearerTokenBehindAuthenticatedCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := inv.Turn(t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"}, nil)
+	res := inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"}, nil)
 	if res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("turn: %s %+v", res.Outcome, res.Err)
 	}

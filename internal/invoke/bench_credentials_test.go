@@ -9,8 +9,6 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // BenchmarkTurnCredential compares one send turn carrying an API key with one carrying a
@@ -31,7 +29,7 @@ func BenchmarkTurnCredential(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			h := newHarness(b, nil)
 			a := agentAt(srv.URL, false)
-			var key *secret.Sealed
+			var key *connector.Sealed
 			if kind == connector.CredentialKindAPIKey {
 				key = h.seal(b, a.ID)
 			} else {
@@ -39,7 +37,7 @@ func BenchmarkTurnCredential(b *testing.B) {
 				key = sealCredential(b, h.box, a.ID, credential.Credential{Kind: kind,
 					OAuth2: &credential.OAuth2Client{ClientID: "c", ClientSecret: "s"}})
 			}
-			req := invoke.Request{Agent: &a, APIKey: key, MessageID: "bench", Text: "hi"}
+			req := connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "bench", Text: "hi"}
 			b.ReportAllocs()
 			for b.Loop() {
 				if res := h.inv.Turn(b.Context(), req, nil); res.Outcome != connector.OutcomeCompleted {

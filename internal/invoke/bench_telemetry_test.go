@@ -42,7 +42,7 @@ func BenchmarkStreamTurnTraced(b *testing.B) {
 					netguard.ClientOptions{WrapTransport: p.AgentTransport, InlineHTTP1: true})
 				b.Cleanup(o.Client.CloseIdleConnections)
 			})
-			req := invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "bench", Text: "behave:stream"}
+			req := connector.TurnRequest{Agent: new(agentAt(srv.URL, true)), MessageID: "bench", Text: "behave:stream"}
 			want := fixtureagent.StreamText(n)
 			tracer := p.TracerProvider.Tracer("bench")
 

@@ -30,7 +30,7 @@ func BenchmarkStreamTurn(b *testing.B) {
 			srv.SetChunks(n)
 			h := newHarness(b, func(o *invoke.Options) { o.TurnTimeout = time.Minute })
 			agent := agentAt(srv.URL, true)
-			req := invoke.Request{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
+			req := connector.TurnRequest{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
 			want := fixtureagent.StreamText(n)
 			hc := loopbackClient(b)
 			raw := rawStreamRequest(b)
@@ -106,7 +106,7 @@ func BenchmarkTurnPerBinding(b *testing.B) {
 			srv.SetChunks(3)
 			h := newHarness(b, func(o *invoke.Options) { o.TurnTimeout = time.Minute })
 			agent := fixtureAgentFor(srv, true)
-			req := invoke.Request{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
+			req := connector.TurnRequest{Agent: &agent, MessageID: "bench", Text: "behave:stream"}
 			b.ReportAllocs()
 			for b.Loop() {
 				if res := h.inv.Turn(b.Context(), req, func(connector.TurnEvent) {}); res.Outcome != connector.OutcomeCompleted {

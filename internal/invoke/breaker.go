@@ -218,7 +218,7 @@ func (b *Breaker) refusal(c *circuit, now time.Time) *connector.TurnError {
 	if c.state == BreakerOpen {
 		next = fmt.Sprintf("at %s (in %s)", c.retryAt.UTC().Format(time.RFC3339), c.retryAt.Sub(now).Round(100*time.Millisecond))
 	}
-	return &connector.TurnError{Code: CodeAgentUnavailable, Message: fmt.Sprintf(
+	return &connector.TurnError{Code: connector.CodeAgentUnavailable, Message: fmt.Sprintf(
 		"the agent has been failing since %s and this connector replica stopped calling it for now (last failure: %s); it tries the agent again %s",
 		c.since.UTC().Format(time.RFC3339), c.cause, next)}
 }

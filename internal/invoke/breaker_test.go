@@ -86,17 +86,17 @@ func (bh *breakerHarness) states() []string {
 }
 
 // run runs one turn with the text (a fixture behaviour) and returns its result and duration.
-func (bh *breakerHarness) run(t *testing.T, a *connector.Agent, text string) (*invoke.Result, time.Duration) {
+func (bh *breakerHarness) run(t *testing.T, a *connector.Agent, text string) (*connector.TurnResult, time.Duration) {
 	t.Helper()
 	start := time.Now()
-	res := bh.inv.Turn(t.Context(), invoke.Request{Agent: a, MessageID: "m-" + text, Text: text}, nil)
+	res := bh.inv.Turn(t.Context(), connector.TurnRequest{Agent: a, MessageID: "m-" + text, Text: text}, nil)
 	return res, time.Since(start)
 }
 
-func wantUnavailable(t *testing.T, res *invoke.Result, took time.Duration) {
+func wantUnavailable(t *testing.T, res *connector.TurnResult, took time.Duration) {
 	t.Helper()
-	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnavailable {
-		t.Errorf("result = %+v (err %+v), want FAILED %s", res, res.Err, invoke.CodeAgentUnavailable)
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnavailable {
+		t.Errorf("result = %+v (err %+v), want FAILED %s", res, res.Err, connector.CodeAgentUnavailable)
 		return
 	}
 	if took > fastBound {
@@ -117,12 +117,12 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 		// (the agent is unreachable), and garbage cannot pass gRPC's own framing ("-": skipped).
 		grpcCode string
 	}{
-		{name: "hang_before_headers", behavior: fixtureagent.HangHeaders, streaming: true, wantCode: invoke.CodeTimeout},
-		{name: "headers_then_nothing", behavior: fixtureagent.HeadersSilence, streaming: true, wantCode: invoke.CodeTimeout},
-		{name: "http_500", behavior: fixtureagent.HTTP500, streaming: true, wantCode: invoke.CodeAgentHTTPStatus, grpcCode: invoke.CodeAgentUnreachable},
-		{name: "http_503_send", behavior: fixtureagent.HTTP503, streaming: false, wantCode: invoke.CodeAgentHTTPStatus, grpcCode: invoke.CodeAgentUnreachable},
-		{name: "garbage_stream", behavior: fixtureagent.Garbage, streaming: true, wantCode: invoke.CodeProtocolError, grpcCode: "-"},
-		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: invoke.CodeProtocolError, grpcCode: "-"},
+		{name: "hang_before_headers", behavior: fixtureagent.HangHeaders, streaming: true, wantCode: connector.CodeTimeout},
+		{name: "headers_then_nothing", behavior: fixtureagent.HeadersSilence, streaming: true, wantCode: connector.CodeTimeout},
+		{name: "http_500", behavior: fixtureagent.HTTP500, streaming: true, wantCode: connector.CodeAgentHTTPStatus, grpcCode: connector.CodeAgentUnreachable},
+		{name: "http_503_send", behavior: fixtureagent.HTTP503, streaming: false, wantCode: connector.CodeAgentHTTPStatus, grpcCode: connector.CodeAgentUnreachable},
+		{name: "garbage_stream", behavior: fixtureagent.Garbage, streaming: true, wantCode: connector.CodeProtocolError, grpcCode: "-"},
+		{name: "garbage_send", behavior: fixtureagent.Garbage, streaming: false, wantCode: connector.CodeProtocolError, grpcCode: "-"},
 	}
 	for _, tt := range tests {
 		for _, w := range fixtureWires {
@@ -139,7 +139,7 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 					// Short only where the agent never answers, so that an agent that does
 					// answer is judged by its answer however slow the machine is today.
 					o.FirstEventTimeout = slack
-					if want == invoke.CodeTimeout {
+					if want == connector.CodeTimeout {
 						o.FirstEventTimeout = shortLimit
 					}
 					o.TurnTimeout = 2 * time.Second // bounds the hanging send
@@ -173,7 +173,7 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 		bh := newBreakerHarness(t, nil)
 		a := agentAt(fixtureagent.RefusedURL(t), true)
 		for range invoke.DefaultBreakerFailures {
-			if res, _ := bh.run(t, &a, "hello"); res.Err == nil || res.Err.Code != invoke.CodeAgentUnreachable {
+			if res, _ := bh.run(t, &a, "hello"); res.Err == nil || res.Err.Code != connector.CodeAgentUnreachable {
 				t.Fatalf("result = %+v, want agent_unreachable", res)
 			}
 		}
@@ -202,7 +202,7 @@ func TestBreakerIgnoresAnswers(t *testing.T) {
 	for _, b := range behaviours {
 		for i := range invoke.DefaultBreakerFailures + 1 {
 			res, _ := bh.run(t, &a, "behave:"+string(b))
-			if res.Err != nil && res.Err.Code == invoke.CodeAgentUnavailable {
+			if res.Err != nil && res.Err.Code == connector.CodeAgentUnavailable {
 				t.Fatalf("%s, turn %d: refused by the breaker: %s", b, i+1, res.Err.Message)
 			}
 		}
@@ -291,9 +291,9 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 	g.failing.Store(false)
 	g.gated.Store(true)
 	bh.clock.Add(invoke.DefaultBreakerCooldown)
-	probe := make(chan *invoke.Result, 1)
+	probe := make(chan *connector.TurnResult, 1)
 	go func() {
-		probe <- bh.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "probe", Text: "hello"}, nil)
+		probe <- bh.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, MessageID: "probe", Text: "hello"}, nil)
 	}()
 	<-g.arrived
 	before := g.requests.Load()
@@ -337,7 +337,7 @@ func TestBreakerCooldownDoubles(t *testing.T) {
 	}
 	// probeAfter moves the clock to just before the cool-down ends (refused, agent untouched),
 	// then to its end (one probe reaches the agent).
-	probeAfter := func(cooldown time.Duration) *invoke.Result {
+	probeAfter := func(cooldown time.Duration) *connector.TurnResult {
 		t.Helper()
 		bh.clock.Add(cooldown - time.Millisecond)
 		n := g.requests.Load()
@@ -352,7 +352,7 @@ func TestBreakerCooldownDoubles(t *testing.T) {
 	}
 	cooldown := invoke.DefaultBreakerCooldown
 	for range 7 { // 5s, 10s, ... up to the 2m cap, and once more at the cap
-		if res := probeAfter(cooldown); res.Err == nil || res.Err.Code != invoke.CodeAgentHTTPStatus {
+		if res := probeAfter(cooldown); res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
 			t.Fatalf("probe = %+v, want the agent's 500", res)
 		}
 		cooldown = min(2*cooldown, invoke.DefaultBreakerMaxCooldown)
@@ -380,9 +380,9 @@ func TestBreakerIgnoresCallerCancel(t *testing.T) {
 	a := agentAt(srv.URL, true)
 	for range invoke.DefaultBreakerFailures + 1 {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		res := bh.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+		res := bh.inv.Turn(ctx, connector.TurnRequest{Agent: &a, MessageID: "m", Text: "hello"}, nil)
 		cancel()
-		if res.Err != nil && res.Err.Code == invoke.CodeAgentUnavailable {
+		if res.Err != nil && res.Err.Code == connector.CodeAgentUnavailable {
 			t.Fatal("caller deadlines opened the breaker")
 		}
 	}
@@ -406,8 +406,8 @@ func TestRetryBudgetBoundsA503Agent(t *testing.T) {
 		a := agentAt(srv.URL, streaming)
 		before := len(srv.Requests())
 		for range turns {
-			res := h.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
-			if res.Err == nil || res.Err.Code != invoke.CodeAgentHTTPStatus {
+			res := h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+			if res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
 				t.Fatalf("result = %+v, want agent_http_status", res)
 			}
 		}
@@ -434,8 +434,10 @@ func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
 	g.gated.Store(true)
 	bh.clock.Add(invoke.DefaultBreakerCooldown)
 	ctx, cancel := context.WithCancel(t.Context())
-	probe := make(chan *invoke.Result, 1)
-	go func() { probe <- bh.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "probe", Text: "hello"}, nil) }()
+	probe := make(chan *connector.TurnResult, 1)
+	go func() {
+		probe <- bh.inv.Turn(ctx, connector.TurnRequest{Agent: &a, MessageID: "probe", Text: "hello"}, nil)
+	}()
 	<-g.arrived
 	cancel()
 	if res := <-probe; res.Outcome != connector.OutcomeCanceled {
@@ -468,8 +470,8 @@ func TestBreakerMetrics(t *testing.T) {
 	o := &observed{reader: reader}
 	g := newGatedAgent(t)
 	a := agentAt(g.url, true)
-	run := func() *invoke.Result {
-		return h.inv.Turn(t.Context(), invoke.Request{Agent: &a, MessageID: "m", Text: "hello"}, nil)
+	run := func() *connector.TurnResult {
+		return h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m", Text: "hello"}, nil)
 	}
 	g.failing.Store(true)
 	for range invoke.DefaultBreakerFailures + 2 {

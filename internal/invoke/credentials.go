@@ -9,31 +9,30 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
-	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
 // authorize sets the agent's credential on h: the API key under each of its header names, or
 // Authorization: Bearer with the stored bearer token or an access token (cached by
 // inv.tokens; fetched only when none is valid). accessToken is the token sent, for forgetting
 // it after a 401; "" for the kinds that have none to refetch.
-func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *secret.Sealed) (accessToken string, _ *connector.TurnError) {
+func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *connector.Sealed) (accessToken string, _ *connector.TurnError) {
 	if inv.secrets == nil {
-		return "", &connector.TurnError{Code: CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
+		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
 	}
 	plain, err := inv.secrets.Open(agent.ID, *sealed)
 	if err != nil {
 		// secret's errors never contain plaintext.
-		return "", &connector.TurnError{Code: CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
+		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
 	}
 	cred, err := credential.Parse(agent.CredentialSetKind, plain)
 	clear(plain)
 	if err != nil {
-		return "", &connector.TurnError{Code: CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
+		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
 	}
 	switch cred.Kind {
 	case connector.CredentialKindAPIKey:
 		if !validHeaderValue(cred.Secret) {
-			return "", &connector.TurnError{Code: CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
+			return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
 		}
 		names := agent.APIKeyHeaders
 		if len(names) == 0 {
@@ -48,7 +47,7 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 		return "", nil
 	case connector.CredentialKindBearerToken:
 		if !validHeaderValue(cred.Secret) {
-			return "", &connector.TurnError{Code: CodeAPIKey, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
+			return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
 		}
 		h.Set("Authorization", "Bearer "+cred.Secret)
 		return "", nil
@@ -58,7 +57,7 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 		return "", tokenFailure(err)
 	}
 	if !validHeaderValue(tok) {
-		return "", &connector.TurnError{Code: CodeAgentUnauthorized, Message: "the token endpoint returned an access token not allowed in an HTTP header"}
+		return "", &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: "the token endpoint returned an access token not allowed in an HTTP header"}
 	}
 	h.Set("Authorization", "Bearer "+tok)
 	return tok, nil
@@ -69,18 +68,18 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 // from the agent); a token URL the guard refuses is blocked_address, and never contacted.
 func tokenFailure(err error) *connector.TurnError {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
-		return &connector.TurnError{Code: CodeBlockedAddress, Message: "the token URL's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
+		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the token URL's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if te, ok := errors.AsType[*credential.TokenError](err); ok {
 		if te.Code != "" || te.Status != 0 {
-			return &connector.TurnError{Code: CodeAgentUnauthorized, Message: te.Error() + " (check the OAuth 2.0 client or service account set for this agent in the console)"}
+			return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: te.Error() + " (check the OAuth 2.0 client or service account set for this agent in the console)"}
 		}
-		return &connector.TurnError{Code: CodeAgentUnreachable, Message: "the token endpoint could not be reached: " + te.TokenURL + ": " + transportReason(te.Err)}
+		return &connector.TurnError{Code: connector.CodeAgentUnreachable, Message: "the token endpoint could not be reached: " + te.TokenURL + ": " + transportReason(te.Err)}
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return &connector.TurnError{Code: CodeTimeout, Message: "no access token before the deadline: " + err.Error()}
+		return &connector.TurnError{Code: connector.CodeTimeout, Message: "no access token before the deadline: " + err.Error()}
 	}
-	return &connector.TurnError{Code: CodeAgentUnauthorized, Message: "no access token: " + err.Error()}
+	return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: "no access token: " + err.Error()}
 }
 
 // unauthorized reports an agent's refusal of the credentials: HTTP 401 (a 403 says the token
@@ -99,7 +98,7 @@ func unauthorized(err error) bool {
 // AuthHeader is the header that carries the agent's credential (sealed) on a call, the access
 // token fetched or taken from the cache as for a turn. The agents service sends it when fetching
 // a card that answered 401 or 403. Its errors say what failed without the secret.
-func (inv *Invoker) AuthHeader(ctx context.Context, agent *connector.Agent, sealed *secret.Sealed) (http.Header, error) {
+func (inv *Invoker) AuthHeader(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (http.Header, error) {
 	h := make(http.Header, 2)
 	if sealed == nil {
 		return h, nil

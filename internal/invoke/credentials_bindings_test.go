@@ -135,14 +135,14 @@ func TestBearerTokenOnEveryBinding(t *testing.T) {
 			a := boundAgent(b.start(t, g), b.binding)
 			a.CredentialSetKind, a.CredentialKind, a.CredentialRequired = connector.CredentialKindBearerToken, connector.CredentialKindBearerToken, true
 			key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindBearerToken, Secret: bearerTestSecret})
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
 			if res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn: %s %+v (agent saw %q)", res.Outcome, res.Err, g.seen)
 			}
 			// A refused bearer token has nothing to refetch: agent_unauthorized at once.
 			g.refuseAll.Store(true)
-			res, _ = h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m2", Text: "hi"})
-			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnauthorized {
+			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m2", Text: "hi"})
+			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 				t.Errorf("refused turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 			}
 			if strings.Contains(h.logs.String(), bearerTestSecret) {
@@ -169,8 +169,8 @@ func TestOAuth2OnEveryBinding(t *testing.T) {
 			o.ProtocolVersion, o.EndpointBinding, o.Streaming = a.ProtocolVersion, a.EndpointBinding, true
 			key := sealCredential(t, h.box, o.ID, credential.Credential{Kind: connector.CredentialKindOAuth2,
 				OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
-			turn := func(id string) invoke.Result {
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &o, APIKey: key, MessageID: id, Text: "hi"})
+			turn := func(id string) connector.TurnResult {
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &o, APIKey: key, MessageID: id, Text: "hi"})
 				return res
 			}
 			wantIssued := func(n int) {
@@ -199,7 +199,7 @@ func TestOAuth2OnEveryBinding(t *testing.T) {
 			g.refuseAll.Store(true)
 			before = g.refused.Load()
 			res := turn("m-refused")
-			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnauthorized {
+			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 				t.Errorf("refused turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 			}
 			if n := g.refused.Load() - before; n != 2 {
@@ -235,13 +235,13 @@ func TestAPIKeyOnEveryBindingNeverLogged(t *testing.T) {
 			g := &guard{name: name, want: testAPIKey}
 			h := newHarness(t, nil)
 			a := boundAgent(b.start(t, g), b.binding)
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m1", Text: "hi"})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m1", Text: "hi"})
 			if res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn: %s %+v (agent saw %d values)", res.Outcome, res.Err, len(g.seen))
 			}
 			g.refuseAll.Store(true)
-			res, _ = h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m2", Text: "hi"})
-			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnauthorized {
+			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m2", Text: "hi"})
+			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 				t.Errorf("refused turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 			}
 			// h.turn checks the logs for testAPIKey after every turn; say so once more here,

@@ -172,7 +172,7 @@ func (a *tokenAgent) revokeSeen() {
 	}
 }
 
-func sealCredential(t testing.TB, box *secret.Box, agentID string, c credential.Credential) *secret.Sealed {
+func sealCredential(t testing.TB, box *secret.Box, agentID string, c credential.Credential) *connector.Sealed {
 	t.Helper()
 	plain, err := c.Plaintext()
 	if err != nil {
@@ -208,9 +208,9 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 	a := oauthAgent(agent.URL, srv.URL+"/token")
 	key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindOAuth2,
 		OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
-	turn := func(t *testing.T) invoke.Result {
+	turn := func(t *testing.T) connector.TurnResult {
 		t.Helper()
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m-" + time.Now().Format(time.RFC3339Nano), Text: "hi"})
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m-" + time.Now().Format(time.RFC3339Nano), Text: "hi"})
 		return res
 	}
 	wantIssued := func(t *testing.T, n int) {
@@ -222,10 +222,10 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 
 	t.Run("concurrent_turns_share_one_token_request", func(t *testing.T) {
 		var wg sync.WaitGroup
-		results := make([]*invoke.Result, 6)
+		results := make([]*connector.TurnResult, 6)
 		for i := range results {
 			wg.Go(func() {
-				results[i] = h.inv.Turn(t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "c" + string(rune('a'+i)), Text: "hi"}, nil)
+				results[i] = h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "c" + string(rune('a'+i)), Text: "hi"}, nil)
 			})
 		}
 		wg.Wait()
@@ -265,7 +265,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 		srv.command(t, "revoke")
 		agent.revokeSeen()
 		res := turn(t)
-		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnauthorized {
+		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 			t.Fatalf("turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 		}
 		if !strings.Contains(res.Err.Message, "invalid_client") {
@@ -319,8 +319,8 @@ func TestOAuth2TokenURLOnBlockedAddressIsNeverContacted(t *testing.T) {
 	a := oauthAgent(fx.URL, "http://"+ln.Addr().String()+"/token")
 	key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindOAuth2,
 		OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
-	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeBlockedAddress {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeBlockedAddress {
 		t.Fatalf("turn: %s %+v, want FAILED blocked_address", res.Outcome, res.Err)
 	}
 	if n := accepted.Load(); n != 0 {
@@ -346,7 +346,7 @@ func TestBearerToken(t *testing.T) {
 	a := agentAt(srv.URL+"/a2a", false)
 	a.CredentialSetKind, a.CredentialKind, a.CredentialRequired = connector.CredentialKindBearerToken, connector.CredentialKindBearerToken, true
 	key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindBearerToken, Secret: bearerTestSecret})
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
 	if res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("turn: %s %+v", res.Outcome, res.Err)
 	}

@@ -56,7 +56,7 @@ func TestTurnSwitchesToTheCardsOtherGenerationAndRemembers(t *testing.T) {
 			agent.Fallback = &connector.Interface{URL: srv.URL, ProtocolVersion: tt.fallback}
 			var seen int
 			for i, want := range [][]string{tt.wantFirst, tt.wantSecond} {
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-" + string(rune('1'+i)), Text: userWords})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-" + string(rune('1'+i)), Text: userWords})
 				if res.Outcome != connector.OutcomeCompleted {
 					t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
 				}
@@ -85,8 +85,8 @@ func TestTurnVersionRefusedWithoutFallbackFails(t *testing.T) {
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, false)
 	agent.ProtocolVersion = "0.3.0"
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentRPCError {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentRPCError {
 		t.Fatalf("result = %+v, want FAILED agent_rpc_error", res)
 	}
 	if !strings.Contains(res.Err.Message, "-32009") || !strings.Contains(res.Err.Message, "refresh its card") {
@@ -108,8 +108,8 @@ func TestUnreachableAgentIsExplainedWithoutTransportText(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now: connection refused
 	h := newHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(agentAt("http://"+addr+"/a2a", false)), MessageID: "turn-1", Text: userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeAgentUnreachable {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(agentAt("http://"+addr+"/a2a", false)), MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnreachable {
 		t.Fatalf("result = %+v, want FAILED agent_unreachable", res)
 	}
 	if want := "the agent could not be reached: the connection was refused"; res.Err.Message != want {

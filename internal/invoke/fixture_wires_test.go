@@ -83,11 +83,11 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 		wantState   string
 		wantDeltas  []string // nil: only that they add up to the text
 		wantErrText string
-		check       func(t *testing.T, srv *fixtureagent.Server, res invoke.Result)
+		check       func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult)
 	}{
 		{name: "stream", behavior: fixtureagent.Stream, streaming: true, wantOutcome: connector.OutcomeCompleted,
 			wantText: fixtureagent.StreamText(3), wantState: "completed", wantDeltas: chunks,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult) {
 				if diff := cmp.Diff(map[string]any{"command": "flash"}, res.Metadata); diff != "" {
 					t.Errorf("metadata (-want +got):\n%s", diff)
 				}
@@ -96,7 +96,7 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 			wantText: fixtureagent.GuideText, wantState: "completed"},
 		{name: "send_working_is_polled", behavior: fixtureagent.SendWorking, wantOutcome: connector.OutcomeCompleted,
 			wantText: fixtureagent.PolledText, wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult) {
 				if gets := srv.RequestsForOp(fixtureagent.OpGet); len(gets) < 2 || gets[0].TaskID != res.TaskID {
 					t.Errorf("gets = %+v, want at least 2 for %s", gets, res.TaskID)
 				}
@@ -107,20 +107,20 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 			wantText: fixtureagent.GuideText, wantState: "completed"},
 		{name: "rejected_stream", behavior: fixtureagent.Rejected, streaming: true, wantOutcome: connector.OutcomeHandback, wantState: "rejected"},
 		{name: "rejected_send", behavior: fixtureagent.Rejected, wantOutcome: connector.OutcomeHandback, wantState: "rejected"},
-		{name: "failed", behavior: fixtureagent.Failed, streaming: true, wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTaskFailed,
+		{name: "failed", behavior: fixtureagent.Failed, streaming: true, wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTaskFailed,
 			wantState: "failed", wantErrText: fixtureagent.FailedText},
 		{name: "input_required_stream_open", behavior: fixtureagent.InputRequiredOpen, streaming: true, wantOutcome: connector.OutcomeInputRequired,
 			wantText: fixtureagent.InputQuestion, wantState: "input-required"},
 		{name: "input_required_send", behavior: fixtureagent.InputRequired, wantOutcome: connector.OutcomeInputRequired,
 			wantText: fixtureagent.InputQuestion, wantState: "input-required"},
 		{name: "rpc_error_event", behavior: fixtureagent.RPCErrorEvent, streaming: true, wantOutcome: connector.OutcomeFailed,
-			wantCode: invoke.CodeAgentRPCError, wantState: "submitted", wantErrText: "internal boom"},
+			wantCode: connector.CodeAgentRPCError, wantState: "submitted", wantErrText: "internal boom"},
 		{name: "cumulative_replace", behavior: fixtureagent.Cumulative, streaming: true, wantOutcome: connector.OutcomeCompleted,
 			wantText: fixtureagent.CumulativeText, wantState: "completed", wantDeltas: []string{"Hel", "lo", " world"}},
 		{name: "status_text", behavior: fixtureagent.StatusText, streaming: true, wantOutcome: connector.OutcomeCompleted,
 			wantText: fixtureagent.StatusReply, wantState: "completed"},
 		{name: "auth_required", behavior: fixtureagent.AuthRequired, streaming: true, wantOutcome: connector.OutcomeFailed,
-			wantCode: invoke.CodeAuthRequired, wantState: "auth-required"},
+			wantCode: connector.CodeAuthRequired, wantState: "auth-required"},
 	}
 	for _, tt := range tests {
 		for _, w := range fixtureWires {
@@ -129,7 +129,7 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, tt.streaming)
-				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords, ContextID: "ctx-session"})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)
@@ -178,11 +178,11 @@ func TestFixtureContinuationOnBothWires(t *testing.T) {
 					srv := w.start(t)
 					h := newHarness(t, nil)
 					a := fixtureAgentFor(srv, streaming)
-					first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "turn-1", Text: "behave:" + string(b) + " " + userWords})
+					first, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "turn-1", Text: "behave:" + string(b) + " " + userWords})
 					if first.Outcome != connector.OutcomeInputRequired || first.Text != fixtureagent.InputQuestion || first.TaskID == "" || first.ContextID == "" {
 						t.Fatalf("first = %+v, want INPUT_REQUIRED %q", first, fixtureagent.InputQuestion)
 					}
-					second, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "turn-2", Text: "Berlin " + userWords,
+					second, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "turn-2", Text: "Berlin " + userWords,
 						TaskID: first.TaskID, ContextID: first.ContextID})
 					if second.Outcome != connector.OutcomeCompleted || second.Text != fixtureagent.ContinuedText || second.TaskID != first.TaskID ||
 						second.State != "completed" {
@@ -232,7 +232,7 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, true)
-				res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)
@@ -277,19 +277,19 @@ func TestFixtureFramingOnEveryWire(t *testing.T) {
 	}{
 		// gRPC checks the content type itself (grpc-go): no page reaches the connector there.
 		{name: "wrong_content_type_stream", behavior: fixtureagent.WrongContentType, streaming: true,
-			wantCode: map[string]string{"": invoke.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
+			wantCode: map[string]string{"": connector.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
 		{name: "wrong_content_type_send", behavior: fixtureagent.WrongContentType,
-			wantCode: map[string]string{"": invoke.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
+			wantCode: map[string]string{"": connector.CodeProtocolError, "v1-grpc": "-"}, wantText: "text/html"},
 		{name: "http_error_with_details_stream", behavior: fixtureagent.HTTPErrorDetails, streaming: true,
-			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError,
-				"v03-http-json": invoke.CodeAgentRPCError},
+			wantCode: map[string]string{"": connector.CodeAgentHTTPStatus, "v1-http-json": connector.CodeAgentRPCError, "v1-grpc": connector.CodeAgentRPCError,
+				"v03-http-json": connector.CodeAgentRPCError},
 			wantText: "-32008"},
 		{name: "http_error_with_details_send", behavior: fixtureagent.HTTPErrorDetails,
-			wantCode: map[string]string{"": invoke.CodeAgentHTTPStatus, "v1-http-json": invoke.CodeAgentRPCError, "v1-grpc": invoke.CodeAgentRPCError,
-				"v03-http-json": invoke.CodeAgentRPCError},
+			wantCode: map[string]string{"": connector.CodeAgentHTTPStatus, "v1-http-json": connector.CodeAgentRPCError, "v1-grpc": connector.CodeAgentRPCError,
+				"v03-http-json": connector.CodeAgentRPCError},
 			wantText: "extension required"},
 		{name: "stream_ends_without_a_final_state", behavior: fixtureagent.StreamCut, streaming: true,
-			wantCode: map[string]string{"": invoke.CodeStreamEnded}, wantText: "still working"},
+			wantCode: map[string]string{"": connector.CodeStreamEnded}, wantText: "still working"},
 	}
 	for _, tt := range tests {
 		for _, w := range fixtureWires {
@@ -301,7 +301,7 @@ func TestFixtureFramingOnEveryWire(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
 				a := fixtureAgentFor(srv, tt.streaming)
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords})
 				want, ok := tt.wantCode[w.name]
 				if !ok {
@@ -326,7 +326,7 @@ func TestFixtureRetryOnEveryWire(t *testing.T) {
 			srv := w.start(t)
 			h := newHarness(t, nil)
 			a := fixtureAgentFor(srv, true)
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-retried",
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-retried",
 				Text: "behave:" + string(fixtureagent.TooManyOnce) + " " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
 				t.Fatalf("result = %+v (err %+v), want COMPLETED", res, res.Err)

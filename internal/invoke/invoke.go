@@ -236,38 +236,10 @@ func New(o Options) *Invoker {
 	}
 }
 
-// Request is one turn to run: connector.TurnRequest, the domain's record, which
-// internal/session hands over without importing this package.
-type Request = connector.TurnRequest
-
-// Result is how a turn ended: connector.TurnResult.
-type Result = connector.TurnResult
-
-// Error codes of Result.Err: connector's (connector.TurnErrorCodes is their one table), under
-// the names this package has always used.
-const (
-	CodeTimeout           = connector.CodeTimeout
-	CodeAgentUnreachable  = connector.CodeAgentUnreachable
-	CodeAgentHTTPStatus   = connector.CodeAgentHTTPStatus
-	CodeAgentUnauthorized = connector.CodeAgentUnauthorized
-	CodeRedirect          = connector.CodeRedirect
-	CodeAgentRPCError     = connector.CodeAgentRPCError
-	CodeProtocolError     = connector.CodeProtocolError
-	CodeBlockedAddress    = connector.CodeBlockedAddress
-	CodeTooLarge          = connector.CodeTooLarge
-	CodeAuthRequired      = connector.CodeAuthRequired
-	CodeUnknownState      = connector.CodeUnknownState
-	CodeStreamEnded       = connector.CodeStreamEnded
-	CodeCanceled          = connector.CodeCanceled
-	CodeAPIKey            = connector.CodeAPIKey
-	CodeTaskFailed        = connector.CodeTaskFailed
-	CodeAgentUnavailable  = connector.CodeAgentUnavailable
-)
-
 // Turn runs one turn. emit is called synchronously, in order, from the calling goroutine, and
 // never after Turn returns. Turn never panics on agent input and returns within the turn
 // deadline plus a little slack, with a Result that is never nil.
-func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.TurnEvent)) *Result {
+func (inv *Invoker) Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult {
 	if emit == nil {
 		emit = func(connector.TurnEvent) {}
 	}
@@ -280,7 +252,7 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.T
 	if debug {
 		t.logStart()
 	}
-	var res *Result
+	var res *connector.TurnResult
 	if refused := t.admit(); refused != nil {
 		res = refused
 	} else {
@@ -297,7 +269,7 @@ func (inv *Invoker) Turn(ctx context.Context, req Request, emit func(connector.T
 
 // admit asks the breaker for the turn; a refused turn gets its Result at once. Our side ended
 // it without calling the agent, so it counts as interrupted: the hold stays as it was.
-func (t *turn) admit() *Result {
+func (t *turn) admit() *connector.TurnResult {
 	b := t.inv.opts.Breaker
 	if b == nil || t.req.Agent.EndpointURL == "" {
 		return nil
@@ -305,7 +277,7 @@ func (t *turn) admit() *Result {
 	rt, _ := t.inv.routes(t.req.Agent)
 	tk, refused := b.allow(t.parent, t.req.Agent, rt.url)
 	if refused != nil {
-		return &Result{Outcome: connector.OutcomeFailed, Err: refused, Interrupted: true,
+		return &connector.TurnResult{Outcome: connector.OutcomeFailed, Err: refused, Interrupted: true,
 			TaskID: t.req.TaskID, ContextID: t.req.ContextID}
 	}
 	t.ticket = &tk
@@ -313,7 +285,7 @@ func (t *turn) admit() *Result {
 }
 
 // report tells the breaker how an admitted turn went.
-func (t *turn) report(err error, res *Result) {
+func (t *turn) report(err error, res *connector.TurnResult) {
 	if t.ticket == nil {
 		return
 	}
@@ -330,7 +302,7 @@ func (t *turn) report(err error, res *Result) {
 // turn's stack must fit in 8 KiB (docs/performance.md, "Goroutine stacks of open streams").
 //
 //go:noinline
-func newTurn(inv *Invoker, span trace.Span, parent, ctx context.Context, req *Request, emit func(connector.TurnEvent)) *turn {
+func newTurn(inv *Invoker, span trace.Span, parent, ctx context.Context, req *connector.TurnRequest, emit func(connector.TurnEvent)) *turn {
 	return &turn{
 		inv:       inv,
 		span:      span,
@@ -349,7 +321,7 @@ func (t *turn) logStart() {
 		"continuing", t.req.TaskID != "", "text_bytes", len(t.req.Text))
 }
 
-func (t *turn) logEnd(res *Result) {
+func (t *turn) logEnd(res *connector.TurnResult) {
 	t.inv.log.DebugContext(t.parent, "turn end", "agent_id", t.req.Agent.ID, "outcome", res.Outcome, "state", res.State,
 		"task_id", res.TaskID, "error", errCode(res.Err), "interrupted", res.Interrupted)
 }
@@ -364,11 +336,11 @@ func errCode(e *connector.TurnError) string {
 // CancelTask sends tasks/cancel for taskID in the background, bounded by CancelTimeout. The call
 // keeps ctx's values (trace) but not its cancellation, so it may run after the caller is gone.
 // Failures are logged, never returned: the cancel is best effort. After Close it does nothing.
-func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKey *secret.Sealed, taskID string) {
+func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKey *connector.Sealed, taskID string) {
 	if taskID == "" {
 		return
 	}
-	var key *secret.Sealed
+	var key *connector.Sealed
 	if apiKey != nil {
 		k := *apiKey
 		key = &k
@@ -424,7 +396,7 @@ func (inv *Invoker) Close(ctx context.Context) error {
 
 // header builds the headers of every call to the agent: its credential (authorize) and the
 // activated extensions. accessToken is the OAuth 2.0 token sent, if any.
-func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *secret.Sealed) (_ http.Header, accessToken string, _ *connector.TurnError) {
+func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (_ http.Header, accessToken string, _ *connector.TurnError) {
 	h := make(http.Header, 2)
 	if sealed != nil {
 		var herr *connector.TurnError

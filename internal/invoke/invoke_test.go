@@ -108,7 +108,7 @@ func newHarness(t testing.TB, mod func(*invoke.Options)) *harness {
 	return &harness{inv: inv, box: box, opts: o, logs: logs}
 }
 
-func (h *harness) seal(t testing.TB, agentID string) *secret.Sealed {
+func (h *harness) seal(t testing.TB, agentID string) *connector.Sealed {
 	t.Helper()
 	s, err := h.box.Seal(agentID, []byte(testAPIKey))
 	if err != nil {
@@ -149,7 +149,7 @@ func (r *recorder) states() []string {
 
 // turn runs one turn and checks what every turn must satisfy: it ends before its deadline plus
 // slack, and neither the key nor the user's words leak into the error or the logs.
-func (h *harness) turn(t *testing.T, ctx context.Context, req invoke.Request) (invoke.Result, *recorder) {
+func (h *harness) turn(t *testing.T, ctx context.Context, req connector.TurnRequest) (connector.TurnResult, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	start := time.Now()
@@ -191,12 +191,12 @@ func TestTurnBehaviours(t *testing.T) {
 		limits func(*invoke.Options)
 		// wantCancel: the agent must receive tasks/cancel for the turn's task.
 		wantCancel bool
-		check      func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder)
+		check      func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder)
 	}{
 		{
 			name: "stream_sends_chunks_then_completed", behavior: fixtureagent.Stream, streaming: true,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.StreamText(3), wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if diff := cmp.Diff([]string{fixtureagent.ChunkText(0), fixtureagent.ChunkText(1), fixtureagent.ChunkText(2)}, rec.texts()); diff != "" {
 					t.Errorf("deltas (-want +got):\n%s", diff)
 				}
@@ -221,7 +221,7 @@ func TestTurnBehaviours(t *testing.T) {
 		{
 			name: "send_answers_the_guide_example", behavior: fixtureagent.Send,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.GuideText, wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				reqs := srv.Requests()
 				if len(reqs) != 1 || reqs[0].Path != "/a2a" || reqs[0].RPCMethod != a2a.MethodMessageSend {
 					t.Fatalf("requests = %+v, want one message/send on /a2a", reqs)
@@ -246,7 +246,7 @@ func TestTurnBehaviours(t *testing.T) {
 		{
 			name: "send_working_is_polled_until_completed", behavior: fixtureagent.SendWorking,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.PolledText, wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				gets := srv.RequestsFor(a2a.MethodTasksGet)
 				if len(gets) < 2 {
 					t.Fatalf("%d tasks/get, want at least 2", len(gets))
@@ -263,11 +263,11 @@ func TestTurnBehaviours(t *testing.T) {
 		{name: "send_message_result_is_completed", behavior: fixtureagent.MessageResult,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.MessageText},
 		{name: "http_401_is_an_unauthorized_key", behavior: fixtureagent.HTTP401, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentUnauthorized},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAgentUnauthorized},
 		{
 			name: "http_500_fails", behavior: fixtureagent.HTTP500, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentHTTPStatus,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAgentHTTPStatus,
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if n := len(srv.Requests()); n != 1 {
 					t.Errorf("%d requests, want 1 (500 is not retried)", n)
 				}
@@ -276,7 +276,7 @@ func TestTurnBehaviours(t *testing.T) {
 		{
 			name: "429_is_retried_with_the_same_message_id", behavior: fixtureagent.TooManyOnce, streaming: true,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.StreamText(3), wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				reqs := srv.RequestsFor(a2a.MethodMessageStream)
 				if len(reqs) != 2 {
 					t.Fatalf("%d message/stream requests, want 2", len(reqs))
@@ -288,8 +288,8 @@ func TestTurnBehaviours(t *testing.T) {
 		},
 		{
 			name: "503_with_retry_after_beyond_the_deadline_fails_at_once", behavior: fixtureagent.Unavailable, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentHTTPStatus,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAgentHTTPStatus,
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if n := len(srv.Requests()); n != 1 {
 					t.Errorf("%d requests, want 1", n)
 				}
@@ -300,14 +300,14 @@ func TestTurnBehaviours(t *testing.T) {
 		},
 		{name: "headers_never_sent_times_out", behavior: fixtureagent.HangHeaders, streaming: true,
 			limits:      func(o *invoke.Options) { o.FirstEventTimeout = shortLimit },
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTimeout, wantInterrupted: true},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTimeout, wantInterrupted: true},
 		{
 			// Resubscribe answers an empty stream and tasks/get says working until the idle limit
 			// ends the turn. The agent lost the stream: its task is not canceled.
 			name: "stream_cut_resubscribes_then_asks_then_fails", behavior: fixtureagent.StreamCut, streaming: true,
 			limits:      func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second },
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeStreamEnded, wantText: fixtureagent.ChunkText(0), wantState: "working",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeStreamEnded, wantText: fixtureagent.ChunkText(0), wantState: "working",
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				rs := srv.RequestsFor(a2a.MethodTasksResubscribe)
 				if len(rs) != 1 || rs[0].TaskID != res.TaskID {
 					t.Errorf("resubscribes = %+v, want one for %q", rs, res.TaskID)
@@ -320,11 +320,11 @@ func TestTurnBehaviours(t *testing.T) {
 		{name: "stream_cut_resumed_by_resubscribe", behavior: fixtureagent.StreamCutResumable, streaming: true,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.ChunkText(0) + fixtureagent.ChunkText(1), wantState: "completed"},
 		{name: "malformed_json_event", behavior: fixtureagent.BadJSON, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeProtocolError, wantState: "submitted", wantCancel: true},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeProtocolError, wantState: "submitted", wantCancel: true},
 		{
 			name: "json_rpc_error_event", behavior: fixtureagent.RPCErrorEvent, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentRPCError, wantState: "submitted", wantCancel: true,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAgentRPCError, wantState: "submitted", wantCancel: true,
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if !strings.Contains(res.Err.Message, "-32603") || !strings.Contains(res.Err.Message, "internal boom") {
 					t.Errorf("message %q lacks the agent's code and message", res.Err.Message)
 				}
@@ -334,8 +334,8 @@ func TestTurnBehaviours(t *testing.T) {
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.GuideText, wantState: "completed"},
 		{
 			name: "json_body_error_instead_of_sse", behavior: fixtureagent.JSONError, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAgentRPCError,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAgentRPCError,
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if !strings.Contains(res.Err.Message, "-32004") {
 					t.Errorf("message %q lacks the agent's code", res.Err.Message)
 				}
@@ -343,28 +343,28 @@ func TestTurnBehaviours(t *testing.T) {
 		},
 		{
 			name: "wrong_json_rpc_id", behavior: fixtureagent.WrongID, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeProtocolError,
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeProtocolError,
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if !strings.Contains(res.Err.Message, a2a.ProtocolWrongID) {
 					t.Errorf("message %q does not say wrong_id", res.Err.Message)
 				}
 			},
 		},
 		{name: "send_wrong_json_rpc_id", behavior: fixtureagent.WrongID,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeProtocolError},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeProtocolError},
 		{name: "event_over_1_MiB", behavior: fixtureagent.HugeEvent, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTooLarge, wantState: "submitted", wantCancel: true},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTooLarge, wantState: "submitted", wantCancel: true},
 		{
 			name: "reply_over_256_KiB_keeps_what_was_sent", behavior: fixtureagent.HugeReply, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTooLarge, wantText: strings.Repeat("y", 256<<10), wantState: "submitted",
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTooLarge, wantText: strings.Repeat("y", 256<<10), wantState: "submitted",
 			wantCancel: true,
 		},
 		{name: "unknown_state", behavior: fixtureagent.UnknownState, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeUnknownState, wantState: "unknown"},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeUnknownState, wantState: "unknown"},
 		{
 			name: "state_a2a_does_not_define", behavior: fixtureagent.GarbageState, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeUnknownState, wantState: "sleeping",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeUnknownState, wantState: "sleeping",
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if !strings.Contains(res.Err.Message, "sleeping") {
 					t.Errorf("message %q does not name the state", res.Err.Message)
 				}
@@ -372,11 +372,11 @@ func TestTurnBehaviours(t *testing.T) {
 		},
 		{name: "keep_alives_then_silence_past_the_idle_limit", behavior: fixtureagent.KeepAliveSilence, streaming: true,
 			limits:      func(o *invoke.Options) { o.IdleTimeout = shortLimit },
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTimeout, wantState: "submitted", wantInterrupted: true, wantCancel: true},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTimeout, wantState: "submitted", wantInterrupted: true, wantCancel: true},
 		{
 			name: "input_required_ends_the_turn_while_the_stream_stays_open", behavior: fixtureagent.InputRequiredOpen, streaming: true,
 			wantOutcome: connector.OutcomeInputRequired, wantText: fixtureagent.InputQuestion, wantState: "input-required",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if diff := cmp.Diff([]string{fixtureagent.InputQuestion}, rec.texts()); diff != "" {
 					t.Errorf("deltas (-want +got):\n%s", diff)
 				}
@@ -385,15 +385,15 @@ func TestTurnBehaviours(t *testing.T) {
 		{name: "send_input_required", behavior: fixtureagent.InputRequired,
 			wantOutcome: connector.OutcomeInputRequired, wantText: fixtureagent.InputQuestion, wantState: "input-required"},
 		{name: "auth_required_fails", behavior: fixtureagent.AuthRequired, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeAuthRequired, wantState: "auth-required"},
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeAuthRequired, wantState: "auth-required"},
 		{name: "rejected_hands_back", behavior: fixtureagent.Rejected, streaming: true,
 			wantOutcome: connector.OutcomeHandback, wantState: "rejected"},
 		{name: "send_rejected_hands_back", behavior: fixtureagent.Rejected,
 			wantOutcome: connector.OutcomeHandback, wantState: "rejected"},
 		{
 			name: "failed_carries_the_status_message", behavior: fixtureagent.Failed, streaming: true,
-			wantOutcome: connector.OutcomeFailed, wantCode: invoke.CodeTaskFailed, wantState: "failed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeTaskFailed, wantState: "failed",
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if res.Err.Message != fixtureagent.FailedText {
 					t.Errorf("message = %q, want %q", res.Err.Message, fixtureagent.FailedText)
 				}
@@ -404,7 +404,7 @@ func TestTurnBehaviours(t *testing.T) {
 		{
 			name: "cumulative_replace_speaks_only_new_text", behavior: fixtureagent.Cumulative, streaming: true,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.CumulativeText, wantState: "completed",
-			check: func(t *testing.T, srv *fixtureagent.Server, res invoke.Result, rec *recorder) {
+			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				if diff := cmp.Diff([]string{"Hel", "lo", " world"}, rec.texts()); diff != "" {
 					t.Errorf("deltas (-want +got):\n%s", diff)
 				}
@@ -419,7 +419,7 @@ func TestTurnBehaviours(t *testing.T) {
 			srv := fixtureagent.New(t)
 			h := newHarness(t, tt.limits)
 			agent := agentAt(srv.URL, tt.streaming)
-			res, rec := h.turn(t, t.Context(), invoke.Request{
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{
 				Agent:     &agent,
 				APIKey:    h.seal(t, agent.ID),
 				MessageID: "turn-1",
@@ -511,11 +511,11 @@ func TestTurnContinuesHeldTask(t *testing.T) {
 			srv := fixtureagent.New(t)
 			h := newHarness(t, nil)
 			agent := agentAt(srv.URL, streaming)
-			first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required " + userWords})
+			first, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.TaskID == "" || first.ContextID == "" {
 				t.Fatalf("first turn = %+v, want INPUT_REQUIRED with ids", first)
 			}
-			second, rec := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-2", Text: "Berlin " + userWords,
+			second, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-2", Text: "Berlin " + userWords,
 				Metadata: map[string]any{"device": "speaker-1"}, TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != fixtureagent.ContinuedText || second.TaskID != first.TaskID {
 				t.Errorf("second turn = %+v, want COMPLETED %q on task %s", second, fixtureagent.ContinuedText, first.TaskID)
@@ -540,7 +540,7 @@ func TestTurnFallsBackToBaseURLAndRemembers(t *testing.T) {
 			agent := agentAt(srv.URL, true)
 			var paths []string
 			for i, turnID := range []string{"turn-1", "turn-2"} {
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: turnID, Text: userWords})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: turnID, Text: userWords})
 				if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
 					t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
 				}
@@ -562,7 +562,7 @@ func TestTurnFallsBackToBaseURLAndRemembers(t *testing.T) {
 			// Another agent id on the same invoker still tries /stream first.
 			other := agent
 			other.ID = "agent-2"
-			if res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &other, MessageID: "turn-3", Text: userWords}); res.Outcome != connector.OutcomeCompleted {
+			if res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &other, MessageID: "turn-3", Text: userWords}); res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("other agent = %+v", res)
 			}
 			if reqs := srv.Requests(); reqs[len(reqs)-2].Path != "/a2a/stream" {
@@ -596,7 +596,7 @@ func TestTurnHeaders(t *testing.T) {
 			agent := agentAt(srv.URL, true)
 			agent.APIKeyHeaders = tt.keyHeaders
 			agent.Extensions = tt.extensions
-			req := invoke.Request{Agent: &agent, MessageID: "turn-1", Text: userWords}
+			req := connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: userWords}
 			if tt.withKey {
 				req.APIKey = h.seal(t, agent.ID)
 			}
@@ -632,7 +632,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 	defer cancel()
 	var texts int
 	start := time.Now()
-	res := h.inv.Turn(ctx, invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
+	res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
 		func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				texts++
@@ -644,7 +644,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > h.opts.TurnTimeout+slack {
 		t.Errorf("turn took %s", elapsed)
 	}
-	if res.Outcome != connector.OutcomeCanceled || res.Err == nil || res.Err.Code != invoke.CodeCanceled || !res.Interrupted {
+	if res.Outcome != connector.OutcomeCanceled || res.Err == nil || res.Err.Code != connector.CodeCanceled || !res.Interrupted {
 		t.Fatalf("result = %+v, want CANCELED canceled interrupted", res)
 	}
 	if res.Text != fixtureagent.ChunkText(0)+fixtureagent.ChunkText(1) {
@@ -670,14 +670,14 @@ func TestTurnTimeoutWhileContinuingKeepsTheHeldTask(t *testing.T) {
 	// The first turn runs with the generous limits; only the one that waits out a hanging agent
 	// gets a short turn timeout.
 	agent := agentAt(srv.URL, true)
-	first, _ := newHarness(t, nil).turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
+	first, _ := newHarness(t, nil).turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
 	if first.Outcome != connector.OutcomeInputRequired {
 		t.Fatalf("first = %+v", first)
 	}
 	h := newHarness(t, func(o *invoke.Options) { o.TurnTimeout = shortLimit })
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-2", Text: "behave:hang-headers " + userWords,
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-2", Text: "behave:hang-headers " + userWords,
 		TaskID: first.TaskID, ContextID: first.ContextID})
-	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeTimeout || !res.Interrupted || res.TaskID != first.TaskID {
+	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeTimeout || !res.Interrupted || res.TaskID != first.TaskID {
 		t.Fatalf("result = %+v, want FAILED timeout interrupted on the held task", res)
 	}
 	if !strings.Contains(res.Err.Message, "turn timeout") {
@@ -698,13 +698,13 @@ func TestTurnCallerDeadlineBounds(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), shortLimit)
 	defer cancel()
 	start := time.Now()
-	res := h.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, false)), MessageID: "turn-1", Text: "behave:hang-headers"}, nil)
+	res := h.inv.Turn(ctx, connector.TurnRequest{Agent: new(agentAt(srv.URL, false)), MessageID: "turn-1", Text: "behave:hang-headers"}, nil)
 	// The bound is far below the minute the invoker would wait on its own, far above the
 	// caller's deadline.
 	if elapsed := time.Since(start); elapsed > shortLimit+slack {
 		t.Errorf("turn took %s, caller deadline %s", elapsed, shortLimit)
 	}
-	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeTimeout || !res.Interrupted {
+	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeTimeout || !res.Interrupted {
 		t.Errorf("result = %+v, want FAILED timeout interrupted", res)
 	}
 }
@@ -721,8 +721,8 @@ func TestTurnRedirectIsNotFollowed(t *testing.T) {
 	for _, streaming := range []bool{true, false} {
 		h := newHarness(t, func(o *invoke.Options) { o.Client = following })
 		agent := agentAt(srv.URL, streaming)
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
-		if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeRedirect {
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
+		if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeRedirect {
 			t.Errorf("streaming=%v: result = %+v, want FAILED redirect", streaming, res)
 		}
 		if got := srv.Requests()[0].Header.Get("X-API-KEY"); got != testAPIKey {
@@ -738,8 +738,8 @@ func TestTurnConnectionRefused(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	for _, streaming := range []bool{true, false} {
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(agentAt(fixtureagent.RefusedURL(t), streaming)), MessageID: "turn-1", Text: userWords})
-		if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeAgentUnreachable || res.Interrupted {
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(agentAt(fixtureagent.RefusedURL(t), streaming)), MessageID: "turn-1", Text: userWords})
+		if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeAgentUnreachable || res.Interrupted {
 			t.Errorf("streaming=%v: result = %+v, want FAILED agent_unreachable", streaming, res)
 		}
 	}
@@ -751,8 +751,8 @@ func TestTurnBlockedAddress(t *testing.T) {
 	strict := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true}, netguard.ClientOptions{})
 	t.Cleanup(strict.CloseIdleConnections)
 	h := newHarness(t, func(o *invoke.Options) { o.Client = strict })
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "turn-1", Text: userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeBlockedAddress {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(agentAt(srv.URL, true)), MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeBlockedAddress {
 		t.Errorf("result = %+v, want FAILED blocked_address", res)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -765,8 +765,8 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	srv := fixtureagent.New(t)
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, true)
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err.Code != invoke.CodeAPIKey {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeAPIKey {
 		t.Errorf("result = %+v, want FAILED api_key", res)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -774,8 +774,8 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	}
 	noBox := invoke.New(invoke.Options{Client: loopbackClient(t)})
 	defer noBox.Close(t.Context())
-	res = *noBox.Turn(t.Context(), invoke.Request{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
-	if res.Err == nil || res.Err.Code != invoke.CodeAPIKey {
+	res = *noBox.Turn(t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
+	if res.Err == nil || res.Err.Code != connector.CodeAPIKey {
 		t.Errorf("without a secret box: %+v, want api_key", res)
 	}
 }
@@ -786,7 +786,7 @@ func TestCancelTaskAndClose(t *testing.T) {
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, true)
 	agent.APIKeyHeaders = []string{"X-API-KEY", "X-Other-Key"}
-	first, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
+	first, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: "behave:input-required"})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel() // ReleaseSession's caller may be gone already: the cancel must still be sent
 	h.inv.CancelTask(ctx, agent, h.seal(t, agent.ID), first.TaskID)

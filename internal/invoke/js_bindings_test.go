@@ -238,7 +238,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 			a := connector.Agent{ID: "js-card-" + p.Name, Enabled: true, CardProfile: profile}
 			a.Streaming = stream
 			mid := id(t) + "-" + streamName(stream)
-			res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: mid, Text: "stream " + userWords})
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: mid, Text: "stream " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != strings.Join(peerChunks, "") {
 				t.Fatalf("%s: result = %+v", streamName(stream), res)
 			}
@@ -267,12 +267,12 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 		code     string
 		contains string
 	}{
-		{name: "failed_with_the_agents_message", text: "fail " + userWords, outcome: connector.OutcomeFailed, code: invoke.CodeTaskFailed, contains: jsFailText},
+		{name: "failed_with_the_agents_message", text: "fail " + userWords, outcome: connector.OutcomeFailed, code: connector.CodeTaskFailed, contains: jsFailText},
 		{name: "executor_crash", text: "crash " + userWords, outcome: connector.OutcomeFailed, contains: "weather backend crashed"},
 		{name: "message_result", text: "hello " + userWords, outcome: connector.OutcomeCompleted},
 		// A hold on a task the agent no longer knows: -32001, as an HTTP 404 with the error
 		// object (HTTP+JSON) or NOT_FOUND (gRPC).
-		{name: "unknown_task_is_rpc_error", text: "Berlin", taskID: "no-such-task", outcome: connector.OutcomeFailed, code: invoke.CodeAgentRPCError, contains: "-32001"},
+		{name: "unknown_task_is_rpc_error", text: "Berlin", taskID: "no-such-task", outcome: connector.OutcomeFailed, code: connector.CodeAgentRPCError, contains: "-32001"},
 	}
 	for _, tt := range endings {
 		for _, stream := range []bool{true, false} {
@@ -280,7 +280,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 				t.Parallel()
 				h := jsHarness(t)
 				a := p.agent(stream)
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: tt.text, TaskID: tt.taskID})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: tt.text, TaskID: tt.taskID})
 				if res.Outcome != tt.outcome {
 					t.Fatalf("result = %+v, want %s", res, tt.outcome)
 				}
@@ -314,7 +314,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var texts int
-		res := h.inv.Turn(ctx, invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "slow " + userWords}, func(e connector.TurnEvent) {
+		res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "slow " + userWords}, func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				if texts++; texts == 2 {
 					cancel()
@@ -356,8 +356,8 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 		t.Parallel()
 		h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
 		a := p.agent(true)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "hangup " + userWords})
-		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeStreamEnded || res.TaskID == "" {
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "hangup " + userWords})
+		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeStreamEnded || res.TaskID == "" {
 			t.Fatalf("result = %+v, want FAILED stream_ended with a task", res)
 		}
 		if strings.Join(rec.texts(), "") != "partial " {

@@ -347,7 +347,7 @@ func TestJSInterop(t *testing.T) {
 		}
 		// A turn with the profile exactly as registration derives it.
 		h := jsHarness(t)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &connector.Agent{ID: "js-card", Enabled: true, CardProfile: rep.Profile},
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &connector.Agent{ID: "js-card", Enabled: true, CardProfile: rep.Profile},
 			MessageID: "js-card-1", Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Text != whole {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -365,7 +365,7 @@ func TestJSInterop(t *testing.T) {
 		h := jsHarness(t)
 		a := jsAgentFor(agent.URL, true)
 		key := h.seal(t, a.ID)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "js-stream-1",
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "js-stream-1",
 			Text: "stream " + userWords, ContextID: "ctx-js-session"})
 		if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -389,7 +389,7 @@ func TestJSInterop(t *testing.T) {
 			}
 		}
 
-		res2, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: "js-stream-2", Text: "stream again"})
+		res2, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "js-stream-2", Text: "stream again"})
 		if res2.Outcome != connector.OutcomeCompleted || res2.Text != whole {
 			t.Fatalf("second result = %+v", res2)
 		}
@@ -406,7 +406,7 @@ func TestJSInterop(t *testing.T) {
 	t.Run("send", func(t *testing.T) {
 		t.Parallel()
 		h := jsHarness(t)
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, false)), MessageID: "js-send-1", Text: "stream " + userWords})
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(jsAgentFor(agent.URL, false)), MessageID: "js-send-1", Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" || res.TaskID == "" {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 		}
@@ -431,21 +431,21 @@ func TestJSInterop(t *testing.T) {
 	}{
 		{name: "rejected_is_handback", text: "reject " + userWords, wantOutcome: connector.OutcomeHandback, wantState: "rejected"},
 		{name: "failed_with_the_agents_message", text: "fail " + userWords, wantOutcome: connector.OutcomeFailed, wantState: "failed",
-			wantCode: invoke.CodeTaskFailed, wantErr: jsFailText},
+			wantCode: connector.CodeTaskFailed, wantErr: jsFailText},
 		{name: "executor_crash_reported_by_the_sdk", text: "crash " + userWords, wantOutcome: connector.OutcomeFailed, wantState: "failed",
-			wantCode: invoke.CodeTaskFailed, wantErr: jsCrashText},
+			wantCode: connector.CodeTaskFailed, wantErr: jsCrashText},
 		{name: "message_result", text: "hello " + userWords, wantOutcome: connector.OutcomeCompleted, wantText: jsMessageText},
 		// A hold on a task the agent no longer knows (it restarted): the SDK answers -32001,
 		// in a stream as an `event: error` SSE event after a 200 text/event-stream.
 		{name: "unknown_task_is_rpc_error", text: "Berlin", taskID: "no-such-task", wantOutcome: connector.OutcomeFailed,
-			wantCode: invoke.CodeAgentRPCError, wantErr: "-32001"},
+			wantCode: connector.CodeAgentRPCError, wantErr: "-32001"},
 	}
 	for _, tt := range endings {
 		for _, streaming := range []bool{true, false} {
 			t.Run(tt.name+map[bool]string{true: "/stream", false: "/send"}[streaming], func(t *testing.T) {
 				t.Parallel()
 				h := jsHarness(t)
-				res, _ := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, streaming)),
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(jsAgentFor(agent.URL, streaming)),
 					MessageID: "js-" + strings.ReplaceAll(t.Name(), "/", "-"), Text: tt.text, TaskID: tt.taskID})
 				if res.Outcome != tt.wantOutcome || res.State != tt.wantState || res.Text != tt.wantText {
 					t.Fatalf("result = %+v, want %s state %q text %q", res, tt.wantOutcome, tt.wantState, tt.wantText)
@@ -455,9 +455,9 @@ func TestJSInterop(t *testing.T) {
 					t.Errorf("error = %v, want none", res.Err)
 				case tt.wantCode != "" && (res.Err == nil || res.Err.Code != tt.wantCode):
 					t.Errorf("error = %v, want code %s", res.Err, tt.wantCode)
-				case tt.wantCode == invoke.CodeAgentRPCError && !strings.Contains(res.Err.Message, tt.wantErr):
+				case tt.wantCode == connector.CodeAgentRPCError && !strings.Contains(res.Err.Message, tt.wantErr):
 					t.Errorf("error message %q, want it to contain %q", res.Err.Message, tt.wantErr)
-				case tt.wantCode == invoke.CodeTaskFailed && res.Err.Message != tt.wantErr:
+				case tt.wantCode == connector.CodeTaskFailed && res.Err.Message != tt.wantErr:
 					t.Errorf("error message %q, want %q", res.Err.Message, tt.wantErr)
 				}
 			})
@@ -472,14 +472,14 @@ func TestJSInterop(t *testing.T) {
 			h := jsHarness(t)
 			a := jsAgentFor(agent.URL, streaming)
 			prefix := "js-ask-" + strconv.FormatBool(streaming)
-			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: prefix + "-1", Text: "ask " + userWords})
+			first, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: prefix + "-1", Text: "ask " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != jsQuestion || first.TaskID == "" || first.ContextID == "" || first.State != "input-required" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q with task and context", first, jsQuestion)
 			}
 			if got := strings.Join(rec.texts(), ""); got != jsQuestion {
 				t.Errorf("first deltas = %q, want the question", got)
 			}
-			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: prefix + "-2", Text: "Berlin",
+			second, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: prefix + "-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			const answer = "Weather in Berlin: sunny."
 			if second.Outcome != connector.OutcomeCompleted || second.Text != answer || second.TaskID != first.TaskID || second.ContextID != first.ContextID {
@@ -506,8 +506,8 @@ func TestJSInterop(t *testing.T) {
 			// turn. Two seconds are far above the gap between the agent's two writes.
 			o.IdleTimeout = 2 * time.Second
 		})
-		res, rec := h.turn(t, t.Context(), invoke.Request{Agent: new(jsAgentFor(agent.URL, true)), MessageID: "js-hangup-1", Text: "hangup " + userWords})
-		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeStreamEnded || res.TaskID == "" || res.Interrupted {
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: new(jsAgentFor(agent.URL, true)), MessageID: "js-hangup-1", Text: "hangup " + userWords})
+		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeStreamEnded || res.TaskID == "" || res.Interrupted {
 			t.Fatalf("result = %+v, want FAILED stream_ended with a task", res)
 		}
 		if res.Text != "partial " || strings.Join(rec.texts(), "") != "partial " {
@@ -540,7 +540,7 @@ func TestJSInterop(t *testing.T) {
 		defer cancel()
 		var texts int
 		start := time.Now()
-		res := h.inv.Turn(ctx, invoke.Request{Agent: &a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e connector.TurnEvent) {
+		res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &a, MessageID: "js-slow-1", Text: "slow " + userWords}, func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				if texts++; texts == 2 {
 					cancel() // barge-in
@@ -550,7 +550,7 @@ func TestJSInterop(t *testing.T) {
 		if elapsed := time.Since(start); elapsed > slack {
 			t.Errorf("turn took %s after a cancel", elapsed)
 		}
-		if res.Outcome != connector.OutcomeCanceled || res.Err == nil || res.Err.Code != invoke.CodeCanceled || !res.Interrupted || res.TaskID == "" {
+		if res.Outcome != connector.OutcomeCanceled || res.Err == nil || res.Err.Code != connector.CodeCanceled || !res.Interrupted || res.TaskID == "" {
 			t.Fatalf("result = %+v, want CANCELED canceled interrupted with a task", res)
 		}
 		if res.Text != "tick 0 tick 1 " {

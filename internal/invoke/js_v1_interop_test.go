@@ -21,7 +21,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -199,7 +198,7 @@ func TestJSV1Interop(t *testing.T) {
 				t.Errorf("fallback of %s = %+v, want one (0.3 on the same url): %v", origin, p.Fallback, wantFallback)
 			}
 			h := jsHarness(t)
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &connector.Agent{ID: "js-v1-card", Enabled: true, CardProfile: p},
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &connector.Agent{ID: "js-v1-card", Enabled: true, CardProfile: p},
 				APIKey: h.seal(t, "js-v1-card"), MessageID: "js-v1-card-" + strings.TrimPrefix(origin, "http://"), Text: "stream " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != strings.Join(peerChunks, "") {
 				t.Errorf("turn with the registered profile of %s = %+v", origin, res)

@@ -85,9 +85,9 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Log
 		}
 	}
 	for _, c := range []string{
-		CodeTimeout, CodeAgentUnreachable, CodeAgentHTTPStatus, CodeAgentUnauthorized, CodeRedirect, CodeAgentRPCError,
-		CodeProtocolError, CodeBlockedAddress, CodeTooLarge, CodeAuthRequired, CodeUnknownState,
-		CodeStreamEnded, CodeAPIKey, CodeTaskFailed, CodeAgentUnavailable,
+		connector.CodeTimeout, connector.CodeAgentUnreachable, connector.CodeAgentHTTPStatus, connector.CodeAgentUnauthorized, connector.CodeRedirect, connector.CodeAgentRPCError,
+		connector.CodeProtocolError, connector.CodeBlockedAddress, connector.CodeTooLarge, connector.CodeAuthRequired, connector.CodeUnknownState,
+		connector.CodeStreamEnded, connector.CodeAPIKey, connector.CodeTaskFailed, connector.CodeAgentUnavailable,
 	} {
 		o.byCode[c] = codeOption(c)
 	}
@@ -99,7 +99,7 @@ func codeOption(code string) []metric.AddOption {
 }
 
 // start opens the turn's span.
-func (o *observer) start(ctx context.Context, req Request) (context.Context, trace.Span) {
+func (o *observer) start(ctx context.Context, req connector.TurnRequest) (context.Context, trace.Span) {
 	ctx, span := o.tracer.Start(ctx, spanTurn)
 	if span.IsRecording() {
 		wire := a2a.WireFor(req.Agent.ProtocolVersion)
@@ -119,8 +119,8 @@ func (o *observer) start(ctx context.Context, req Request) (context.Context, tra
 }
 
 // end records the turn's result on its span and counts an agent error.
-func (o *observer) end(ctx context.Context, span trace.Span, res *Result) {
-	if res.Err != nil && res.Err.Code != CodeCanceled {
+func (o *observer) end(ctx context.Context, span trace.Span, res *connector.TurnResult) {
+	if res.Err != nil && res.Err.Code != connector.CodeCanceled {
 		opts, ok := o.byCode[res.Err.Code]
 		if !ok {
 			opts = codeOption(res.Err.Code)

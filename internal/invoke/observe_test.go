@@ -102,7 +102,7 @@ func TestTurnSpanOfAStreamingTurn(t *testing.T) {
 	ctx, parent := o.tracer.Start(t.Context(), "session")
 	var during int64
 	var texts int
-	res := o.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
+	res := o.inv.Turn(ctx, connector.TurnRequest{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 		Text: "behave:stream " + userWords}, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
 			if texts == 0 {
@@ -173,14 +173,14 @@ func TestTurnSpanRecordsFallbackAndErrors(t *testing.T) {
 	}{
 		{name: "stream_on_url_fallback_is_an_event", behave: "no-stream-path", wantEvent: "stream_on_url"},
 		{name: "resubscribe_is_an_event", behave: "stream-cut-resumable", wantEvent: "resubscribe"},
-		{name: "agent_failure_is_counted_by_code", behave: "failed", wantCode: invoke.CodeTaskFailed},
-		{name: "http_status_is_counted_by_code", behave: "http-500", wantCode: invoke.CodeAgentHTTPStatus},
+		{name: "agent_failure_is_counted_by_code", behave: "failed", wantCode: connector.CodeTaskFailed},
+		{name: "http_status_is_counted_by_code", behave: "http-500", wantCode: connector.CodeAgentHTTPStatus},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			srv := fixtureagent.New(t)
 			o := newObserved(t)
-			res := o.inv.Turn(t.Context(), invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
+			res := o.inv.Turn(t.Context(), connector.TurnRequest{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 				Text: "behave:" + c.behave}, nil)
 			span := o.turnSpan(t)
 			if c.wantEvent != "" {
@@ -221,7 +221,7 @@ func TestCallerCancelIsNotAnAgentError(t *testing.T) {
 	srv := fixtureagent.New(t)
 	o := newObserved(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	res := o.inv.Turn(ctx, invoke.Request{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
+	res := o.inv.Turn(ctx, connector.TurnRequest{Agent: new(agentAt(srv.URL, true)), MessageID: "m1",
 		Text: "behave:slow-stream"}, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
 			cancel()
@@ -230,7 +230,7 @@ func TestCallerCancelIsNotAnAgentError(t *testing.T) {
 	if res.Outcome != connector.OutcomeCanceled {
 		t.Fatalf("outcome = %s %+v", res.Outcome, res.Err)
 	}
-	if n, ok := o.int64Metric(t, invoke.MetricAgentErrors, attribute.String("error.code", invoke.CodeCanceled)); ok {
+	if n, ok := o.int64Metric(t, invoke.MetricAgentErrors, attribute.String("error.code", connector.CodeCanceled)); ok {
 		t.Errorf("a barge-in was counted as an agent error (%d)", n)
 	}
 }

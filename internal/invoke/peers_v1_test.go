@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 )
 
@@ -19,7 +18,7 @@ import (
 // compatibility layers, 0.3 too): the a2a-go v2 server (sdk_v2_interop_test.go) and @a2a-js/sdk
 // 1.x under Node (js_v1_interop_test.go). Every peer runs the same executor logic, so one set of
 // scenarios (testPeer) runs against each of them, the way the connector will call them: an
-// invoke.Request whose agent profile names the interface URL and its protocol version, exactly
+// connector.TurnRequest whose agent profile names the interface URL and its protocol version, exactly
 // as card registration stores it.
 //
 // The 1.0 scenarios fail until internal/a2a and internal/invoke speak the 1.0 wire (issue 7):
@@ -255,7 +254,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t),
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t),
 				Text: "stream " + userWords, ContextID: "ctx-" + id(t)})
 			if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 				t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -283,7 +282,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			h := newH(t)
 			a := p.agent(stream)
 			key := h.seal(t, a.ID)
-			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
+			first, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != peerQuestion || first.TaskID == "" || first.ContextID == "" ||
 				first.State != "input-required" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q with task and context", first, peerQuestion)
@@ -293,7 +292,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			}
 			checkCalls(t, p, id(t)+"-1", stream)
 
-			second, rec2 := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t) + "-2", Text: "Berlin",
+			second, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t) + "-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != peerAnswer("Berlin") || second.TaskID != first.TaskID ||
 				second.ContextID != first.ContextID || second.State != "completed" {
@@ -315,7 +314,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
 			if res.Outcome != connector.OutcomeHandback || res.State != "rejected" || res.Err != nil || res.TaskID == "" {
 				t.Fatalf("result = %+v, want HANDBACK rejected with a task", res)
 			}
@@ -335,7 +334,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 		h := newH(t)
 		a := p.agent(p.Streaming)
 		key := h.seal(t, a.ID)
-		held, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: key, MessageID: id(t), Text: "ask " + userWords})
+		held, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t), Text: "ask " + userWords})
 		if held.Outcome != connector.OutcomeInputRequired || held.TaskID == "" {
 			t.Fatalf("held = %+v, want INPUT_REQUIRED with a task", held)
 		}
@@ -371,7 +370,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 		a := p.agent(p.Streaming)
 		a.EndpointTenant = peerTenant
 		a.Extensions = []string{peerExtension}
-		res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Text != whole {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 		}

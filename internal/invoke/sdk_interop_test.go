@@ -15,7 +15,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // sdkExecutor is an agent written on the official A2A Go SDK, code nobody here wrote the server
@@ -142,7 +141,7 @@ func TestSDKInterop(t *testing.T) {
 			srv := newSDKServer(t, tt.alsoStream)
 			h := newHarness(t, nil)
 			agent := agentAt(srv.URL, tt.streaming)
-			res, rec := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "weather " + userWords, ContextID: "ctx-session"})
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: "weather " + userWords, ContextID: "ctx-session"})
 			if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 				t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 			}
@@ -173,14 +172,14 @@ func TestSDKInteropInputRequiredThenContinuation(t *testing.T) {
 			srv := newSDKServer(t, false)
 			h := newHarness(t, nil)
 			agent := agentAt(srv.URL, streaming)
-			first, rec := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-1", Text: "ask me " + userWords})
+			first, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: "ask me " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != sdkQuestion || first.TaskID == "" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q", first, sdkQuestion)
 			}
 			if got := strings.Join(rec.texts(), ""); got != sdkQuestion {
 				t.Errorf("first deltas = %q, want the question", got)
 			}
-			second, _ := h.turn(t, t.Context(), invoke.Request{Agent: &agent, MessageID: "turn-2", Text: "Berlin",
+			second, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != "Weather in Berlin: sunny." || second.TaskID != first.TaskID {
 				t.Fatalf("second = %+v, want COMPLETED on task %s", second, first.TaskID)

@@ -202,9 +202,9 @@ func TestGRPCDialGoesThroughTheGuard(t *testing.T) {
 	// Plain http allowed, loopback not: the refusal comes from the dialer itself.
 	h := newHarness(t, func(o *invoke.Options) { o.GRPCPolicy = &netguard.Policy{AllowInsecureHTTP: true} })
 	a := peer1Agent(peer.GRPCURL)
-	res, _ := h.turn(t, t.Context(), invoke.Request{Agent: &a, MessageID: "guarded", Text: "stream " + userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != invoke.CodeBlockedAddress {
-		t.Fatalf("result = %+v (err %+v), want FAILED %s", res, res.Err, invoke.CodeBlockedAddress)
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "guarded", Text: "stream " + userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeBlockedAddress {
+		t.Fatalf("result = %+v (err %+v), want FAILED %s", res, res.Err, connector.CodeBlockedAddress)
 	}
 }
 

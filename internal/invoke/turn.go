@@ -23,7 +23,7 @@ type turn struct {
 	inv    *Invoker
 	parent context.Context // the caller's: tells caller cancel and caller deadline apart
 	ctx    context.Context // parent bounded by TurnTimeout
-	req    Request
+	req    connector.TurnRequest
 	emit   func(connector.TurnEvent)
 	asm    *assembler
 	span   trace.Span // the turn's span (no-op when tracing is off)
@@ -66,7 +66,7 @@ func (t *turn) run() error {
 		return herr
 	}
 	if t.req.Agent.EndpointURL == "" {
-		return &connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent has no endpoint URL"}
+		return &connector.TurnError{Code: connector.CodeAgentUnreachable, Message: "the agent has no endpoint URL"}
 	}
 	t.rt, t.alt = t.inv.routes(t.req.Agent)
 	// One copy of the params, passed by pointer down to the encoder: every frame between here
@@ -200,7 +200,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 		if lostErr != nil {
 			return lostErr
 		}
-		return &connector.TurnError{Code: CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
+		return &connector.TurnError{Code: connector.CodeStreamEnded, Message: "the stream ended before the agent named a task or a final state"}
 	}
 	t.lost = true
 	inv := t.inv
@@ -230,9 +230,9 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 		why = "resubscribing failed: " + callReason(err)
 	}
 	t.span.AddEvent(eventGetTask)
-	code := CodeStreamEnded
+	code := connector.CodeStreamEnded
 	if lostErr != nil {
-		code = CodeAgentUnreachable
+		code = connector.CodeAgentUnreachable
 	}
 	// A task that keeps saying "working" without a stream is given what a silent stream gets:
 	// the idle limit. Agents whose executor died with the connection never finish it.
@@ -314,7 +314,7 @@ func (t *turn) send(hdr http.Header, params *a2a.MessageSendParams) error {
 		return nil
 	}
 	if t.taskID == "" {
-		return &connector.TurnError{Code: CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
+		return &connector.TurnError{Code: connector.CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
 	}
 	return t.poll(t.ctx, t.rt.endpoint(t.rt.url, hdr), inv.opts.PollInterval)
 }
@@ -433,8 +433,8 @@ func statusText(st a2a.TaskStatus) string {
 
 // finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
 // sends tasks/cancel when the cancel policy (cancelAfter) says our side abandons a live task.
-func (t *turn) finish(err error) *Result {
-	res := &Result{TaskID: t.taskID, ContextID: t.contextID, State: apiState(t.state)}
+func (t *turn) finish(err error) *connector.TurnResult {
+	res := &connector.TurnResult{TaskID: t.taskID, ContextID: t.contextID, State: apiState(t.state)}
 	res.Outcome, res.Err, res.Interrupted = t.ending(err)
 	if err == nil && t.messageResult {
 		res.State = "" // a Message has no task state
@@ -468,18 +468,18 @@ func (t *turn) ending(err error) (connector.Outcome, *connector.TurnError, bool)
 	default:
 		// Only a too-large reply (see finish) stops a turn without an error or an ending state;
 		// anything else would be a bug here, and must still not leave the outcome empty.
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeProtocolError, Message: "the turn ended without a final state"}, false
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeProtocolError, Message: "the turn ended without a final state"}, false
 	}
 }
 
 // tooLarge is the error of a reply that outgrew MaxTextBytes. It overrides whatever ended the
 // turn: the text was cut, so no other outcome would be true.
 func (t *turn) tooLarge() *connector.TurnError {
-	return &connector.TurnError{Code: CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
+	return &connector.TurnError{Code: connector.CodeTooLarge, Message: fmt.Sprintf("the reply exceeds %d bytes; the text sent so far is kept", t.inv.opts.MaxTextBytes)}
 }
 
 // turnEnd is what the cancel policy needs to know of the turn and its result.
-func (t *turn) turnEnd(res *Result) turnEnd {
+func (t *turn) turnEnd(res *connector.TurnResult) turnEnd {
 	return turnEnd{
 		taskID:        t.taskID,
 		heldTaskID:    t.req.TaskID,
@@ -511,17 +511,17 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *connector.TurnErr
 		if text == "" {
 			text = "the agent reported the task failed"
 		}
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeTaskFailed, Message: text}
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeTaskFailed, Message: text}
 	case a2a.TaskStateAuthRequired:
 		msg := "the agent requires authentication the platform cannot provide"
 		if text != "" {
 			msg += ": " + text
 		}
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeAuthRequired, Message: msg}
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeAuthRequired, Message: msg}
 	case a2a.TaskStateUnknown:
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: "the agent reported the task state unknown"}
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(apiState(st.State), 64, "…"))}
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(apiState(st.State), 64, "…"))}
 	}
 }
 
@@ -548,11 +548,11 @@ func (t *turn) classify(err error) (connector.Outcome, *connector.TurnError, boo
 // its deadline passed, the turn timeout, or the first-event or idle limit.
 func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError, bool) {
 	timeout := func(format string, args ...any) (connector.Outcome, *connector.TurnError, bool) {
-		return connector.OutcomeFailed, &connector.TurnError{Code: CodeTimeout, Message: fmt.Sprintf(format, args...)}, true
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeTimeout, Message: fmt.Sprintf(format, args...)}, true
 	}
 	if perr := t.parent.Err(); perr != nil {
 		if errors.Is(perr, context.Canceled) {
-			return connector.OutcomeCanceled, &connector.TurnError{Code: CodeCanceled, Message: "the caller canceled the turn"}, true
+			return connector.OutcomeCanceled, &connector.TurnError{Code: connector.CodeCanceled, Message: "the caller canceled the turn"}, true
 		}
 		return timeout("the caller's deadline passed before the agent finished")
 	}
@@ -572,7 +572,7 @@ func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError,
 func (t *turn) agentFailure(err error) *connector.TurnError {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
-		return &connector.TurnError{Code: CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
+		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
 		if hse.RPC != nil && hse.Binding == a2a.BindingHTTPJSON && (hse.StatusCode < 300 || hse.StatusCode >= 400) {
@@ -587,36 +587,36 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 	}
 	if pe, ok := errors.AsType[*a2a.ProtocolError](err); ok {
 		if pe.Kind == a2a.ProtocolEventTooLarge || pe.Kind == a2a.ProtocolBodyTooLarge {
-			return &connector.TurnError{Code: CodeTooLarge, Message: pe.Error()}
+			return &connector.TurnError{Code: connector.CodeTooLarge, Message: pe.Error()}
 		}
-		return &connector.TurnError{Code: CodeProtocolError, Message: pe.Error()}
+		return &connector.TurnError{Code: connector.CodeProtocolError, Message: pe.Error()}
 	}
 	// The transport's own words stay in the operator's log.
 	t.inv.log.InfoContext(t.ctx, "agent unreachable", "agent_id", t.req.Agent.ID, "error", err.Error())
-	return &connector.TurnError{Code: CodeAgentUnreachable, Message: "the agent could not be reached: " + transportReason(err)}
+	return &connector.TurnError{Code: connector.CodeAgentUnreachable, Message: "the agent could not be reached: " + transportReason(err)}
 }
 
 // httpStatusFailure is the Error of an agent that answered with an HTTP status instead of A2A.
 func httpStatusFailure(hse *a2a.HTTPStatusError) *connector.TurnError {
 	switch {
 	case hse.StatusCode >= 300 && hse.StatusCode < 400:
-		return &connector.TurnError{Code: CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
+		return &connector.TurnError{Code: connector.CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
 	case hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden:
-		return &connector.TurnError{Code: CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
+		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
 	}
-	return &connector.TurnError{Code: CodeAgentHTTPStatus, Message: hse.Error()}
+	return &connector.TurnError{Code: connector.CodeAgentHTTPStatus, Message: hse.Error()}
 }
 
 // rpcFailure is the Error of an agent that answered with a JSON-RPC error.
 func (t *turn) rpcFailure(rpc *a2a.RPCError) *connector.TurnError {
 	switch rpc.Code {
 	case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
-		return &connector.TurnError{Code: CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
+		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
 	case a2a.CodeVersionNotSupported:
-		return &connector.TurnError{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
+		return &connector.TurnError{Code: connector.CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
 			rpc.Code, rpc.Message, t.rt.version, t.rt.url)}
 	}
-	return &connector.TurnError{Code: CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message)}
+	return &connector.TurnError{Code: connector.CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s", rpc.Code, rpc.Message)}
 }
 
 // notFoundOrNotAllowed reports whether `{url}/stream` is simply not the agent's endpoint: a 404
@@ -733,7 +733,7 @@ func (t *turn) verdict(err error) verdict {
 		return up
 	}
 	if own, ok := errors.AsType[*connector.TurnError](err); ok {
-		if own.Code == CodeProtocolError {
+		if own.Code == connector.CodeProtocolError {
 			return down
 		}
 		if t.answered {

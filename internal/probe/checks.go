@@ -15,7 +15,6 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // fixEndpointFirst is the fix of a check that could not run because no interface answered.
@@ -129,21 +128,21 @@ func profileChanges(old, cur connector.CardProfile) []string {
 // errorFixes are what to change for each way a turn fails (invoke's error codes). %[1]s is the
 // URL called, %[2]s the A2A version.
 var errorFixes = map[string]string{
-	invoke.CodeAgentUnreachable: "Make sure the agent runs and %[1]s is reachable from the internet over HTTPS (DNS name, firewall, a TLS certificate a public CA signed).",
-	invoke.CodeBlockedAddress:   "Publish the endpoint on a public address: the connector calls no private, loopback or reserved address (an operator can allow a range with A2AC_ALLOWED_CIDRS).",
-	invoke.CodeAgentHTTPStatus:  "Serve A2A JSON-RPC with POST at %[1]s: the card's url (or interface URL) must be the JSON-RPC endpoint itself, not a web page or a base path.",
-	invoke.CodeRedirect:         "Put the final URL in the card: the connector never follows redirects of agent calls, so that the API key cannot reach another host.",
-	invoke.CodeAgentRPCError:    "Make %[1]s accept a message with one text part (A2A %[2]s) and look up this JSON-RPC error in the agent's logs.",
-	invoke.CodeProtocolError:    "The answer breaks the A2A %[2]s wire: compare it with the specification or an official SDK (member names, kinds, SSE framing, the JSON-RPC id).",
-	invoke.CodeTooLarge:         "Keep replies within the connector's limits: 1 MiB per event and 256 KiB of text per turn.",
-	invoke.CodeAuthRequired:     "The platform can only send an API key in a header: accept X-API-KEY instead of asking for other authentication.",
-	invoke.CodeUnknownState:     "Use only the task states the A2A specification defines.",
-	invoke.CodeStreamEnded:      "End every stream with a final state (completed, input-required, rejected or failed; with final: true on A2A 0.x) before closing it.",
-	invoke.CodeTaskFailed:       "The agent reported the task failed (its words are above): look up this task in the agent's logs.",
-	invoke.CodeAPIKey:           "The stored key cannot be used: set the agent's API key again in the console.",
-	invoke.CodeTimeout:          "Answer at once with a first event (a Task in submitted or working state), and finish within the turn timeout.",
-	invoke.CodeCanceled:         "Run the check again: it was canceled before the agent finished.",
-	invoke.CodeAgentUnavailable: "The agent failed several times in a row (see the cause above), so the connector stops calling it for a while: fix what failed, then run the check again after the time it names.",
+	connector.CodeAgentUnreachable: "Make sure the agent runs and %[1]s is reachable from the internet over HTTPS (DNS name, firewall, a TLS certificate a public CA signed).",
+	connector.CodeBlockedAddress:   "Publish the endpoint on a public address: the connector calls no private, loopback or reserved address (an operator can allow a range with A2AC_ALLOWED_CIDRS).",
+	connector.CodeAgentHTTPStatus:  "Serve A2A JSON-RPC with POST at %[1]s: the card's url (or interface URL) must be the JSON-RPC endpoint itself, not a web page or a base path.",
+	connector.CodeRedirect:         "Put the final URL in the card: the connector never follows redirects of agent calls, so that the API key cannot reach another host.",
+	connector.CodeAgentRPCError:    "Make %[1]s accept a message with one text part (A2A %[2]s) and look up this JSON-RPC error in the agent's logs.",
+	connector.CodeProtocolError:    "The answer breaks the A2A %[2]s wire: compare it with the specification or an official SDK (member names, kinds, SSE framing, the JSON-RPC id).",
+	connector.CodeTooLarge:         "Keep replies within the connector's limits: 1 MiB per event and 256 KiB of text per turn.",
+	connector.CodeAuthRequired:     "The platform can only send an API key in a header: accept X-API-KEY instead of asking for other authentication.",
+	connector.CodeUnknownState:     "Use only the task states the A2A specification defines.",
+	connector.CodeStreamEnded:      "End every stream with a final state (completed, input-required, rejected or failed; with final: true on A2A 0.x) before closing it.",
+	connector.CodeTaskFailed:       "The agent reported the task failed (its words are above): look up this task in the agent's logs.",
+	connector.CodeAPIKey:           "The stored key cannot be used: set the agent's API key again in the console.",
+	connector.CodeTimeout:          "Answer at once with a first event (a Task in submitted or working state), and finish within the turn timeout.",
+	connector.CodeCanceled:         "Run the check again: it was canceled before the agent finished.",
+	connector.CodeAgentUnavailable: "The agent failed several times in a row (see the cause above), so the connector stops calling it for a while: fix what failed, then run the check again after the time it names.",
 }
 
 func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
@@ -168,10 +167,10 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	}
 	msg := fmt.Sprintf("The turn to %s failed (%s): %s", url, res.Err.Code, strings.TrimSuffix(res.Err.Message, "."))
 	fix := errorFixes[res.Err.Code]
-	if res.Err.Code == invoke.CodeAgentHTTPStatus && a.EndpointBinding == "HTTP+JSON" {
+	if res.Err.Code == connector.CodeAgentHTTPStatus && a.EndpointBinding == "HTTP+JSON" {
 		fix = "Serve the A2A %[2]s HTTP+JSON paths under the interface URL (1.0: {url}/message:stream; 0.3: {url}/v1/message:stream): the card's interface URL must be the base they hang from, %[1]s did not answer as one."
 	}
-	if res.Err.Code == invoke.CodeAgentUnauthorized {
+	if res.Err.Code == connector.CodeAgentUnauthorized {
 		fix = "The agent refused the API key stored for it: set the right key in the console (Rotate key), or fix the agent's key check."
 		if !keySet {
 			fix = "Set the agent's API key in the console: the card demands one and none is set."
@@ -275,7 +274,7 @@ func firstEventCheck(a connector.Agent, t turn, limit time.Duration) Result {
 	if t.res.Err == nil {
 		return Result{Check: CheckFirstEvent, Status: Pass, Message: fmt.Sprintf("The agent answered within the limit of %s.", limit)}
 	}
-	if t.res.Err.Code == invoke.CodeTimeout {
+	if t.res.Err.Code == connector.CodeTimeout {
 		return Result{Check: CheckFirstEvent, Status: Fail,
 			Message: fmt.Sprintf("No event within %s: the connector gives up on such a turn.", limit),
 			Fix:     "Answer at once with a first event (a Task in submitted or working state, or a working status update), then do the slow work."}
@@ -316,7 +315,7 @@ func apiKeyCheck(a connector.Agent, keySet bool, withKey turn, noKey *turn) Resu
 	if !a.APIKeyRequired {
 		return Result{Check: CheckAPIKey, Status: Pass, Message: "The card demands no API key: nothing to refuse."}
 	}
-	if _, ok := withKey.answer(); !ok && (withKey.res.Err == nil || withKey.res.Err.Code != invoke.CodeAgentUnauthorized) {
+	if _, ok := withKey.answer(); !ok && (withKey.res.Err == nil || withKey.res.Err.Code != connector.CodeAgentUnauthorized) {
 		return Result{Check: CheckAPIKey, Status: Warn, Message: "Not checked: no interface answered the message.", Fix: fixEndpointFirst}
 	}
 	t := withKey
@@ -336,7 +335,7 @@ func apiKeyCheck(a connector.Agent, keySet bool, withKey turn, noKey *turn) Resu
 		return Result{Check: CheckAPIKey, Status: Fail,
 			Message: "No API key is set for this agent and it answered anyway: the card demands a key the agent does not check.",
 			Fix:     fixCheckKey}
-	case t.res.Err.Code == invoke.CodeAgentUnauthorized || t.res.Err.Code == invoke.CodeAuthRequired:
+	case t.res.Err.Code == connector.CodeAgentUnauthorized || t.res.Err.Code == connector.CodeAuthRequired:
 		msg := "Called without its API key, the agent refused"
 		if st := lastStatus(t.calls); st == http.StatusUnauthorized || st == http.StatusForbidden {
 			msg += fmt.Sprintf(" with HTTP %d", st)

@@ -138,7 +138,7 @@ func New(c Config) *Prober {
 
 // turn is what the probe saw of one turn.
 type turn struct {
-	res invoke.Result
+	res connector.TurnResult
 	// calls are the agent's HTTP answers, in order.
 	calls []call
 	// firstEvent is how long the first text or status event took, when gotEvent.
@@ -162,7 +162,7 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 		rep.AnsweredURL = ans.url
 		rep.ProtocolVersion = versionAt(t.Agent, ans)
 	}
-	refused := withKey.res.Err != nil && withKey.res.Err.Code == invoke.CodeAgentUnauthorized
+	refused := withKey.res.Err != nil && withKey.res.Err.Code == connector.CodeAgentUnauthorized
 	var noKey *turn
 	if t.Agent.APIKeyRequired && t.APIKey != nil && (answered || refused) {
 		// A refusal is immediate; an agent that answers is known at its first event. Either
@@ -209,7 +209,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sea
 	)
 	start := p.now()
 	// emit runs on this goroutine, in order, and never after Turn returns.
-	res := inv.Turn(ctx, invoke.Request{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
+	res := inv.Turn(ctx, connector.TurnRequest{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
 		if got {
 			return
 		}

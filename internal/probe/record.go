@@ -7,7 +7,6 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // call is one exchange of a probe turn with the agent, as the wire client reported it
@@ -56,11 +55,11 @@ func (r *recorder) list() []call {
 // spoke are the turn failures that come after the agent answered the message in A2A: the agent
 // spoke the protocol, the turn failed for what it said.
 var spoke = map[string]bool{
-	invoke.CodeTaskFailed:   true,
-	invoke.CodeAuthRequired: true,
-	invoke.CodeUnknownState: true,
-	invoke.CodeTooLarge:     true,
-	invoke.CodeStreamEnded:  true,
+	connector.CodeTaskFailed:   true,
+	connector.CodeAuthRequired: true,
+	connector.CodeUnknownState: true,
+	connector.CodeTooLarge:     true,
+	connector.CodeStreamEnded:  true,
 }
 
 // answer is the call that carried the message and that the agent answered in A2A, when the turn

@@ -26,12 +26,6 @@ const KeySize = 32
 // ErrDecrypt means a ciphertext could not be opened: wrong key, wrong agent, or tampered data.
 var ErrDecrypt = errors.New("secret: cannot decrypt")
 
-// Sealed is an encrypted value and the id of the key that sealed it: connector.Sealed, the
-// domain's name for it, which the store and the session carry without importing this package.
-// New code names connector.Sealed; the alias keeps internal/invoke's spelling (it is being
-// reworked elsewhere) until it moves too.
-type Sealed = connector.Sealed
-
 // Box encrypts with its current key and decrypts with any key it knows.
 type Box struct {
 	current string
@@ -84,17 +78,17 @@ func New(current []byte, previous ...[]byte) (*Box, error) {
 }
 
 // Seal encrypts plaintext for the agent with the given id.
-func (b *Box) Seal(agentID string, plaintext []byte) (Sealed, error) {
+func (b *Box) Seal(agentID string, plaintext []byte) (connector.Sealed, error) {
 	aead := b.aeads[b.current]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
-		return Sealed{}, fmt.Errorf("secret: nonce: %w", err)
+		return connector.Sealed{}, fmt.Errorf("secret: nonce: %w", err)
 	}
-	return Sealed{Ciphertext: aead.Seal(nonce, nonce, plaintext, []byte(agentID)), KeyID: b.current}, nil
+	return connector.Sealed{Ciphertext: aead.Seal(nonce, nonce, plaintext, []byte(agentID)), KeyID: b.current}, nil
 }
 
 // Open decrypts a value sealed for the agent with the given id.
-func (b *Box) Open(agentID string, s Sealed) ([]byte, error) {
+func (b *Box) Open(agentID string, s connector.Sealed) ([]byte, error) {
 	aead, ok := b.aeads[s.KeyID]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown key id %q", ErrDecrypt, s.KeyID)

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"testing"
+
+	connector "github.com/a2a-connector/a2a-connector"
 )
 
 func newKey(t *testing.T) []byte {
@@ -44,7 +46,7 @@ func TestSealOpen(t *testing.T) {
 		}
 	})
 	t.Run("tampered_is_refused", func(t *testing.T) {
-		bad := Sealed{Ciphertext: bytes.Clone(sealed.Ciphertext), KeyID: sealed.KeyID}
+		bad := connector.Sealed{Ciphertext: bytes.Clone(sealed.Ciphertext), KeyID: sealed.KeyID}
 		bad.Ciphertext[len(bad.Ciphertext)-1] ^= 1
 		if _, err := old.Open("agent-1", bad); !errors.Is(err, ErrDecrypt) {
 			t.Fatalf("err = %v, want ErrDecrypt", err)

@@ -71,7 +71,7 @@ func NewInflight(c InflightConfig) *Inflight {
 	return &Inflight{cfg: c, tasks: make(map[uint64]connector.InflightTask)}
 }
 
-// inflightTurn is one turn's entry; its task method is the turn's invoke.Request.OnTask.
+// inflightTurn is one turn's entry; its task method is the turn's connector.TurnRequest.OnTask.
 type inflightTurn struct {
 	f                            *Inflight
 	id                           uint64
