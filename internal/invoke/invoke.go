@@ -364,7 +364,7 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 			return
 		}
 		rt, _ := inv.routes(&agent)
-		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.TaskIDParams{ID: taskID})
+		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.CancelTaskRequest{ID: taskID})
 		if err != nil {
 			inv.log.InfoContext(ctx, "tasks/cancel failed", "agent_id", agent.ID, "task_id", taskID, "error", err.Error())
 			return
