@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
@@ -295,25 +294,8 @@ type partFileJSON struct {
 }
 
 // MarshalJSON writes the part's one content member, then its file name, media type and
-// metadata.
-func (p Part) MarshalJSON() ([]byte, error) {
-	w := partJSON{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}
-	switch p.Kind {
-	case PartRaw:
-		raw := base64.StdEncoding.EncodeToString(p.Raw)
-		w.Raw = &raw
-	case PartURL:
-		w.URL = &p.URL
-	case PartData:
-		w.Data = p.Data
-		if len(w.Data) == 0 {
-			w.Data = json.RawMessage("{}")
-		}
-	default:
-		w.Text = &p.Text
-	}
-	return json.Marshal(w)
-}
+// metadata (v1PartOf).
+func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(v1PartOf(&p)) }
 
 // part is the Part w stands for; ok is false when it has no content this package knows.
 func (w *partJSON) part() (p Part, ok bool) {
@@ -400,36 +382,11 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 // (one pass), and drops the ones with no content this package knows. It takes precedence over
 // UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	kind := dec.PeekKind()
-	depth, start := onepass.Start(dec)
-	switch kind {
-	case 'n':
-		*ps = nil
-		_, err := dec.ReadToken()
-		return err
-	case '[':
-	default:
-		var wire []partJSON // not an array: the error of the decoder
-		return onepass.NestedError(depth, start, "", jsonv2.UnmarshalDecode(dec, &wire, jsonv1.DefaultOptionsV1()))
+	out, err := onepass.List(dec, (*partJSON).part)
+	if err == nil {
+		*ps = out
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	out := Parts{}
-	for dec.PeekKind() != ']' {
-		var w partJSON
-		if err := jsonv2.UnmarshalDecode(dec, &w, jsonv1.DefaultOptionsV1()); err != nil {
-			return onepass.NestedError(depth, start, "", err)
-		}
-		if p, ok := w.part(); ok {
-			out = append(out, p)
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	*ps = out
-	return nil
+	return err
 }
 
 // UnmarshalJSON decodes each part and drops the ones with no content this package knows.

@@ -54,22 +54,10 @@ type v1Message struct {
 	ContextID        string         `json:"contextId,omitempty"`
 	TaskID           string         `json:"taskId,omitempty"`
 	Role             string         `json:"role"`
-	Parts            []v1Part       `json:"parts"`
+	Parts            []partJSON     `json:"parts"`
 	Metadata         map[string]any `json:"metadata,omitempty"`
 	Extensions       []string       `json:"extensions,omitempty"`
 	ReferenceTaskIDs []string       `json:"referenceTaskIds,omitempty"`
-}
-
-// v1Part is a 1.0 part: exactly one of text, raw (base64), url and data, plus optional
-// mediaType, filename and metadata.
-type v1Part struct {
-	Text      *string         `json:"text,omitempty"`
-	Raw       *string         `json:"raw,omitempty"`
-	URL       *string         `json:"url,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	Filename  string          `json:"filename,omitempty"`
-	MediaType string          `json:"mediaType,omitempty"`
-	Metadata  map[string]any  `json:"metadata,omitempty"`
 }
 
 type v1TaskParams struct {
@@ -110,7 +98,7 @@ func v1MessageOf(m *Message) v1Message {
 		ContextID:        m.ContextID,
 		TaskID:           m.TaskID,
 		Role:             string(role),
-		Parts:            make([]v1Part, 0, len(m.Parts)),
+		Parts:            make([]partJSON, 0, len(m.Parts)),
 		Metadata:         m.Metadata,
 		Extensions:       m.Extensions,
 		ReferenceTaskIDs: m.ReferenceTaskIDs,
@@ -121,8 +109,10 @@ func v1MessageOf(m *Message) v1Message {
 	return w
 }
 
-func v1PartOf(p *Part) v1Part {
-	w := v1Part{Metadata: p.Metadata, Filename: p.Filename, MediaType: p.MediaType}
+// v1PartOf is p in 1.0's JSON form: its one content member, then file name, media type and
+// metadata.
+func v1PartOf(p *Part) partJSON {
+	w := partJSON{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}
 	switch p.Kind {
 	case PartRaw:
 		raw := base64.StdEncoding.EncodeToString(p.Raw)

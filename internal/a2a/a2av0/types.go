@@ -62,12 +62,6 @@ func (s TaskState) IsTerminal() bool {
 	return false
 }
 
-// IsInterrupted reports whether the task is paused waiting for the client: input-required or
-// auth-required.
-func (s TaskState) IsInterrupted() bool {
-	return s == TaskStateInputRequired || s == TaskStateAuthRequired
-}
-
 // Message is one communication turn between client and agent.
 type Message struct {
 	// Kind is "message"; Marshal fills it in when empty.
@@ -117,36 +111,14 @@ type Parts []Part
 // (one pass; see Part), and drops the ones of unknown kind. It takes precedence over
 // UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	kind := dec.PeekKind()
-	depth, start := onepass.Start(dec)
-	switch kind {
-	case 'n':
-		*ps = nil
-		_, err := dec.ReadToken()
-		return err
-	case '[':
-	default:
-		var wire []partWire // not an array: the error of the decoder
-		return onepass.NestedError(depth, start, "", jsonv2.UnmarshalDecode(dec, &wire, jsonv1.DefaultOptionsV1()))
+	out, err := onepass.List(dec, func(w *partWire) (Part, bool) {
+		p := w.part()
+		return p, p.Kind != ""
+	})
+	if err == nil {
+		*ps = out
 	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	out := Parts{}
-	for dec.PeekKind() != ']' {
-		var w partWire
-		if err := jsonv2.UnmarshalDecode(dec, &w, jsonv1.DefaultOptionsV1()); err != nil {
-			return onepass.NestedError(depth, start, "", err)
-		}
-		if p := w.part(); p.Kind != "" {
-			out = append(out, p)
-		}
-	}
-	if _, err := dec.ReadToken(); err != nil {
-		return err
-	}
-	*ps = out
-	return nil
+	return err
 }
 
 // UnmarshalJSON decodes each part on its own and drops the ones of unknown kind.

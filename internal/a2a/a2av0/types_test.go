@@ -3,6 +3,7 @@ package a2av0
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -163,29 +164,13 @@ func TestMarshal_fills_kinds_and_required_fields(t *testing.T) {
 	}
 }
 
-func TestTaskState(t *testing.T) {
+func TestTaskState_IsTerminal(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		state                TaskState
-		terminal, interrupts bool
-	}{
-		{state: TaskStateSubmitted},
-		{state: TaskStateWorking},
-		{state: TaskStateInputRequired, interrupts: true},
-		{state: TaskStateAuthRequired, interrupts: true},
-		{state: TaskStateCompleted, terminal: true},
-		{state: TaskStateFailed, terminal: true},
-		{state: TaskStateCanceled, terminal: true},
-		{state: TaskStateRejected, terminal: true},
-		{state: TaskStateUnknown},
-		{state: "something-new"},
-	}
-	for _, tt := range tests {
-		if got := tt.state.IsTerminal(); got != tt.terminal {
-			t.Errorf("%s.IsTerminal() = %v, want %v", tt.state, got, tt.terminal)
-		}
-		if got := tt.state.IsInterrupted(); got != tt.interrupts {
-			t.Errorf("%s.IsInterrupted() = %v, want %v", tt.state, got, tt.interrupts)
+	terminal := []TaskState{TaskStateCompleted, TaskStateFailed, TaskStateCanceled, TaskStateRejected}
+	for _, s := range []TaskState{TaskStateSubmitted, TaskStateWorking, TaskStateInputRequired, TaskStateAuthRequired,
+		TaskStateCompleted, TaskStateFailed, TaskStateCanceled, TaskStateRejected, TaskStateUnknown, "something-new"} {
+		if got, want := s.IsTerminal(), slices.Contains(terminal, s); got != want {
+			t.Errorf("%s.IsTerminal() = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -8,9 +8,45 @@ import (
 	"bytes"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
+
+// List decodes the JSON array dec reads next, one element at a time into its wire form W (in
+// encoding/json's mode), and keeps what keep makes of each element it says ok to. null is a nil
+// list, an empty array an empty one; a value that is no array fails as a []W would, in the
+// words of a decoding of the array alone.
+func List[W, T any](dec *jsontext.Decoder, keep func(*W) (T, bool)) ([]T, error) {
+	kind := dec.PeekKind()
+	depth, start := Start(dec)
+	switch kind {
+	case 'n':
+		_, err := dec.ReadToken()
+		return nil, err
+	case '[':
+	default:
+		var wire []W // not an array: the error of the decoder
+		return nil, NestedError(depth, start, "", jsonv2.UnmarshalDecode(dec, &wire, jsonv1.DefaultOptionsV1()))
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	out := []T{}
+	for dec.PeekKind() != ']' {
+		var w W
+		if err := jsonv2.UnmarshalDecode(dec, &w, jsonv1.DefaultOptionsV1()); err != nil {
+			return nil, NestedError(depth, start, "", err)
+		}
+		if t, ok := keep(&w); ok {
+			out = append(out, t)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 // Start returns the nesting depth and the byte offset of the value dec reads next, after a
 // PeekKind (the unread input may start with the separator before the value).
