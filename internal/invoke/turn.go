@@ -179,7 +179,7 @@ func (t *turn) switchWire(err error) bool {
 	}
 	from := t.rt
 	t.rt, t.alt = *t.alt, nil
-	t.inv.remember(t.req.Agent, t.rt)
+	t.inv.remember(t.ctx, t.req.Agent, t.rt)
 	t.span.AddEvent(eventVersionFallback, trace.WithAttributes(attrProtocolFrom.String(from.version), attrProtocolTo.String(t.rt.version)))
 	t.inv.log.InfoContext(t.ctx, "agent refused the protocol version; switched to the card's other interface and remembered it",
 		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", errorCode(err))
