@@ -129,9 +129,22 @@ type Agent struct {
 	CredentialSetKind string
 	Enabled           bool
 	Revision          int
-	Warnings          []Problem
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// OnFallback: the preferred interface refused the connector's version or binding and the
+	// card's Fallback answered, at this revision; turns go to the fallback (ActiveInterface).
+	OnFallback bool
+	Warnings   []Problem
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// ActiveInterface is the interface the agent's turns use: the card's preferred one
+// (EndpointURL, ProtocolVersion, EndpointBinding, EndpointTenant), or its Fallback once turns
+// moved there (OnFallback).
+func (a Agent) ActiveInterface() Interface {
+	if a.OnFallback && a.Fallback != nil && a.Fallback.URL != "" {
+		return *a.Fallback
+	}
+	return Interface{URL: a.EndpointURL, ProtocolVersion: a.ProtocolVersion, Binding: a.EndpointBinding, Tenant: a.EndpointTenant}
 }
 
 // Invocable reports why the agent cannot be called, or nil when it can.

@@ -235,6 +235,7 @@ func (m *Main) Open(ctx context.Context) error {
 	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
 		tp.MeterProvider, breakers.Publish)
 	agentPolicy := cfg.Policy()
+	st := store.New(pool.Pool)
 	m.inv = invoke.New(invoke.Options{
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport}),
@@ -246,10 +247,10 @@ func (m *Main) Open(ctx context.Context) error {
 		MeterProvider:  tp.MeterProvider,
 		Breaker:        breaker,
 		RetryBudget:    budget,
+		OnFallback:     st.MarkOnFallback,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	m.rec = agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
-	st := store.New(pool.Pool)
 	// Concurrent-turn caps of this process; the operator's per-tenant overrides are read every
 	// A2AC_LIMITS_REFRESH in the background, never on a turn.
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,

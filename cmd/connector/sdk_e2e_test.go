@@ -24,6 +24,7 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 		compat       bool // the agent also serves 0.3 (dual)
 		restOnly     bool // the agent serves HTTP+JSON only (as Google's hosted agents do)
 		grpcOnly     bool // the agent serves gRPC only
+		grpcBare     bool // its card writes the gRPC url as a bare host:port (a2a-go's samples)
 		paste        func(*sdkagent.Server) string
 		wantFallback bool
 	}{
@@ -33,6 +34,8 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 			paste: func(s *sdkagent.Server) string { return s.Origin }},
 		{name: "pasted_prefix_of_an_http_json_only_agent", restOnly: true, paste: func(s *sdkagent.Server) string { return s.Base }},
 		{name: "pasted_card_url_of_a_grpc_only_agent", grpcOnly: true, paste: func(s *sdkagent.Server) string { return s.CardURL }},
+		{name: "pasted_card_url_of_a_grpc_only_agent_at_a_bare_address", grpcOnly: true, grpcBare: true,
+			paste: func(s *sdkagent.Server) string { return s.CardURL }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +45,8 @@ func TestConversationWithAnA2A1SDKAgent(t *testing.T) {
 			if tt.compat {
 				prefix = ""
 			}
-			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, RESTOnly: tt.restOnly, GRPCOnly: tt.grpcOnly, APIKey: key})
+			peer := sdkagent.New(t, sdkagent.Options{Prefix: prefix, Streaming: true, Compat: tt.compat, RESTOnly: tt.restOnly, GRPCOnly: tt.grpcOnly,
+				GRPCBareAddress: tt.grpcBare, APIKey: key})
 			a := s.register(t, tt.paste(peer), key)
 			wantURL := peer.V1URL
 			if tt.restOnly {

@@ -219,8 +219,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Breaker:        breaker,
 		RetryBudget:    budget,
 	}
-	m.inv = invoke.New(invOpts)
 	st := store.New(pool.Pool)
+	invOpts.OnFallback = st.MarkOnFallback
+	m.inv = invoke.New(invOpts)
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
 	// They are not recorded for the agent's health view (no Health), which shows production

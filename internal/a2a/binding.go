@@ -72,18 +72,18 @@ func (b Binding) Spoken(w Wire) bool {
 }
 
 // Transport is one way of calling an agent, whatever its binding and generation: the operations
-// the connector performs, in the neutral types. Endpoint says where and how (URL, Wire, Binding,
+// the connector performs, in the core model (A2A 1.0, types.go). Endpoint says where and how (URL, Wire, Binding,
 // Tenant, headers). *Client is the one implementation; it speaks each binding behind the same
 // methods, so that its callers (internal/invoke, and through it session, probe and console)
 // never learn which binding an agent speaks. Every binding shares the Client's limits (event and
 // body caps, first-event and idle timeouts), its retry policy and budget, and its http.Client
 // (the SSRF guard).
 type Transport interface {
-	SendMessage(ctx context.Context, ep Endpoint, p *MessageSendParams) (Event, error)
-	StreamMessage(ctx context.Context, ep Endpoint, p *MessageSendParams, so StreamOptions) (*Stream, error)
-	GetTask(ctx context.Context, ep Endpoint, p TaskQueryParams) (*Task, error)
-	CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*Task, error)
-	Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, so StreamOptions) (*Stream, error)
+	SendMessage(ctx context.Context, ep Endpoint, r *SendMessageRequest) (Event, error)
+	SendStreamingMessage(ctx context.Context, ep Endpoint, r *SendMessageRequest, so StreamOptions) (*Stream, error)
+	GetTask(ctx context.Context, ep Endpoint, r GetTaskRequest) (*Task, error)
+	CancelTask(ctx context.Context, ep Endpoint, r CancelTaskRequest) (*Task, error)
+	SubscribeToTask(ctx context.Context, ep Endpoint, r SubscribeToTaskRequest, so StreamOptions) (*Stream, error)
 }
 
 var _ Transport = (*Client)(nil)

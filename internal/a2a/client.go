@@ -145,33 +145,33 @@ func NewClient(hc *http.Client, o ClientOptions) *Client {
 // after Close fail on gRPC interfaces. It is idempotent.
 func (c *Client) Close() { c.grpc.close() }
 
-// SendMessage calls message/send (1.0: SendMessage) and returns the result: a *Task or a
+// SendMessage calls SendMessage (0.x: message/send) and returns the result: a *Task or a
 // *Message.
-func (c *Client) SendMessage(ctx context.Context, ep Endpoint, p *MessageSendParams) (Event, error) {
-	return c.unary(ctx, ep, OpSendMessage, p)
+func (c *Client) SendMessage(ctx context.Context, ep Endpoint, r *SendMessageRequest) (Event, error) {
+	return c.unary(ctx, ep, OpSendMessage, r)
 }
 
-// GetTask calls tasks/get (1.0: GetTask).
-func (c *Client) GetTask(ctx context.Context, ep Endpoint, p TaskQueryParams) (*Task, error) {
-	return c.taskCall(ctx, ep, OpGetTask, p)
+// GetTask calls GetTask (0.x: tasks/get).
+func (c *Client) GetTask(ctx context.Context, ep Endpoint, r GetTaskRequest) (*Task, error) {
+	return c.taskCall(ctx, ep, OpGetTask, r)
 }
 
-// CancelTask calls tasks/cancel (1.0: CancelTask) and returns the task as the agent reports it
+// CancelTask calls CancelTask (0.x: tasks/cancel) and returns the task as the agent reports it
 // after the request.
-func (c *Client) CancelTask(ctx context.Context, ep Endpoint, p TaskIDParams) (*Task, error) {
-	return c.taskCall(ctx, ep, OpCancelTask, p)
+func (c *Client) CancelTask(ctx context.Context, ep Endpoint, r CancelTaskRequest) (*Task, error) {
+	return c.taskCall(ctx, ep, OpCancelTask, r)
 }
 
-// StreamMessage calls message/stream (1.0: SendStreamingMessage) with Accept:
-// text/event-stream. See the package doc for what a Stream yields and how it ends.
-func (c *Client) StreamMessage(ctx context.Context, ep Endpoint, p *MessageSendParams, so StreamOptions) (*Stream, error) {
-	return c.stream(ctx, ep, OpStreamMessage, p, so)
+// SendStreamingMessage calls SendStreamingMessage (0.x: message/stream). See the package doc
+// for what a Stream yields and how it ends.
+func (c *Client) SendStreamingMessage(ctx context.Context, ep Endpoint, r *SendMessageRequest, so StreamOptions) (*Stream, error) {
+	return c.stream(ctx, ep, OpStreamMessage, r, so)
 }
 
-// Resubscribe calls tasks/resubscribe (1.0: SubscribeToTask) to reattach to a running task's
-// event stream.
-func (c *Client) Resubscribe(ctx context.Context, ep Endpoint, p TaskIDParams, so StreamOptions) (*Stream, error) {
-	return c.stream(ctx, ep, OpResubscribe, p, so)
+// SubscribeToTask calls SubscribeToTask (0.x: tasks/resubscribe) to reattach to a running
+// task's event stream.
+func (c *Client) SubscribeToTask(ctx context.Context, ep Endpoint, r SubscribeToTaskRequest, so StreamOptions) (*Stream, error) {
+	return c.stream(ctx, ep, OpSubscribeToTask, r, so)
 }
 
 // Method returns the JSON-RPC method of op on wire w ("message/stream",
@@ -249,7 +249,7 @@ func (c *Client) taskCall(ctx context.Context, ep Endpoint, op Op, params any) (
 	}
 	t, ok := ev.(*Task)
 	if !ok {
-		return nil, &ProtocolError{Method: Method(ep.Wire, op), Kind: ProtocolInvalidResponse, Detail: "result is a " + ev.EventKind() + ", want a task"}
+		return nil, &ProtocolError{Method: Method(ep.Wire, op), Kind: ProtocolInvalidResponse, Detail: "result is a " + eventName(ev) + ", want a task"}
 	}
 	return t, nil
 }

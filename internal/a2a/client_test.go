@@ -18,20 +18,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
-func sendParams(text string) *MessageSendParams {
-	return &MessageSendParams{
+func sendParams(text string) *SendMessageRequest {
+	return &SendMessageRequest{
 		Message: Message{Role: RoleUser, MessageID: "msg-1", ContextID: "ctx-1", Parts: Parts{TextPart(text)},
 			Metadata: map[string]any{"chatId": "chat-9"}},
-		Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)},
+		Configuration: &SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}},
 	}
 }
 
 func TestSendMessage_round_trip(t *testing.T) {
 	t.Parallel()
-	want := &Task{ID: "task-1", ContextID: "ctx-1", Kind: KindTask,
-		Status:    TaskStatus{State: TaskStateCompleted, Timestamp: "2025-07-15T14:50:28.575338Z"},
+	want := &Task{ID: "task-1", ContextID: "ctx-1", Status: TaskStatus{State: TaskStateCompleted, Timestamp: "2025-07-15T14:50:28.575338Z"},
 		Artifacts: []Artifact{{ArtifactID: "a1", Parts: Parts{TextPart("今天天气晴，")}}, {ArtifactID: "a1", Parts: Parts{TextPart("没有雨。")}}}}
 	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -43,7 +44,7 @@ func TestSendMessage_round_trip(t *testing.T) {
 			}
 		}
 		req, _ := readRequest(t, r)
-		if req.JSONRPC != "2.0" || req.Method != MethodMessageSend || string(req.ID) != `"req-1"` {
+		if req.JSONRPC != "2.0" || req.Method != a2av0.MethodMessageSend || string(req.ID) != `"req-1"` {
 			t.Errorf("envelope = %s %s %s", req.JSONRPC, req.Method, req.ID)
 		}
 		var params map[string]any
@@ -82,7 +83,7 @@ func TestSendMessage_message_result_from_sniffed_content_type(t *testing.T) {
 	if err != nil {
 		t.Fatalf("SendMessage: %v", err)
 	}
-	want := &Message{Kind: KindMessage, Role: RoleAgent, MessageID: "m", Parts: Parts{TextPart("hi")}}
+	want := &Message{Role: RoleAgent, MessageID: "m", Parts: Parts{TextPart("hi")}}
 	if diff := cmp.Diff(Event(want), got); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
@@ -98,23 +99,23 @@ func TestGetTask_and_CancelTask(t *testing.T) {
 		}
 		json.Unmarshal(req.Params, &p)
 		switch req.Method {
-		case MethodTasksGet:
+		case a2av0.MethodTasksGet:
 			if p.HistoryLength == nil || *p.HistoryLength != 0 {
 				t.Errorf("historyLength = %v, want 0", p.HistoryLength)
 			}
 			writeJSON(t, w, req.ID, Task{ID: p.ID, ContextID: "c", Status: TaskStatus{State: TaskStateWorking}})
-		case MethodTasksCancel:
+		case a2av0.MethodTasksCancel:
 			writeJSON(t, w, req.ID, Task{ID: p.ID, ContextID: "c", Status: TaskStatus{State: TaskStateCanceled}})
 		default:
 			t.Errorf("method %s", req.Method)
 		}
 	})
 	c := testClient(t, ClientOptions{})
-	got, err := c.GetTask(t.Context(), Endpoint{URL: srv.URL}, TaskQueryParams{ID: "t1", HistoryLength: new(0)})
+	got, err := c.GetTask(t.Context(), Endpoint{URL: srv.URL}, GetTaskRequest{ID: "t1", HistoryLength: new(0)})
 	if err != nil || got.ID != "t1" || got.Status.State != TaskStateWorking {
 		t.Errorf("GetTask = %+v, %v", got, err)
 	}
-	got, err = c.CancelTask(t.Context(), Endpoint{URL: srv.URL}, TaskIDParams{ID: "t2"})
+	got, err = c.CancelTask(t.Context(), Endpoint{URL: srv.URL}, CancelTaskRequest{ID: "t2"})
 	if err != nil || got.ID != "t2" || got.Status.State != TaskStateCanceled {
 		t.Errorf("CancelTask = %+v, %v", got, err)
 	}
@@ -126,7 +127,7 @@ func TestGetTask_answered_with_a_message_is_a_protocol_error(t *testing.T) {
 		req, _ := readRequest(t, r)
 		writeJSON(t, w, req.ID, Message{Role: RoleAgent, MessageID: "m"})
 	})
-	_, err := testClient(t, ClientOptions{}).GetTask(t.Context(), Endpoint{URL: srv.URL}, TaskQueryParams{ID: "t"})
+	_, err := testClient(t, ClientOptions{}).GetTask(t.Context(), Endpoint{URL: srv.URL}, GetTaskRequest{ID: "t"})
 	var pe *ProtocolError
 	if !errors.As(err, &pe) || pe.Kind != ProtocolInvalidResponse {
 		t.Fatalf("err = %v, want invalid_response", err)
@@ -263,7 +264,7 @@ func TestRetry_429_then_success_sends_the_same_body(t *testing.T) {
 	var messageIDs []string
 	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
 		req, body := readRequest(t, r)
-		var p MessageSendParams
+		var p a2av0.MessageSendParams
 		json.Unmarshal(req.Params, &p)
 		mu.Lock()
 		bodies = append(bodies, string(body))

@@ -1,22 +1,24 @@
 // Package a2a is the A2A protocol's wire layer for a2a-connector: one Client (the Transport
 // interface) that calls an agent over any of A2A's three bindings (JSON-RPC 2.0 over HTTP with
 // Server-Sent Events for streams, HTTP+JSON, gRPC) in either protocol generation (Wire: A2A
-// 0.2.5/0.3 and A2A 1.0), and hands every answer to its callers as the same neutral types.
+// 0.2.5/0.3 and A2A 1.0), and hands every answer to its callers in one core model.
 //
-// # Neutral types and how each wire converts
+// # The core model and how each wire converts
 //
-// The neutral types (Message, Part, Task, the two update events, MessageSendParams, ...) are the
-// 0.x JSON shapes, so the 0.x JSON dialect reads and writes them as they are: one pass, tolerant
-// of the 0.3 additions, any unknown field and parts of unknown kind (dropped), within the size
-// limits; the params of a turn are written by hand (encode.go). The 1.0 JSON dialect (JSON-RPC
-// and HTTP+JSON) writes requests from wire structs of its own (v1.go) and decodes results into
-// the neutral types, normalizing 1.0's enums and wrappers (normalizeV1). The gRPC binding
-// converts the protos of both generations straight to and from the neutral types, without JSON
-// (grpc_pb.go for 1.0, grpc_pb_v0.go for 0.3, pbvalue.go for Struct, Value, Timestamp and
-// bytes); 0.3's HTTP+JSON reads the 0.3 proto's JSON into those protos and converts them the
-// same way (rest03.go). Which fields each hand-written writer covers is checked by reflection
-// (encode_parity_test.go). Making A2A 1.0 the neutral model is decided (issue 23, item 1) and not yet
-// done; see docs/decisions.md, "Bindings (issue 23)".
+// The core model is A2A 1.0 (types.go): Message, Part (text, raw, url or data), Task,
+// TaskStatus, Artifact, the two update events, SendMessageRequest, GetTaskRequest, ..., with
+// 1.0's names and enum values (TASK_STATE_*, ROLE_*). The 1.0 JSON dialect (JSON-RPC and
+// HTTP+JSON) decodes answers straight into it, in one pass, tolerant of unknown members and of
+// parts with no content it knows (dropped); it writes requests from small wire structs (v1.go)
+// that carry the tenant. The 0.x JSON dialect (v0.go) reads and writes package a2av0's wire
+// structs (the 0.x JSON objects, "kind" and all) and converts them from and to the model; the
+// params of a turn are written by hand from them (encode.go). The gRPC binding converts the
+// protos of both generations straight to and from the model, without JSON (grpc_pb.go for 1.0,
+// grpc_pb_v0.go for 0.3, pbvalue.go for Struct, Value and Timestamp); 0.3's HTTP+JSON reads the
+// 0.3 proto's JSON into those protos and converts them the same way (rest03.go). Which fields
+// each writer covers is checked by reflection (encode_parity_test.go). This is the layout of
+// a2a-go v2 (a2a core types, one transport per binding, a2acompat/a2av0), with our own client;
+// docs/decisions.md, "Bindings (issue 23)", says why.
 //
 // It refuses to know anything about the platform: no session holds, no outcomes, no storage, no
 // choice of endpoint (`{url}/stream` or `url`), no text assembly, no polling, no logging. Those
@@ -42,8 +44,8 @@
 //
 // Methods and what they return:
 //
-//   - SendMessage (message/send): the result decoded as an Event (*Task or *Message).
-//   - StreamMessage (message/stream) and Resubscribe (tasks/resubscribe): a *Stream whose Next
+//   - SendMessage (0.x message/send): the result decoded as an Event (*Task or *Message).
+//   - SendStreamingMessage (message/stream) and SubscribeToTask (tasks/resubscribe): a *Stream whose Next
 //     yields Events until io.EOF. A JSON body instead of an event stream is accepted: a JSON-RPC
 //     error becomes *RPCError from the call itself, a result becomes a Stream of that one event.
 //   - GetTask (tasks/get) and CancelTask (tasks/cancel): the *Task.

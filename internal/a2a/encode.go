@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // appendSendParams appends the JSON of the message/send and message/stream params the connector
@@ -18,7 +20,7 @@ import (
 // The bytes are encoding/json's: fields in the order of the struct tags, omitempty as it reads
 // it (empty strings, slices and maps, nil pointers), strings HTML-safe with U+2028, U+2029
 // escaped and invalid UTF-8 as \ufffd, map keys sorted, numbers in its float format.
-func appendSendParams(b []byte, p *MessageSendParams) ([]byte, bool) {
+func appendSendParams(b []byte, p *a2av0.MessageSendParams) ([]byte, bool) {
 	b = append(b, `{"message":`...)
 	b, ok := appendMessage(b, &p.Message)
 	if !ok {
@@ -58,11 +60,11 @@ func appendSendParams(b []byte, p *MessageSendParams) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// appendMessage appends m as Message.MarshalJSON writes it.
-func appendMessage(b []byte, m *Message) ([]byte, bool) {
+// appendMessage appends m as a2av0.Message.MarshalJSON writes it.
+func appendMessage(b []byte, m *a2av0.Message) ([]byte, bool) {
 	kind := m.Kind
 	if kind == "" {
-		kind = KindMessage
+		kind = a2av0.KindMessage
 	}
 	b = append(b, `{"kind":`...)
 	b = appendString(b, kind)
@@ -106,14 +108,14 @@ func appendMessage(b []byte, m *Message) ([]byte, bool) {
 	return append(b, '}'), true
 }
 
-// appendPart appends a text, file or data part as Part.MarshalJSON writes it (the fields of
-// partWire its kind fills in); other kinds are not handled.
-func appendPart(b []byte, p *Part) ([]byte, bool) {
+// appendPart appends a text, file or data part as a2av0.Part.MarshalJSON writes it (the fields
+// of its wire form that its kind fills in); other kinds are not handled.
+func appendPart(b []byte, p *a2av0.Part) ([]byte, bool) {
 	switch p.Kind {
-	case "", PartKindText:
+	case "", a2av0.PartKindText:
 		b = append(b, `{"kind":"text","text":`...)
 		b = appendString(b, p.Text)
-	case PartKindFile:
+	case a2av0.PartKindFile:
 		b = append(b, `{"kind":"file","file":{`...)
 		if f := p.File; f != nil {
 			comma := false
@@ -132,7 +134,7 @@ func appendPart(b []byte, p *Part) ([]byte, bool) {
 			}
 		}
 		b = append(b, '}')
-	case PartKindData:
+	case a2av0.PartKindData:
 		b = append(b, `{"kind":"data","data":`...)
 		var ok bool
 		if b, ok = appendRawJSON(b, p.Data); !ok {

@@ -13,7 +13,8 @@ import (
 )
 
 // The request encoders are written by hand (appendSendParams for the 0.x wire, v1MessageOf for
-// the 1.0 JSON, messageToPB and messageToPBV0 for gRPC). A field added to the neutral types that
+// the 1.0 JSON, messageToPB and messageToPBV0 for gRPC; the 0.x wire through sendParamsToV0). A
+// field added to the core model that
 // one of them forgets would be dropped without a word. These tests find the fields by
 // reflection, so a new one is checked without anyone listing it:
 //
@@ -27,18 +28,25 @@ import (
 var partVariants = []struct {
 	name  string
 	shape func(*Part)
-	// skip are fields whose zero value means the same in this shape.
-	skip []string
+	// skip are fields whose zero value means the same in this shape; skipV0 are those 0.x (its
+	// JSON and its proto) has no place for in this shape.
+	skip, skipV0 []string
 }{
-	{"text", func(p *Part) { p.Kind, p.File, p.Data = PartKindText, nil, nil }, []string{".Parts[0].Kind"}}, // no kind is text
-	{"file-uri", func(p *Part) { p.Kind, p.Text, p.Data, p.File.Bytes = PartKindFile, "", nil, "" }, nil},
-	{"file-bytes", func(p *Part) { p.Kind, p.Text, p.Data, p.File.URI = PartKindFile, "", nil, "" }, nil},
-	{"data", func(p *Part) { p.Kind, p.Text, p.File = PartKindData, "", nil }, nil},
+	{"text", func(p *Part) { p.Kind, p.Raw, p.URL, p.Data = PartText, nil, "", nil },
+		[]string{".Parts[0].Kind"},                             // the zero kind is text
+		[]string{".Parts[0].Filename", ".Parts[0].MediaType"}}, // a 0.x text part has neither
+	{"raw", func(p *Part) { p.Kind, p.Text, p.URL, p.Data = PartRaw, "", "", nil }, nil, nil},
+	{"url", func(p *Part) { p.Kind, p.Text, p.Raw, p.Data = PartURL, "", nil, nil }, nil, nil},
+	{"data", func(p *Part) { p.Kind, p.Text, p.Raw, p.URL = PartData, "", nil, "" }, nil,
+		[]string{".Parts[0].Filename", ".Parts[0].MediaType"}}, // nor a 0.x data part
 }
+
+// v0Encoders are the encoders of 0.x requests, to which partVariants' skipV0 applies.
+var v0Encoders = []string{"0.x JSON", "0.3 proto"}
 
 // fillValue sets every exported field reachable from v to a non-zero value that the encoders
 // take as it is: a slice gets one element, a pointer a filled value, a role is "agent" (the
-// 1.0 encoders write anything else as user), file bytes are base64.
+// encoders write anything else as user).
 func fillValue(v reflect.Value, name string) {
 	switch {
 	case v.Type() == reflect.TypeFor[Role]():
@@ -46,9 +54,6 @@ func fillValue(v reflect.Value, name string) {
 		return
 	case v.Type() == reflect.TypeFor[json.RawMessage]():
 		v.SetBytes([]byte(`{"d":1}`))
-		return
-	case strings.HasSuffix(name, "File.Bytes"):
-		v.SetString("AAEC")
 		return
 	}
 	switch v.Kind() {
@@ -58,6 +63,8 @@ func fillValue(v reflect.Value, name string) {
 		v.SetBool(true)
 	case reflect.Int, reflect.Int32, reflect.Int64:
 		v.SetInt(3)
+	case reflect.Uint8:
+		v.SetUint(3)
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
 		fillValue(v.Elem(), name)
@@ -102,11 +109,11 @@ func leaves(v reflect.Value, name string, visit func(name string, f reflect.Valu
 	}
 }
 
-// filledSendParams is MessageSendParams with every field set and its one part in the variant's
-// shape.
-func filledSendParams(shape func(*Part)) *MessageSendParams {
-	p := &MessageSendParams{}
-	fillValue(reflect.ValueOf(p).Elem(), "MessageSendParams")
+// filledSendParams is a SendMessageRequest with every field set and its one part in the
+// variant's shape.
+func filledSendParams(shape func(*Part)) *SendMessageRequest {
+	p := &SendMessageRequest{}
+	fillValue(reflect.ValueOf(p).Elem(), "SendMessageRequest")
 	shape(&p.Message.Parts[0])
 	return p
 }
@@ -136,25 +143,19 @@ var requestEncoders = []requestEncoder{
 // encoderSkips are the fields an encoder leaves out on purpose, by encoder and the field's
 // path suffix, with the reason. Anything not here must reach the agent.
 var encoderSkips = map[string][]string{
-	"1.0 JSON": {
-		".Message.Kind",            // 1.0 objects have no kind
-		".Configuration.Blocking",  // 1.0 has returnImmediately instead; its default is the blocking send
-		"TaskQueryParams.Metadata", // GetTask has no metadata
-	},
-	"1.0 proto": {".Message.Kind", ".Configuration.Blocking", "TaskQueryParams.Metadata"},
-	"0.3 proto": {
-		".Message.Kind",                                     // as the 1.0 proto
-		"TaskQueryParams.Metadata", "TaskIDParams.Metadata", // 0.3's GetTask and CancelTask take a name only
-	},
-	"0.x JSON": {},
+	"1.0 JSON":  {},
+	"1.0 proto": {},
+	"0.3 proto": {"CancelTaskRequest.Metadata"}, // 0.3's CancelTask takes a name only
+	"0.x JSON":  {},
 }
 
 // Every field set: the hand-written writers give the reference encoder's output.
 func TestRequestEncoders_match_their_reference_with_every_field_set(t *testing.T) {
 	for _, pv := range partVariants {
 		p := filledSendParams(pv.shape)
-		b, ok := appendSendParams(nil, p)
-		want, err := json.Marshal(p)
+		v0 := sendParamsToV0(p)
+		b, ok := appendSendParams(nil, v0)
+		want, err := json.Marshal(v0)
 		if !ok || err != nil || string(b) != string(want) {
 			t.Errorf("%s part, 0.x by hand (ok %v, reference error %v):\n got %s\nwant %s", pv.name, ok, err, b, want)
 		}
@@ -171,26 +172,31 @@ func TestRequestEncoders_match_their_reference_with_every_field_set(t *testing.T
 // Clearing any one field changes what each encoder writes, unless it skips the field on purpose.
 func TestRequestEncoders_write_every_field(t *testing.T) {
 	type request struct {
-		name string
-		op   Op
-		make func() any
-		skip []string
+		name         string
+		op           Op
+		make         func() any
+		skip, skipV0 []string
 	}
 	var requests []request
 	for _, pv := range partVariants {
-		requests = append(requests, request{"send with a " + pv.name + " part", OpSendMessage, func() any { return filledSendParams(pv.shape) }, pv.skip})
+		requests = append(requests, request{"send with a " + pv.name + " part", OpSendMessage, func() any { return filledSendParams(pv.shape) }, pv.skip, pv.skipV0})
 	}
 	requests = append(requests,
 		request{"get", OpGetTask, func() any {
-			var p TaskQueryParams
-			fillValue(reflect.ValueOf(&p).Elem(), "TaskQueryParams")
+			var p GetTaskRequest
+			fillValue(reflect.ValueOf(&p).Elem(), "GetTaskRequest")
 			return p
-		}, nil},
+		}, nil, nil},
 		request{"cancel", OpCancelTask, func() any {
-			var p TaskIDParams
-			fillValue(reflect.ValueOf(&p).Elem(), "TaskIDParams")
+			var p CancelTaskRequest
+			fillValue(reflect.ValueOf(&p).Elem(), "CancelTaskRequest")
 			return p
-		}, nil},
+		}, nil, nil},
+		request{"subscribe", OpSubscribeToTask, func() any {
+			var p SubscribeToTaskRequest
+			fillValue(reflect.ValueOf(&p).Elem(), "SubscribeToTaskRequest")
+			return p
+		}, nil, nil},
 	)
 	for _, enc := range requestEncoders {
 		for _, rq := range requests {
@@ -202,7 +208,8 @@ func TestRequestEncoders_write_every_field(t *testing.T) {
 			leaves(reflect.ValueOf(rq.make()), reflect.TypeOf(rq.make()).String(), func(name string, _ reflect.Value) { names = append(names, name) })
 			for i, name := range names {
 				skipped := func(s string) bool { return strings.HasSuffix(name, s) }
-				if slices.ContainsFunc(encoderSkips[enc.name], skipped) || slices.ContainsFunc(rq.skip, skipped) {
+				if slices.ContainsFunc(encoderSkips[enc.name], skipped) || slices.ContainsFunc(rq.skip, skipped) ||
+					slices.Contains(v0Encoders, enc.name) && slices.ContainsFunc(rq.skipV0, skipped) {
 					continue
 				}
 				params := rq.make()
@@ -233,7 +240,7 @@ func TestRequestEnvelope_matches_encoding_json_with_every_field_set(t *testing.T
 	fillValue(reflect.ValueOf(&r).Elem(), "Request")
 	r.JSONRPC = JSONRPCVersion
 	r.ID = json.RawMessage(`"id-1"`)
-	params := TaskQueryParams{ID: "t"}
+	params := GetTaskRequest{ID: "t"}
 	raw, err := v0Dialect{}.encodeParams(OpGetTask, params, "")
 	if err != nil {
 		t.Fatal(err)

@@ -16,14 +16,14 @@ import (
 // typicalStreamParams is a message/stream as the connector sends it: a text part, a file and a
 // data part, and metadata with the kinds of values tenants put there (HTML-ish and non-ASCII
 // text, numbers, nested objects, a list, null).
-func typicalStreamParams() *MessageSendParams {
-	return &MessageSendParams{
+func typicalStreamParams() *SendMessageRequest {
+	return &SendMessageRequest{
 		Message: Message{
 			Role: RoleUser, MessageID: "8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a", ContextID: "ctx-1", TaskID: "task-1",
 			Parts: Parts{
 				TextPart("今天天气怎么样? <b>Tom & \"Jerry\"</b>\u2028\n"),
-				{Kind: PartKindFile, File: &FileContent{Name: "a.png", MimeType: "image/png", URI: "https://x.example/a.png?a=1&b=2"}},
-				{Kind: PartKindData, Data: json.RawMessage("{ \"b\": 1, \"a\": [true, null], \"h\": \"<&>\u2028\\u00e9\" }"), Metadata: map[string]any{"k": "v"}},
+				{Kind: PartURL, URL: "https://x.example/a.png?a=1&b=2", Filename: "a.png", MediaType: "image/png"},
+				{Kind: PartData, Data: json.RawMessage("{ \"b\": 1, \"a\": [true, null], \"h\": \"<&>\u2028\\u00e9\" }"), Metadata: map[string]any{"k": "v"}},
 			},
 			ReferenceTaskIDs: []string{"t-0"},
 			Metadata: map[string]any{
@@ -32,7 +32,7 @@ func typicalStreamParams() *MessageSendParams {
 			},
 			Extensions: []string{"https://ext.example/v1"},
 		},
-		Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain", "application/json"}, Blocking: new(false), HistoryLength: new(3)},
+		Configuration: &SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain", "application/json"}, ReturnImmediately: true, HistoryLength: new(3)},
 		Metadata:      map[string]any{"turn": "t-1", "z": 1, "a": 2},
 	}
 }
@@ -65,12 +65,12 @@ func TestRequestBody_bytes_are_pinned(t *testing.T) {
 		{"v0 stream", WireV0, OpStreamMessage, typicalStreamParams(), "",
 			`{"jsonrpc":"2.0","id":"req-1","method":"message/stream","params":{"message":{"kind":"message","role":"user","parts":[{"kind":"text","text":"今天天气怎么样? \u003cb\u003eTom \u0026 \"Jerry\"\u003c/b\u003e\u2028\n"},{"kind":"file","file":{"name":"a.png","mimeType":"image/png","uri":"https://x.example/a.png?a=1\u0026b=2"}},{"kind":"data","data":{"b":1,"a":[true,null],"h":"\u003c\u0026\u003e\u2028\u00e9"},"metadata":{"k":"v"}}],"messageId":"8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a","contextId":"ctx-1","taskId":"task-1","referenceTaskIds":["t-0"],"metadata":{"chatId":"chat-9","html":"\u003cscript\u003e\u0026\u003c/script\u003e","tags":["a",1.5,false,null],"user":{"big":1e+21,"id":42,"name":"Zoë","score":0.1,"tiny":1e-7}},"extensions":["https://ext.example/v1"]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"blocking":false,"historyLength":3},"metadata":{"a":2,"turn":"t-1","z":1}}}`},
 		{"v1 stream", WireV1, OpStreamMessage, typicalStreamParams(), "tn",
-			`{"jsonrpc":"2.0","id":"req-1","method":"SendStreamingMessage","params":{"message":{"messageId":"8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a","contextId":"ctx-1","taskId":"task-1","role":"ROLE_USER","parts":[{"text":"今天天气怎么样? \u003cb\u003eTom \u0026 \"Jerry\"\u003c/b\u003e\u2028\n"},{"url":"https://x.example/a.png?a=1\u0026b=2","filename":"a.png","mediaType":"image/png"},{"data":{"b":1,"a":[true,null],"h":"\u003c\u0026\u003e\u2028\u00e9"},"metadata":{"k":"v"}}],"metadata":{"chatId":"chat-9","html":"\u003cscript\u003e\u0026\u003c/script\u003e","tags":["a",1.5,false,null],"user":{"big":1e+21,"id":42,"name":"Zoë","score":0.1,"tiny":1e-7}},"extensions":["https://ext.example/v1"],"referenceTaskIds":["t-0"]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":3},"metadata":{"a":2,"turn":"t-1","z":1},"tenant":"tn"}}`},
-		{"v0 minimal", WireV0, OpSendMessage, &MessageSendParams{Message: Message{MessageID: "m", Metadata: map[string]any{"bad": "a\xffb", "n": json.Number("1.50")}}}, "",
-			`{"jsonrpc":"2.0","id":"req-1","method":"message/send","params":{"message":{"kind":"message","role":"","parts":[],"messageId":"m","metadata":{"bad":"a\ufffdb","n":1.50}}}}`},
-		{"v0 get", WireV0, OpGetTask, TaskQueryParams{ID: "t", HistoryLength: new(0)}, "",
+			`{"jsonrpc":"2.0","id":"req-1","method":"SendStreamingMessage","params":{"message":{"messageId":"8d0e6a53-2b1c-4f7e-9a41-0c5d3e2f1b7a","contextId":"ctx-1","taskId":"task-1","role":"ROLE_USER","parts":[{"text":"今天天气怎么样? \u003cb\u003eTom \u0026 \"Jerry\"\u003c/b\u003e\u2028\n"},{"url":"https://x.example/a.png?a=1\u0026b=2","filename":"a.png","mediaType":"image/png"},{"data":{"b":1,"a":[true,null],"h":"\u003c\u0026\u003e\u2028\u00e9"},"metadata":{"k":"v"}}],"metadata":{"chatId":"chat-9","html":"\u003cscript\u003e\u0026\u003c/script\u003e","tags":["a",1.5,false,null],"user":{"big":1e+21,"id":42,"name":"Zoë","score":0.1,"tiny":1e-7}},"extensions":["https://ext.example/v1"],"referenceTaskIds":["t-0"]},"configuration":{"acceptedOutputModes":["text/plain","application/json"],"historyLength":3,"returnImmediately":true},"metadata":{"a":2,"turn":"t-1","z":1},"tenant":"tn"}}`},
+		{"v0 minimal", WireV0, OpSendMessage, &SendMessageRequest{Message: Message{MessageID: "m", Metadata: map[string]any{"bad": "a\xffb", "n": json.Number("1.50")}}}, "",
+			`{"jsonrpc":"2.0","id":"req-1","method":"message/send","params":{"message":{"kind":"message","role":"user","parts":[],"messageId":"m","metadata":{"bad":"a\ufffdb","n":1.50}}}}`},
+		{"v0 get", WireV0, OpGetTask, GetTaskRequest{ID: "t", HistoryLength: new(0)}, "",
 			`{"jsonrpc":"2.0","id":"req-1","method":"tasks/get","params":{"id":"t","historyLength":0}}`},
-		{"v1 cancel", WireV1, OpCancelTask, TaskIDParams{ID: "t", Metadata: map[string]any{"why": "<user>"}}, "tn",
+		{"v1 cancel", WireV1, OpCancelTask, CancelTaskRequest{ID: "t", Metadata: map[string]any{"why": "<user>"}}, "tn",
 			`{"jsonrpc":"2.0","id":"req-1","method":"CancelTask","params":{"id":"t","metadata":{"why":"\u003cuser\u003e"},"tenant":"tn"}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,7 +97,8 @@ func BenchmarkEncodeRequest(b *testing.B) {
 // marshalBody must give encoding/json's bytes for any params: random messages with metadata of
 // every JSON-ish kind (strings with HTML characters, U+2028, U+FFFD and invalid UTF-8, floats
 // that switch notation, json.Number, nested maps and lists, raw data parts), and the errors'
-// cases (NaN, a part of unknown kind, invalid raw JSON) fail in both.
+// cases (NaN, invalid raw JSON) fail in both. On the 0.x wire the params are the 0.x objects the
+// core model's request converts to (sendParamsToV0).
 // Which fields the hand-written writers cover is checked by reflection (encode_parity_test.go);
 // this test is about values.
 func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
@@ -157,13 +158,13 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 	part := func() Part {
 		switch r.IntN(5) {
 		case 0:
-			return Part{Kind: PartKindFile, File: &FileContent{Name: str(), URI: str()}, Metadata: metadata()}
+			return Part{Kind: PartURL, URL: str(), Filename: str(), Metadata: metadata()}
 		case 1:
-			return Part{Kind: PartKindData, Data: json.RawMessage(raws[r.IntN(len(raws))])}
+			return Part{Kind: PartData, Data: json.RawMessage(raws[r.IntN(len(raws))])}
 		case 2:
-			return Part{Kind: []string{"", "x", PartKindFile}[r.IntN(3)]}
+			return Part{Kind: PartRaw, Raw: []byte(str()), MediaType: str()}
 		default:
-			return Part{Kind: PartKindText, Text: str(), Metadata: metadata()}
+			return Part{Kind: PartText, Text: str(), Metadata: metadata()}
 		}
 	}
 	strs := func() []string {
@@ -182,42 +183,39 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 		}
 		return new(r.IntN(20) - 5)
 	}
-	config := func() *MessageSendConfiguration {
+	config := func() *SendMessageConfiguration {
 		if r.IntN(3) == 0 {
 			return nil
 		}
-		c := &MessageSendConfiguration{AcceptedOutputModes: strs(), HistoryLength: optInt()}
-		if r.IntN(2) == 0 {
-			c.Blocking = new(r.IntN(2) == 0)
-		}
-		return c
+		return &SendMessageConfiguration{AcceptedOutputModes: strs(), HistoryLength: optInt(), ReturnImmediately: r.IntN(2) == 0}
 	}
 	fast, byHand := 0, 0 // cases written by go-json-experiment; by appendSendParams
 	for i := range 3000 {
-		m := Message{Kind: []string{"", KindMessage}[r.IntN(2)], Role: []Role{RoleUser, RoleAgent, ""}[r.IntN(3)], MessageID: str(),
+		m := Message{Role: []Role{RoleUser, RoleAgent, ""}[r.IntN(3)], MessageID: str(),
 			ContextID: str(), TaskID: str(), ReferenceTaskIDs: strs(), Metadata: metadata(), Extensions: strs()}
 		for range r.IntN(4) {
 			m.Parts = append(m.Parts, part())
 		}
-		params := MessageSendParams{Message: m, Configuration: config(), Metadata: metadata()}
+		params := SendMessageRequest{Message: m, Configuration: config(), Metadata: metadata()}
 		if i%50 == 0 {
 			params.Metadata = map[string]any{"nan": math.NaN()}
 		}
 		v1In := params
 		v1In.Configuration = nil // the 1.0 wire maps it (pinned above); want below has none
 		v1Params, v1Err := v1Dialect{}.encodeParams(OpStreamMessage, &v1In, "")
+		v0Params := sendParamsToV0(&params)
 		for _, tc := range []struct {
 			v         any
 			got       []byte
 			gotErr    error
 			viaV1Wire bool
 		}{
-			{v: &params},
+			{v: v0Params},
 			{v: &params, viaV1Wire: true, got: v1Params, gotErr: v1Err},
 		} {
 			want, wantErr := json.Marshal(tc.v)
 			if tc.viaV1Wire {
-				w := v1SendParams{Message: v1MessageOf(params.Message), Metadata: params.Metadata}
+				w := v1SendParams{Message: v1MessageOf(&params.Message), Metadata: params.Metadata}
 				want, wantErr = json.Marshal(w)
 			} else {
 				tc.got, tc.gotErr = marshalBody(tc.v)
@@ -233,11 +231,11 @@ func TestMarshalBody_gives_the_bytes_of_encoding_json(t *testing.T) {
 			}
 			// The 0.x wire writes these params by hand when it can (appendSendParams): the
 			// same bytes, and what it cannot write goes to marshalBody, errors included.
-			got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, tc.v, "")
+			got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, &params, "")
 			if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
 				t.Fatalf("case %d (0.x wire params):\n got %q, %v\nwant %q, %v", i, got, gotErr, want, wantErr)
 			}
-			if b, ok := appendSendParams(nil, &params); ok {
+			if b, ok := appendSendParams(nil, v0Params); ok {
 				byHand++
 				if string(b) != string(want) {
 					t.Fatalf("case %d (by hand):\n got %q\nwant %q", i, b, want)

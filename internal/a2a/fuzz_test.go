@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // FuzzSSEReader feeds arbitrary bytes to the SSE reader: it must never panic, never return an
@@ -55,7 +57,7 @@ func FuzzSSEReader(f *testing.F) {
 
 // FuzzDecodeResponse feeds arbitrary bytes to the JSON-RPC response decoder: it must never
 // panic, must return exactly one of an event or a typed error naming the method, and an event it
-// returns must survive a marshal/decode round trip with the same kind.
+// returns must survive a round trip through the 0.x wire objects with the same type.
 func FuzzDecodeResponse(f *testing.F) {
 	for _, seed := range []string{
 		rTask,
@@ -72,7 +74,7 @@ func FuzzDecodeResponse(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ev, err := decodeResponse(MethodMessageStream, data, "req-1")
+		ev, err := decodeResponse(a2av0.MethodMessageStream, data, "req-1")
 		if (ev == nil) == (err == nil) {
 			t.Fatalf("event %v and error %v", ev, err)
 		}
@@ -87,23 +89,23 @@ func FuzzDecodeResponse(f *testing.F) {
 			}
 			return
 		}
-		raw, err := json.Marshal(ev)
+		raw, err := json.Marshal(v0Result(ev))
 		if err != nil {
 			t.Fatalf("marshal %T: %v", ev, err)
 		}
-		again, err := DecodeEvent(raw)
+		again, err := decodeEventV0(raw)
 		if err != nil {
 			t.Fatalf("decode of re-marshalled %s: %v", raw, err)
 		}
-		if again.EventKind() != ev.EventKind() {
-			t.Fatalf("kind %s became %s", ev.EventKind(), again.EventKind())
+		if eventName(again) != eventName(ev) {
+			t.Fatalf("%s became %s", eventName(ev), eventName(again))
 		}
 	})
 }
 
 // FuzzDecodeEventV1 feeds arbitrary bytes to the A2A 1.0 result decoder: it must never panic,
 // must return exactly one of an event or a *ProtocolError, and an event must come out in the
-// neutral spelling (its kind set, no TASK_STATE_ or ROLE_ prefix left).
+// spec's spelling (no 0.x state or role, no 0.3 CANCELLED left).
 func FuzzDecodeEventV1(f *testing.F) {
 	for _, seed := range []string{v1Task, v1Working, v1Chunk1, v1Chunk2, v1AskQuestion, v1MessageReply,
 		`{"task":{"id":"t","status":{"state":"TASK_STATE_FOO"},"history":[{"role":"ROLE_USER","parts":[{"text":"x"}]}]}}`,
@@ -145,17 +147,17 @@ func FuzzDecodeEventV1(f *testing.F) {
 			roles = append(roles, e.Role)
 		}
 		for _, s := range states {
-			if strings.HasPrefix(string(s), "TASK_STATE_") {
-				t.Fatalf("state %q left in the 1.0 spelling", s)
+			if _, isV0 := statesV0[string(s)]; isV0 || s == "TASK_STATE_CANCELLED" {
+				t.Fatalf("state %q left in another spelling", s)
 			}
 		}
 		for _, r := range roles {
-			if r == "ROLE_USER" || r == "ROLE_AGENT" {
-				t.Fatalf("role %q left in the 1.0 spelling", r)
+			if r == "user" || r == "agent" {
+				t.Fatalf("role %q left in the 0.x spelling", r)
 			}
 		}
-		if ev.EventKind() == "" {
-			t.Fatal("event without kind")
+		if eventName(ev) == "nothing" {
+			t.Fatalf("event of type %T", ev)
 		}
 	})
 }
@@ -167,13 +169,13 @@ func FuzzEncodeSendParams(f *testing.F) {
 	f.Add("Hello <b>&</b>\u2028", "k", "v\xff", 1.5, []byte(`{ "a" : "<\u2028>" }`))
 	f.Add("", "", "", 1e21, []byte(`[1, 2.50]`))
 	f.Fuzz(func(t *testing.T, text, key, val string, num float64, raw []byte) {
-		params := MessageSendParams{
+		params := SendMessageRequest{
 			Message: Message{Role: RoleUser, MessageID: val, ContextID: key, Parts: Parts{TextPart(text),
-				{Kind: PartKindData, Data: raw, Metadata: map[string]any{val: num}}},
+				{Kind: PartData, Data: raw, Metadata: map[string]any{val: num}}},
 				Metadata: map[string]any{key: val, text: []any{num, key}}},
 			Metadata: map[string]any{"n": num},
 		}
-		want, wantErr := json.Marshal(params)
+		want, wantErr := json.Marshal(sendParamsToV0(&params))
 		got, gotErr := v0Dialect{}.encodeParams(OpStreamMessage, &params, "")
 		if (wantErr == nil) != (gotErr == nil) || string(want) != string(got) {
 			t.Fatalf("got %q, %v\nwant %q, %v", got, gotErr, want, wantErr)

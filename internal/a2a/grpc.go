@@ -23,7 +23,7 @@ import (
 
 // The gRPC binding (A2A 1.0, a2a.proto's A2AService, and A2A 0.3's), with the clients generated
 // from the protos that a2a-go ships (v2's a2apb/v1, v0.3's a2apb). Requests are built from the
-// neutral params straight into the proto (grpc_pb.go, grpc_pb_v0.go) and answers converted
+// requests of the core model straight into the proto (grpc_pb.go, grpc_pb_v0.go) and answers converted
 // straight back: the JSON round trip this binding once made (protojson, then the JSON decoder)
 // cost 13 % of the connector's CPU on a gRPC turn.
 
@@ -46,7 +46,7 @@ func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 	return metadata.NewOutgoingContext(ctx, md)
 }
 
-// grpcRequest builds the proto request of op from the neutral params, straight into the proto
+// grpcRequest builds the proto request of op from its request in the core model, straight into the proto
 // of the call's generation (no JSON in between). 1.0 carries the tenant in the request; 0.3 has
 // none and names a task as "tasks/{id}".
 func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
@@ -54,9 +54,9 @@ func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
 		return grpcRequestV0(cl, params)
 	}
 	switch p := params.(type) {
-	case *MessageSendParams:
+	case *SendMessageRequest:
 		return sendRequestToPB(p, tenant)
-	case TaskQueryParams:
+	case GetTaskRequest:
 		m := &a2apb.GetTaskRequest{Tenant: tenant, Id: p.ID}
 		if p.HistoryLength != nil {
 			n, err := int32Of(*p.HistoryLength)
@@ -66,10 +66,9 @@ func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
 			m.HistoryLength = &n
 		}
 		return m, nil
-	case TaskIDParams:
-		if cl.op != OpCancelTask {
-			return &a2apb.SubscribeToTaskRequest{Tenant: tenant, Id: p.ID}, nil // it has no metadata
-		}
+	case SubscribeToTaskRequest:
+		return &a2apb.SubscribeToTaskRequest{Tenant: tenant, Id: p.ID}, nil
+	case CancelTaskRequest:
 		md, err := structToPB(p.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("metadata: %w", err)
@@ -81,9 +80,9 @@ func grpcRequest(cl call, params any, tenant string) (proto.Message, error) {
 
 func grpcRequestV0(cl call, params any) (proto.Message, error) {
 	switch p := params.(type) {
-	case *MessageSendParams:
+	case *SendMessageRequest:
 		return sendRequestToPBV0(p)
-	case TaskQueryParams:
+	case GetTaskRequest:
 		m := &a2apbv0.GetTaskRequest{Name: "tasks/" + p.ID}
 		if p.HistoryLength != nil {
 			n, err := int32Of(*p.HistoryLength)
@@ -93,17 +92,16 @@ func grpcRequestV0(cl call, params any) (proto.Message, error) {
 			m.HistoryLength = n
 		}
 		return m, nil
-	case TaskIDParams:
-		if cl.op == OpCancelTask {
-			return &a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID}, nil
-		}
+	case CancelTaskRequest:
+		return &a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID}, nil
+	case SubscribeToTaskRequest:
 		return &a2apbv0.TaskSubscriptionRequest{Name: "tasks/" + p.ID}, nil
 	}
 	return nil, fmt.Errorf("no A2A 0.3 gRPC request for %T", params)
 }
 
 // grpcDecode turns one answer of the agent (a message of either generation's proto) into an
-// Event, converting the proto straight to the neutral types.
+// Event, converting the proto straight to the core model.
 func (cl call) grpcDecode(m proto.Message, max int) (Event, error) {
 	if n := proto.Size(m); n > max {
 		return nil, &ProtocolError{Method: cl.method, Kind: ProtocolEventTooLarge, Detail: fmt.Sprintf("message of %d bytes exceeds %d", n, max)}

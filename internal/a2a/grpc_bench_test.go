@@ -59,10 +59,10 @@ func BenchmarkGRPCStream(b *testing.B) {
 	}})
 	defer c.Close()
 	ep := Endpoint{URL: "http://" + ln.Addr().String(), Wire: WireV1, Binding: BindingGRPC}
-	params := &MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m", ContextID: "c", Parts: Parts{TextPart("hello")}}}
+	params := &SendMessageRequest{Message: Message{Role: RoleUser, MessageID: "m", ContextID: "c", Parts: Parts{TextPart("hello")}}}
 	so := StreamOptions{FirstEventTimeout: 20 * time.Second, IdleTimeout: 20 * time.Second}
 	turn := func() {
-		s, err := c.StreamMessage(b.Context(), ep, params, so)
+		s, err := c.SendStreamingMessage(b.Context(), ep, params, so)
 		if err != nil {
 			b.Fatal(err)
 		}

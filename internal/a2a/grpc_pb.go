@@ -10,14 +10,14 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 )
 
-// A2A 1.0's proto messages (a2apb/v1) converted straight to and from the neutral types. The
+// A2A 1.0's proto messages (a2apb/v1) converted straight to and from the core model. The
 // gRPC binding used to go through the 1.0 JSON both ways (protojson, then the JSON decoder); that
 // round trip was 13 % of the connector's CPU on a gRPC turn. The mapping is the one the JSON
 // path made, field for field; grpc_pb_test.go holds the two side by side.
 
-// stateFromPB is the neutral TaskState of a proto enum number. Both generations' protos number
-// the states alike (0.3 spells 5 CANCELLED, 1.0 CANCELED): unspecified is "" (protojson left the
-// member out), an unknown number keeps its name so that callers can report it.
+// stateFromPB is the TaskState of a proto enum number. Both generations' protos number the
+// states alike (0.3 spells 5 CANCELLED, 1.0 CANCELED): unspecified is "" (as the JSON that leaves
+// the member out), an unknown number keeps its name so that callers can report it.
 func stateFromPB(n int32, name string) TaskState {
 	switch n {
 	case 0:
@@ -39,10 +39,10 @@ func stateFromPB(n int32, name string) TaskState {
 	case 8:
 		return TaskStateAuthRequired
 	}
-	return StateFromV1(name)
+	return TaskState(name)
 }
 
-// roleFromPB is the neutral Role of a proto enum number (numbered alike in both generations).
+// roleFromPB is the Role of a proto enum number (numbered alike in both generations).
 func roleFromPB(n int32, name string) Role {
 	switch n {
 	case 0:
@@ -55,7 +55,7 @@ func roleFromPB(n int32, name string) Role {
 	return Role(name)
 }
 
-// roleToPB is the proto enum number of a neutral Role: agent, else user (as the JSON wire).
+// roleToPB is the proto enum number of a Role: agent, else user (as the JSON wire).
 func roleToPB(r Role) int32 {
 	if r == RoleAgent {
 		return 2
@@ -114,7 +114,6 @@ func convertAll[P, T any](ps []P, convert func(P) T) []T {
 
 func taskFromPB(t *a2apb.Task) *Task {
 	return &Task{
-		Kind:      KindTask,
 		ID:        t.GetId(),
 		ContextID: t.GetContextId(),
 		Status:    statusFromPB(t.GetStatus()),
@@ -134,7 +133,6 @@ func statusFromPB(s *a2apb.TaskStatus) TaskStatus {
 
 func messageFromPB(m *a2apb.Message) *Message {
 	return &Message{
-		Kind:             KindMessage,
 		Role:             roleFromPB(int32(m.GetRole()), m.GetRole().String()),
 		Parts:            partsFromPB(m.GetParts(), partFromPB),
 		MessageID:        m.GetMessageId(),
@@ -159,7 +157,6 @@ func artifactFromPB(a *a2apb.Artifact) Artifact {
 
 func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) *TaskStatusUpdateEvent {
 	return &TaskStatusUpdateEvent{
-		Kind:      KindStatusUpdate,
 		TaskID:    e.GetTaskId(),
 		ContextID: e.GetContextId(),
 		Status:    statusFromPB(e.GetStatus()),
@@ -169,7 +166,6 @@ func statusUpdateFromPB(e *a2apb.TaskStatusUpdateEvent) *TaskStatusUpdateEvent {
 
 func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) *TaskArtifactUpdateEvent {
 	out := &TaskArtifactUpdateEvent{
-		Kind:      KindArtifactUpdate,
 		TaskID:    e.GetTaskId(),
 		ContextID: e.GetContextId(),
 		Append:    e.GetAppend(),
@@ -184,50 +180,50 @@ func artifactUpdateFromPB(e *a2apb.TaskArtifactUpdateEvent) *TaskArtifactUpdateE
 
 // partsFromPB converts parts of either generation: nil for none, and parts without content
 // dropped, as Parts' decoding does.
-func partsFromPB[P any](ps []P, convert func(P) Part) Parts {
+func partsFromPB[P any](ps []P, convert func(P) (Part, bool)) Parts {
 	if len(ps) == 0 {
 		return nil
 	}
 	out := make(Parts, 0, len(ps))
 	for _, p := range ps {
-		if q := convert(p); q.Kind != "" {
+		if q, ok := convert(p); ok {
 			out = append(out, q)
 		}
 	}
 	return out
 }
 
-// partFromPB is the neutral Part of a 1.0 part; Kind is empty for one without content.
-func partFromPB(p *a2apb.Part) Part {
-	out := Part{Metadata: mapFromPB(p.GetMetadata())}
+// partFromPB is the Part of a 1.0 part; ok is false for one without content.
+func partFromPB(p *a2apb.Part) (out Part, ok bool) {
+	out = Part{Filename: p.GetFilename(), MediaType: p.GetMediaType(), Metadata: mapFromPB(p.GetMetadata())}
 	switch c := p.GetContent().(type) {
 	case *a2apb.Part_Text:
-		out.Kind, out.Text = PartKindText, c.Text
+		out.Kind, out.Text = PartText, c.Text
 	case *a2apb.Part_Raw:
-		out.Kind = PartKindFile
-		out.File = &FileContent{Name: p.GetFilename(), MimeType: p.GetMediaType(), Bytes: bytesFromPB(c.Raw)}
+		out.Kind, out.Raw = PartRaw, c.Raw
 	case *a2apb.Part_Url:
-		out.Kind = PartKindFile
-		out.File = &FileContent{Name: p.GetFilename(), MimeType: p.GetMediaType(), URI: c.Url}
+		out.Kind, out.URL = PartURL, c.Url
 	case *a2apb.Part_Data:
-		if out.Data = rawFromPB(c.Data); out.Data != nil {
-			out.Kind = PartKindData
+		if out.Data = rawFromPB(c.Data); out.Data == nil {
+			return Part{}, false
 		}
+		out.Kind = PartData
+	default:
+		return Part{}, false
 	}
-	return out
+	return out, true
 }
 
-// sendRequestToPB is the 1.0 SendMessageRequest of params. Like the JSON dialect, it sends no
-// returnImmediately (its default is the blocking send) and a configuration only when it says
-// something.
-func sendRequestToPB(p *MessageSendParams, tenant string) (*a2apb.SendMessageRequest, error) {
+// sendRequestToPB is the 1.0 SendMessageRequest of a send. Like the JSON dialect, it sends a
+// configuration only when it says something.
+func sendRequestToPB(p *SendMessageRequest, tenant string) (*a2apb.SendMessageRequest, error) {
 	m, err := messageToPB(&p.Message)
 	if err != nil {
 		return nil, err
 	}
 	r := &a2apb.SendMessageRequest{Tenant: tenant, Message: m}
-	if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil) {
-		r.Configuration = &a2apb.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes}
+	if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil || c.ReturnImmediately) {
+		r.Configuration = &a2apb.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, ReturnImmediately: c.ReturnImmediately}
 		if c.HistoryLength != nil {
 			n, err := int32Of(*c.HistoryLength)
 			if err != nil {
@@ -269,34 +265,19 @@ func messageContentToPB[P any](m *Message, partToPB func(*Part) (P, error)) ([]P
 	return parts, md, nil
 }
 
-// partToPB is the 1.0 part of a neutral one (see v1PartOf, the same mapping for JSON).
+// partToPB is the 1.0 part of a Part (see v1PartOf, the same mapping for JSON).
 func partToPB(p *Part) (*a2apb.Part, error) {
 	md, err := structToPB(p.Metadata)
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
-	out := &a2apb.Part{Metadata: md}
+	out := &a2apb.Part{Metadata: md, Filename: p.Filename, MediaType: p.MediaType}
 	switch p.Kind {
-	case PartKindFile:
-		f := p.File
-		if f == nil {
-			break
-		}
-		out.Filename, out.MediaType = f.Name, f.MimeType
-		if f.Bytes != "" && f.URI != "" {
-			return nil, fmt.Errorf("file part has both bytes and a URI")
-		}
-		switch {
-		case f.URI != "":
-			out.Content = &a2apb.Part_Url{Url: f.URI}
-		case f.Bytes != "":
-			b, err := bytesToPB(f.Bytes)
-			if err != nil {
-				return nil, err
-			}
-			out.Content = &a2apb.Part_Raw{Raw: b}
-		}
-	case PartKindData:
+	case PartRaw:
+		out.Content = &a2apb.Part_Raw{Raw: p.Raw}
+	case PartURL:
+		out.Content = &a2apb.Part_Url{Url: p.URL}
+	case PartData:
 		raw := p.Data
 		if len(raw) == 0 {
 			raw = json.RawMessage("{}")

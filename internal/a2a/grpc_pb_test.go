@@ -14,7 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
-// The gRPC binding converts protos straight to the neutral types; it used to write them as the
+// The gRPC binding converts protos straight to the core model; it used to write them as the
 // 1.0 JSON (protojson) and decode that. These tests hold the two side by side: the events, and
 // the requests, must be the ones the JSON path made.
 
@@ -130,7 +130,7 @@ func TestEventFromPB_is_what_the_JSON_path_made(t *testing.T) {
 		{"status", OpStreamMessage, &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_StatusUpdate{StatusUpdate: &a2apb.TaskStatusUpdateEvent{
 			TaskId: "t", ContextId: "c", Status: &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_CANCELED, Timestamp: &timestamppb.Timestamp{Seconds: 1}},
 			Metadata: mustStruct(t, map[string]any{"x": 1})}}}},
-		{"status without status", OpResubscribe, &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_StatusUpdate{StatusUpdate: &a2apb.TaskStatusUpdateEvent{TaskId: "t"}}}},
+		{"status without status", OpSubscribeToTask, &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_StatusUpdate{StatusUpdate: &a2apb.TaskStatusUpdateEvent{TaskId: "t"}}}},
 		{"artifact", OpStreamMessage, &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_ArtifactUpdate{ArtifactUpdate: &a2apb.TaskArtifactUpdateEvent{
 			TaskId: "t", ContextId: "c", Artifact: task.Artifacts[0], Append: true, LastChunk: true}}}},
 	} {
@@ -170,7 +170,7 @@ func asProtocol(err error, pe **ProtocolError) bool {
 // final), and its own file and data parts, which the JSON path read wrongly (a FilePart's URI and
 // bytes were lost, a DataPart's object came wrapped in {"data": …}, canceled read "cancelled").
 func TestEventFromPBV0(t *testing.T) {
-	st := &a2apbv0.TaskStatusUpdateEvent{TaskId: "t", ContextId: "c", Final: true, Status: &a2apbv0.TaskStatus{
+	st := &a2apbv0.TaskStatusUpdateEvent{TaskId: "t", ContextId: "c", Status: &a2apbv0.TaskStatus{
 		State: a2apbv0.TaskState_TASK_STATE_INPUT_REQUIRED, Timestamp: &timestamppb.Timestamp{Seconds: 2, Nanos: 5},
 		Update: &a2apbv0.Message{MessageId: "m", Role: a2apbv0.Role_ROLE_AGENT, Parts: []*a2apbv0.Part{{Part: &a2apbv0.Part_Text{Text: "q?"}}}}}}
 	m := &a2apbv0.StreamResponse{Payload: &a2apbv0.StreamResponse_StatusUpdate{StatusUpdate: st}}
@@ -190,9 +190,9 @@ func TestEventFromPBV0(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Parts{
-		{Kind: PartKindFile, File: &FileContent{Name: "a.png", MimeType: "image/png", URI: "https://x/a.png"}},
-		{Kind: PartKindFile, File: &FileContent{Bytes: "aGk="}},
-		{Kind: PartKindData, Data: json.RawMessage(`{"k":"<v>"}`)},
+		{Kind: PartURL, URL: "https://x/a.png", Filename: "a.png", MediaType: "image/png"},
+		{Kind: PartRaw, Raw: []byte("hi")},
+		{Kind: PartData, Data: json.RawMessage(`{"k":"<v>"}`)},
 	}
 	if parts := got.(*Message).Parts; !reflect.DeepEqual(parts, want) {
 		t.Errorf("parts\n got %+v\nwant %+v", parts, want)
@@ -219,8 +219,8 @@ func viaJSONRequest(t *testing.T, cl call, params any, tenant string, into proto
 
 func TestGRPCRequest_is_what_the_JSON_path_made(t *testing.T) {
 	bin := typicalStreamParams()
-	bin.Message.Parts = append(bin.Message.Parts, Part{Kind: PartKindFile, File: &FileContent{Name: "b", Bytes: "AAEC+g=="}},
-		Part{Kind: PartKindData, Data: json.RawMessage(`[1,"x"]`)}, Part{Kind: PartKindFile})
+	bin.Message.Parts = append(bin.Message.Parts, Part{Kind: PartRaw, Raw: []byte{0, 1, 2, 0xfa}, Filename: "b"},
+		Part{Kind: PartData, Data: json.RawMessage(`[1,"x"]`)}, Part{Kind: PartRaw}, Part{Kind: PartURL})
 	for _, tc := range []struct {
 		name   string
 		op     Op
@@ -229,10 +229,10 @@ func TestGRPCRequest_is_what_the_JSON_path_made(t *testing.T) {
 	}{
 		{"stream", OpStreamMessage, typicalStreamParams(), &a2apb.SendMessageRequest{}},
 		{"send, more parts", OpSendMessage, bin, &a2apb.SendMessageRequest{}},
-		{"send, bare", OpSendMessage, &MessageSendParams{Message: Message{MessageID: "m", Role: RoleAgent}, Configuration: &MessageSendConfiguration{Blocking: new(true)}}, &a2apb.SendMessageRequest{}},
-		{"get", OpGetTask, TaskQueryParams{ID: "t", HistoryLength: new(0)}, &a2apb.GetTaskRequest{}},
-		{"cancel", OpCancelTask, TaskIDParams{ID: "t", Metadata: map[string]any{"why": "<user>"}}, &a2apb.CancelTaskRequest{}},
-		{"subscribe", OpResubscribe, TaskIDParams{ID: "t", Metadata: map[string]any{"x": 1}}, &a2apb.SubscribeToTaskRequest{}},
+		{"send, bare", OpSendMessage, &SendMessageRequest{Message: Message{MessageID: "m", Role: RoleAgent}, Configuration: &SendMessageConfiguration{}}, &a2apb.SendMessageRequest{}},
+		{"get", OpGetTask, GetTaskRequest{ID: "t", HistoryLength: new(0)}, &a2apb.GetTaskRequest{}},
+		{"cancel", OpCancelTask, CancelTaskRequest{ID: "t", Metadata: map[string]any{"why": "<user>"}}, &a2apb.CancelTaskRequest{}},
+		{"subscribe", OpSubscribeToTask, SubscribeToTaskRequest{ID: "t"}, &a2apb.SubscribeToTaskRequest{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := call{op: tc.op}
@@ -246,7 +246,7 @@ func TestGRPCRequest_is_what_the_JSON_path_made(t *testing.T) {
 		})
 	}
 	// Values structpb does not take go through their JSON, as on the other bindings.
-	odd := &MessageSendParams{Message: Message{MessageID: "m", Metadata: map[string]any{"tags": []string{"a"}, "bad": "a\xffb", "n": json.Number("1.50")}}}
+	odd := &SendMessageRequest{Message: Message{MessageID: "m", Metadata: map[string]any{"tags": []string{"a"}, "bad": "a\xffb", "n": json.Number("1.50")}}}
 	got, err := grpcRequest(call{op: OpSendMessage}, odd, "")
 	if err != nil {
 		t.Fatal(err)
@@ -257,11 +257,11 @@ func TestGRPCRequest_is_what_the_JSON_path_made(t *testing.T) {
 }
 
 func TestGRPCRequestV0(t *testing.T) {
-	p := &MessageSendParams{Message: Message{MessageID: "m", ContextID: "c", Parts: Parts{
+	p := &SendMessageRequest{Message: Message{MessageID: "m", ContextID: "c", Parts: Parts{
 		TextPart("hi"),
-		{Kind: PartKindFile, File: &FileContent{Name: "a", MimeType: "image/png", URI: "https://x/a"}},
-		{Kind: PartKindData, Data: json.RawMessage(`{"k":1}`)},
-	}}, Configuration: &MessageSendConfiguration{HistoryLength: new(2)}}
+		{Kind: PartURL, URL: "https://x/a", Filename: "a", MediaType: "image/png"},
+		{Kind: PartData, Data: json.RawMessage(`{"k":1}`)},
+	}}, Configuration: &SendMessageConfiguration{HistoryLength: new(2)}}
 	got, err := grpcRequest(call{op: OpSendMessage, grpcV0: true}, p, "ignored")
 	if err != nil {
 		t.Fatal(err)
@@ -272,12 +272,12 @@ func TestGRPCRequestV0(t *testing.T) {
 			{Part: &a2apbv0.Part_File{File: &a2apbv0.FilePart{Name: "a", MimeType: "image/png", File: &a2apbv0.FilePart_FileWithUri{FileWithUri: "https://x/a"}}}},
 			{Part: &a2apbv0.Part_Data{Data: &a2apbv0.DataPart{Data: mustStruct(t, map[string]any{"k": 1})}}},
 		}},
-		Configuration: &a2apbv0.SendMessageConfiguration{HistoryLength: 2},
+		Configuration: &a2apbv0.SendMessageConfiguration{HistoryLength: 2, Blocking: true},
 	}
 	if !proto.Equal(got, want) {
 		t.Errorf("request\n got %v\nwant %v", got, want)
 	}
-	if got, _ := grpcRequest(call{op: OpCancelTask, grpcV0: true}, TaskIDParams{ID: "t"}, ""); !proto.Equal(got, &a2apbv0.CancelTaskRequest{Name: "tasks/t"}) {
+	if got, _ := grpcRequest(call{op: OpCancelTask, grpcV0: true}, CancelTaskRequest{ID: "t"}, ""); !proto.Equal(got, &a2apbv0.CancelTaskRequest{Name: "tasks/t"}) {
 		t.Errorf("cancel: %v", got)
 	}
 }

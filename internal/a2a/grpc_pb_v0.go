@@ -9,12 +9,11 @@ import (
 )
 
 // A2A 0.3's proto messages (a2a-go's a2apb, package a2a.v1) converted straight to and from the
-// neutral types, as grpc_pb.go does for 1.0 (whose eventFromPB takes both generations' answers). 0.3's parts differ: a file is a FilePart (URI or
-// bytes, mimeType, name) and data a DataPart holding an object; a status carries "final".
+// core model, as grpc_pb.go does for 1.0 (whose eventFromPB takes both generations' answers). 0.3's parts differ: a file is a FilePart (URI or
+// bytes, mimeType, name) and data a DataPart holding an object; a status carries "final" (which the model has no use for).
 
 func taskFromPBV0(t *a2apbv0.Task) *Task {
 	return &Task{
-		Kind:      KindTask,
 		ID:        t.GetId(),
 		ContextID: t.GetContextId(),
 		Status:    statusFromPBV0(t.GetStatus()),
@@ -34,7 +33,6 @@ func statusFromPBV0(s *a2apbv0.TaskStatus) TaskStatus {
 
 func messageFromPBV0(m *a2apbv0.Message) *Message {
 	return &Message{
-		Kind:             KindMessage,
 		Role:             roleFromPB(int32(m.GetRole()), m.GetRole().String()),
 		Parts:            partsFromPB(m.GetParts(), partFromPBV0),
 		MessageID:        m.GetMessageId(),
@@ -59,18 +57,15 @@ func artifactFromPBV0(a *a2apbv0.Artifact) Artifact {
 
 func statusUpdateFromPBV0(e *a2apbv0.TaskStatusUpdateEvent) *TaskStatusUpdateEvent {
 	return &TaskStatusUpdateEvent{
-		Kind:      KindStatusUpdate,
 		TaskID:    e.GetTaskId(),
 		ContextID: e.GetContextId(),
 		Status:    statusFromPBV0(e.GetStatus()),
-		Final:     e.GetFinal(),
 		Metadata:  mapFromPB(e.GetMetadata()),
 	}
 }
 
 func artifactUpdateFromPBV0(e *a2apbv0.TaskArtifactUpdateEvent) *TaskArtifactUpdateEvent {
 	out := &TaskArtifactUpdateEvent{
-		Kind:      KindArtifactUpdate,
 		TaskID:    e.GetTaskId(),
 		ContextID: e.GetContextId(),
 		Append:    e.GetAppend(),
@@ -83,45 +78,46 @@ func artifactUpdateFromPBV0(e *a2apbv0.TaskArtifactUpdateEvent) *TaskArtifactUpd
 	return out
 }
 
-// partFromPBV0 is the neutral Part of a 0.3 part; Kind is empty for one without content.
-func partFromPBV0(p *a2apbv0.Part) Part {
-	out := Part{Metadata: mapFromPB(p.GetMetadata())}
+// partFromPBV0 is the Part of a 0.3 part; ok is false for one without content.
+func partFromPBV0(p *a2apbv0.Part) (out Part, ok bool) {
+	out = Part{Metadata: mapFromPB(p.GetMetadata())}
 	switch c := p.GetPart().(type) {
 	case *a2apbv0.Part_Text:
-		out.Kind, out.Text = PartKindText, c.Text
+		out.Kind, out.Text = PartText, c.Text
 	case *a2apbv0.Part_File:
-		f := &FileContent{Name: c.File.GetName(), MimeType: c.File.GetMimeType()}
+		out.Filename, out.MediaType = c.File.GetName(), c.File.GetMimeType()
 		switch fc := c.File.GetFile().(type) {
 		case *a2apbv0.FilePart_FileWithUri:
-			f.URI = fc.FileWithUri
+			out.Kind, out.URL = PartURL, fc.FileWithUri
 		case *a2apbv0.FilePart_FileWithBytes:
-			f.Bytes = bytesFromPB(fc.FileWithBytes)
+			out.Kind, out.Raw = PartRaw, fc.FileWithBytes
+		default:
+			out.Kind = PartRaw
 		}
-		out.Kind, out.File = PartKindFile, f
 	case *a2apbv0.Part_Data:
-		if d := c.Data.GetData(); d != nil {
-			out.Kind, out.Data = PartKindData, rawFromPB(structpb.NewStructValue(d))
+		d := c.Data.GetData()
+		if d == nil {
+			return Part{}, false
 		}
+		out.Kind, out.Data = PartData, rawFromPB(structpb.NewStructValue(d))
+	default:
+		return Part{}, false
 	}
-	return out
+	return out, true
 }
 
-// sendRequestToPBV0 is the 0.3 SendMessageRequest of params: a configuration only when it says
-// something, and blocking when asked. 0.3's proto has blocking (1.0's has returnImmediately
-// instead): without it, a configuration reads as non-blocking to @a2a-js and a2a-python, which
-// then answer at once.
-func sendRequestToPBV0(p *MessageSendParams) (*a2apbv0.SendMessageRequest, error) {
+// sendRequestToPBV0 is the 0.3 SendMessageRequest of a send: a configuration whenever there is
+// one, with blocking unless it asks to return immediately. 0.3's proto has blocking (1.0's has
+// returnImmediately instead): without it, a configuration reads as non-blocking to @a2a-js and
+// a2a-python, which then answer at once.
+func sendRequestToPBV0(p *SendMessageRequest) (*a2apbv0.SendMessageRequest, error) {
 	m, err := messageToPBV0(&p.Message)
 	if err != nil {
 		return nil, err
 	}
 	r := &a2apbv0.SendMessageRequest{Request: m}
-	blocking := false
-	if c := p.Configuration; c != nil && c.Blocking != nil {
-		blocking = *c.Blocking
-	}
-	if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil || blocking) {
-		r.Configuration = &a2apbv0.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, Blocking: blocking}
+	if c := p.Configuration; c != nil {
+		r.Configuration = &a2apbv0.SendMessageConfiguration{AcceptedOutputModes: c.AcceptedOutputModes, Blocking: !c.ReturnImmediately}
 		if c.HistoryLength != nil {
 			if r.Configuration.HistoryLength, err = int32Of(*c.HistoryLength); err != nil {
 				return nil, err
@@ -143,8 +139,9 @@ func messageToPBV0(m *Message) (*a2apbv0.Message, error) {
 		Parts: parts, Metadata: md, Extensions: m.Extensions, ReferenceTaskIds: m.ReferenceTaskIDs}, nil
 }
 
-// partToPBV0 is the 0.3 part of a neutral one. Data that is not an object (0.3's DataPart holds
-// only objects) is sent as an empty object rather than failing the turn.
+// partToPBV0 is the 0.3 part of a Part. Data that is not an object (0.3's DataPart holds only
+// objects) is sent as an empty object rather than failing the turn; a text part's file name and
+// media type have no place in 0.3.
 func partToPBV0(p *Part) (*a2apbv0.Part, error) {
 	md, err := structToPB(p.Metadata)
 	if err != nil {
@@ -152,23 +149,13 @@ func partToPBV0(p *Part) (*a2apbv0.Part, error) {
 	}
 	out := &a2apbv0.Part{Metadata: md}
 	switch p.Kind {
-	case PartKindFile:
-		fp := &a2apbv0.FilePart{}
-		if f := p.File; f != nil {
-			fp.Name, fp.MimeType = f.Name, f.MimeType
-			switch {
-			case f.URI != "":
-				fp.File = &a2apbv0.FilePart_FileWithUri{FileWithUri: f.URI}
-			case f.Bytes != "":
-				b, err := bytesToPB(f.Bytes)
-				if err != nil {
-					return nil, err
-				}
-				fp.File = &a2apbv0.FilePart_FileWithBytes{FileWithBytes: b}
-			}
-		}
-		out.Part = &a2apbv0.Part_File{File: fp}
-	case PartKindData:
+	case PartRaw:
+		out.Part = &a2apbv0.Part_File{File: &a2apbv0.FilePart{Name: p.Filename, MimeType: p.MediaType,
+			File: &a2apbv0.FilePart_FileWithBytes{FileWithBytes: p.Raw}}}
+	case PartURL:
+		out.Part = &a2apbv0.Part_File{File: &a2apbv0.FilePart{Name: p.Filename, MimeType: p.MediaType,
+			File: &a2apbv0.FilePart_FileWithUri{FileWithUri: p.URL}}}
+	case PartData:
 		raw := p.Data
 		if len(raw) == 0 {
 			raw = json.RawMessage("{}")

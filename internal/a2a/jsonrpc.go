@@ -9,15 +9,6 @@ import (
 	"strconv"
 )
 
-// JSON-RPC methods of A2A 0.2.5 and 0.3 used by the connector (1.0's are in wire.go).
-const (
-	MethodMessageSend      = "message/send"
-	MethodMessageStream    = "message/stream"
-	MethodTasksGet         = "tasks/get"
-	MethodTasksCancel      = "tasks/cancel"
-	MethodTasksResubscribe = "tasks/resubscribe"
-)
-
 // JSONRPCVersion is the only "jsonrpc" value accepted and sent.
 const JSONRPCVersion = "2.0"
 

@@ -66,10 +66,11 @@ func readRequest(t *testing.T, r *http.Request) (Request, []byte) {
 	return req, body
 }
 
-// writeJSON writes a JSON-RPC response with the request's id.
+// writeJSON writes a JSON-RPC response with the request's id; a result of the core model is
+// written as the 0.x object (the wire the test agents speak), anything else as it is.
 func writeJSON(t *testing.T, w http.ResponseWriter, id json.RawMessage, result any) {
 	t.Helper()
-	raw, err := json.Marshal(result)
+	raw, err := json.Marshal(v0Result(result))
 	if err != nil {
 		t.Errorf("marshal result: %v", err)
 	}

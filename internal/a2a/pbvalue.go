@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -15,9 +14,9 @@ import (
 )
 
 // The well-known proto types both generations' protos carry (Struct, Value, Timestamp, bytes),
-// converted to and from what the neutral types hold, without a JSON round trip. Where a value
+// converted to and from what the core model holds, without a JSON round trip. Where a value
 // has two readings, the one chosen is what protojson gives, which is what the gRPC binding
-// produced when it went through JSON: the neutral events are the same either way.
+// produced when it went through JSON: the events are the same either way.
 
 // mapFromPB is a Struct's fields as a map (nil for no Struct), numbers as float64, as JSON
 // decoding gives them.
@@ -86,26 +85,6 @@ func timestampFromPB(ts *timestamppb.Timestamp) string {
 	x = strings.TrimSuffix(x, "000")
 	x = strings.TrimSuffix(x, ".000")
 	return x + "Z"
-}
-
-// bytesFromPB is inline file content as the neutral FileContent.Bytes holds it: base64.
-func bytesFromPB(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
-
-// bytesToPB decodes FileContent.Bytes, accepting what protojson accepts: standard or URL
-// alphabet, with or without padding.
-func bytesToPB(s string) ([]byte, error) {
-	enc := base64.StdEncoding
-	if strings.ContainsAny(s, "-_") {
-		enc = base64.URLEncoding
-	}
-	if len(s)%4 != 0 {
-		enc = enc.WithPadding(base64.NoPadding)
-	}
-	b, err := enc.DecodeString(s)
-	if err != nil {
-		return nil, fmt.Errorf("file bytes are not base64: %w", err)
-	}
-	return b, nil
 }
 
 // int32Of is a history length as the protos carry it.

@@ -65,21 +65,21 @@ func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept s
 		err    error
 	)
 	switch p := params.(type) {
-	case *MessageSendParams:
+	case *SendMessageRequest:
 		// The tenant goes in the path; the SDKs take the path's over the body's anyway.
 		body, err = cl.d.encodeParams(cl.op, p, "")
-	case TaskQueryParams:
+	case GetTaskRequest:
 		taskID = p.ID
 		if p.HistoryLength != nil {
 			query = "historyLength=" + strconv.Itoa(*p.HistoryLength)
 		}
-	case TaskIDParams:
+	case SubscribeToTaskRequest:
 		taskID = p.ID
-		if cl.op == OpCancelTask {
-			body, err = marshalBody(struct {
-				Metadata map[string]any `json:"metadata,omitempty"`
-			}{p.Metadata})
-		}
+	case CancelTaskRequest:
+		taskID = p.ID
+		body, err = marshalBody(struct {
+			Metadata map[string]any `json:"metadata,omitempty"`
+		}{p.Metadata})
 	default:
 		err = fmt.Errorf("no HTTP+JSON request for %T", params)
 	}

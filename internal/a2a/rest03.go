@@ -142,21 +142,21 @@ func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept
 		err    error
 	)
 	switch p := params.(type) {
-	case *MessageSendParams:
+	case *SendMessageRequest:
 		var m proto.Message
 		if m, err = grpcRequestV0(cl, p); err == nil {
 			body, err = restV0Marshal(m)
 		}
-	case TaskQueryParams:
+	case GetTaskRequest:
 		taskID = p.ID
 		if p.HistoryLength != nil {
 			query = "historyLength=" + strconv.Itoa(*p.HistoryLength)
 		}
-	case TaskIDParams:
+	case SubscribeToTaskRequest:
 		taskID = p.ID
-		if cl.op == OpCancelTask {
-			body, err = restV0Marshal(&a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID})
-		}
+	case CancelTaskRequest:
+		taskID = p.ID
+		body, err = restV0Marshal(&a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID})
 	default:
 		err = fmt.Errorf("no A2A 0.3 HTTP+JSON request for %T", params)
 	}

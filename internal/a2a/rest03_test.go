@@ -21,10 +21,10 @@ func restV0Endpoint(url string) Endpoint {
 	return Endpoint{URL: url + "/agent", Wire: WireV0, Binding: BindingHTTPJSON, Header: http.Header{"X-Api-Key": {"k"}}}
 }
 
-func restV0Params() *MessageSendParams {
-	return &MessageSendParams{
-		Message:       Message{MessageID: "m-1", ContextID: "c-1", Role: RoleUser, Parts: []Part{{Kind: PartKindText, Text: "hello"}}},
-		Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)},
+func restV0Params() *SendMessageRequest {
+	return &SendMessageRequest{
+		Message:       Message{MessageID: "m-1", ContextID: "c-1", Role: RoleUser, Parts: []Part{{Kind: PartText, Text: "hello"}}},
+		Configuration: &SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}},
 	}
 }
 
@@ -87,11 +87,11 @@ func TestRESTV0TaskCalls(t *testing.T) {
 	c := testClient(t, ClientOptions{})
 	ep := restV0Endpoint(srv.URL)
 	two := 2
-	task, err := c.GetTask(t.Context(), ep, TaskQueryParams{ID: "t 1", HistoryLength: &two})
+	task, err := c.GetTask(t.Context(), ep, GetTaskRequest{ID: "t 1", HistoryLength: &two})
 	if err != nil || task.Status.State != TaskStateInputRequired {
 		t.Fatalf("GetTask = %+v, %v", task, err)
 	}
-	task, err = c.CancelTask(t.Context(), ep, TaskIDParams{ID: "t 1"})
+	task, err = c.CancelTask(t.Context(), ep, CancelTaskRequest{ID: "t 1"})
 	if err != nil || task.Status.State != TaskStateCanceled {
 		t.Fatalf("CancelTask = %+v, %v", task, err)
 	}
@@ -118,13 +118,13 @@ func TestRESTV0Stream(t *testing.T) {
 		}
 	})
 	c := testClient(t, ClientOptions{})
-	for _, op := range []Op{OpStreamMessage, OpResubscribe} {
+	for _, op := range []Op{OpStreamMessage, OpSubscribeToTask} {
 		var s *Stream
 		var err error
 		if op == OpStreamMessage {
-			s, err = c.StreamMessage(t.Context(), restV0Endpoint(srv.URL), restV0Params(), StreamOptions{})
+			s, err = c.SendStreamingMessage(t.Context(), restV0Endpoint(srv.URL), restV0Params(), StreamOptions{})
 		} else {
-			s, err = c.Resubscribe(t.Context(), restV0Endpoint(srv.URL), TaskIDParams{ID: "t"}, StreamOptions{})
+			s, err = c.SubscribeToTask(t.Context(), restV0Endpoint(srv.URL), SubscribeToTaskRequest{ID: "t"}, StreamOptions{})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -138,17 +138,17 @@ func TestRESTV0Stream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kinds = append(kinds, ev.EventKind())
+			kinds = append(kinds, eventName(ev))
 			if a, ok := ev.(*TaskArtifactUpdateEvent); ok && (a.Artifact.Parts[0].Text != "chunk" || !a.Append) {
 				t.Errorf("artifact = %+v", a)
 			}
 		}
 		s.Close()
-		if diff := cmp.Diff([]string{KindTask, KindStatusUpdate, KindArtifactUpdate, KindStatusUpdate}, kinds); diff != "" {
+		if diff := cmp.Diff([]string{"task", "status update", "artifact update", "status update"}, kinds); diff != "" {
 			t.Errorf("%s kinds (-want +got):\n%s", Method(WireV0, op), diff)
 		}
 		wantPath, wantMethod := "/agent/v1/message:stream", http.MethodPost
-		if op == OpResubscribe {
+		if op == OpSubscribeToTask {
 			wantPath, wantMethod = "/agent/v1/tasks/t:subscribe", http.MethodGet
 		}
 		if path != wantPath || method != wantMethod || accept != "text/event-stream" {
@@ -190,7 +190,7 @@ func TestRESTV0Errors(t *testing.T) {
 			var err error
 			if tt.stream {
 				var s *Stream
-				if s, err = c.StreamMessage(t.Context(), restV0Endpoint(srv.URL), restV0Params(), StreamOptions{}); err == nil {
+				if s, err = c.SendStreamingMessage(t.Context(), restV0Endpoint(srv.URL), restV0Params(), StreamOptions{}); err == nil {
 					for err == nil {
 						_, err = s.Next()
 					}

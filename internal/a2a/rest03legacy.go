@@ -63,14 +63,16 @@ func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, ac
 		err    error
 	)
 	switch p := params.(type) {
-	case *MessageSendParams:
+	case *SendMessageRequest:
 		body, err = v0Dialect{}.encodeParams(cl.op, p, "")
-	case TaskQueryParams:
+	case GetTaskRequest:
 		taskID = p.ID
 		if p.HistoryLength != nil {
 			query = "historyLength=" + strconv.Itoa(*p.HistoryLength)
 		}
-	case TaskIDParams:
+	case CancelTaskRequest:
+		taskID = p.ID
+	case SubscribeToTaskRequest:
 		taskID = p.ID
 	default:
 		err = fmt.Errorf("no A2A 0.3 HTTP+JSON request for %T", params)

@@ -20,7 +20,7 @@ func TestRestRouteAndURL(t *testing.T) {
 		{"https://a.example/a2a", "", OpGetTask, "t-1", http.MethodGet, "https://a.example/a2a/tasks/t-1"},
 		// Ids and tenants are one path segment each, whatever they hold.
 		{"https://a.example/a2a", "a/b c", OpCancelTask, "t/2?x", http.MethodPost, "https://a.example/a2a/a%2Fb%20c/tasks/t%2F2%3Fx:cancel"},
-		{"https://a.example/a2a?key=v", "", OpResubscribe, "t-3", http.MethodPost, "https://a.example/a2a/tasks/t-3:subscribe?key=v"},
+		{"https://a.example/a2a?key=v", "", OpSubscribeToTask, "t-3", http.MethodPost, "https://a.example/a2a/tasks/t-3:subscribe?key=v"},
 	}
 	for _, tt := range tests {
 		method, path := restRoute(tt.op, tt.task)

@@ -55,8 +55,8 @@ func sdkAgent(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func userMessage(text string) *MessageSendParams {
-	return &MessageSendParams{Message: Message{Role: RoleUser, MessageID: "msg-sdk-1", Parts: Parts{TextPart(text)}}}
+func userMessage(text string) *SendMessageRequest {
+	return &SendMessageRequest{Message: Message{Role: RoleUser, MessageID: "msg-sdk-1", Parts: Parts{TextPart(text)}}}
 }
 
 // textOf returns the text of the artifact chunks of a stream, honouring append.
@@ -79,7 +79,7 @@ func TestSDKInterop_stream(t *testing.T) {
 	t.Parallel()
 	srv := sdkAgent(t)
 	c := NewClient(testHTTPClient(t), ClientOptions{})
-	s, err := c.StreamMessage(t.Context(), Endpoint{URL: srv.URL}, userMessage("hello"), StreamOptions{})
+	s, err := c.SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, userMessage("hello"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -90,9 +90,9 @@ func TestSDKInterop_stream(t *testing.T) {
 	}
 	var kinds []string
 	for _, ev := range evs {
-		kinds = append(kinds, ev.EventKind())
+		kinds = append(kinds, eventName(ev))
 	}
-	want := []string{KindTask, KindStatusUpdate, KindArtifactUpdate, KindArtifactUpdate, KindStatusUpdate}
+	want := []string{"task", "status update", "artifact update", "artifact update", "status update"}
 	if diff := cmp.Diff(want, kinds); diff != "" {
 		t.Fatalf("event kinds (-want +got):\n%s", diff)
 	}
@@ -100,7 +100,7 @@ func TestSDKInterop_stream(t *testing.T) {
 		t.Errorf("text = %q, want %q", got, "echo: hello")
 	}
 	last := evs[len(evs)-1].(*TaskStatusUpdateEvent)
-	if last.Status.State != TaskStateCompleted || !last.Final {
+	if last.Status.State != TaskStateCompleted {
 		t.Errorf("last status = %+v", last)
 	}
 	task := evs[0].(*Task)
@@ -109,7 +109,7 @@ func TestSDKInterop_stream(t *testing.T) {
 	}
 
 	// The finished task is visible through tasks/get with its artifact.
-	got, err := c.GetTask(t.Context(), Endpoint{URL: srv.URL}, TaskQueryParams{ID: task.ID})
+	got, err := c.GetTask(t.Context(), Endpoint{URL: srv.URL}, GetTaskRequest{ID: task.ID})
 	if err != nil {
 		t.Fatalf("GetTask: %v", err)
 	}
@@ -123,7 +123,7 @@ func TestSDKInterop_send(t *testing.T) {
 	srv := sdkAgent(t)
 	c := NewClient(testHTTPClient(t), ClientOptions{})
 	p := userMessage("hi there")
-	p.Configuration = &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)}
+	p.Configuration = &SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}
 	ev, err := c.SendMessage(t.Context(), Endpoint{URL: srv.URL}, p)
 	if err != nil {
 		t.Fatalf("SendMessage: %v", err)
@@ -152,13 +152,13 @@ func TestSDKInterop_errors(t *testing.T) {
 	c := NewClient(testHTTPClient(t), ClientOptions{})
 	ep := Endpoint{URL: srv.URL}
 
-	_, err := c.GetTask(t.Context(), ep, TaskQueryParams{ID: "no-such-task"})
+	_, err := c.GetTask(t.Context(), ep, GetTaskRequest{ID: "no-such-task"})
 	var rpc *RPCError
 	if !errors.As(err, &rpc) || rpc.Code != CodeTaskNotFound {
 		t.Errorf("GetTask unknown = %v, want RPCError -32001", err)
 	}
 
-	s, err := c.Resubscribe(t.Context(), ep, TaskIDParams{ID: "no-such-task"}, StreamOptions{})
+	s, err := c.SubscribeToTask(t.Context(), ep, SubscribeToTaskRequest{ID: "no-such-task"}, StreamOptions{})
 	if err == nil {
 		defer s.Close()
 		_, err = s.Next()

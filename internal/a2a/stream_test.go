@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // collect reads a stream to its end and returns the events and the final error.
@@ -43,13 +45,12 @@ data: {"id":"req-1","jsonrpc":"2.0","result":{"taskId":"task-1","contextId":"con
 
 func guideEvents() []Event {
 	return []Event{
-		&Task{ID: "task-1", ContextID: "context-1", Kind: KindTask, Status: TaskStatus{State: TaskStateSubmitted, Timestamp: "2025-07-15T14:52:28.277547Z"}},
-		&TaskArtifactUpdateEvent{Kind: KindArtifactUpdate, TaskID: "task-1", ContextID: "context-1", Append: true,
+		&Task{ID: "task-1", ContextID: "context-1", Status: TaskStatus{State: TaskStateSubmitted, Timestamp: "2025-07-15T14:52:28.277547Z"}},
+		&TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "context-1", Append: true,
 			Artifact: Artifact{ArtifactID: "a", Parts: Parts{TextPart("今天天气晴，")}}},
-		&TaskArtifactUpdateEvent{Kind: KindArtifactUpdate, TaskID: "task-1", ContextID: "context-1", Append: true, LastChunk: true,
+		&TaskArtifactUpdateEvent{TaskID: "task-1", ContextID: "context-1", Append: true, LastChunk: true,
 			Artifact: Artifact{ArtifactID: "a", Parts: Parts{TextPart("没有雨。")}}},
-		&TaskStatusUpdateEvent{Kind: KindStatusUpdate, TaskID: "task-1", ContextID: "context-1", Final: true,
-			Status: TaskStatus{State: TaskStateCompleted, Timestamp: "2025-07-15T14:52:28.277643Z"}},
+		&TaskStatusUpdateEvent{TaskID: "task-1", ContextID: "context-1", Status: TaskStatus{State: TaskStateCompleted, Timestamp: "2025-07-15T14:52:28.277643Z"}},
 	}
 }
 
@@ -63,13 +64,13 @@ func TestStreamMessage_several_events(t *testing.T) {
 			t.Errorf("X-API-KEY = %q", got)
 		}
 		req, _ := readRequest(t, r)
-		if req.Method != MethodMessageStream {
+		if req.Method != a2av0.MethodMessageStream {
 			t.Errorf("method = %s", req.Method)
 		}
 		startSSE(w).raw(guideSSE)
 	})
 	c := testClient(t, ClientOptions{})
-	s, err := c.StreamMessage(t.Context(), Endpoint{URL: srv.URL, Header: http.Header{"X-API-KEY": {"k"}}}, sendParams("x"), StreamOptions{})
+	s, err := c.SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL, Header: http.Header{"X-API-KEY": {"k"}}}, sendParams("x"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -93,14 +94,14 @@ func TestResubscribe(t *testing.T) {
 	t.Parallel()
 	srv := agent(t, func(w http.ResponseWriter, r *http.Request) {
 		req, _ := readRequest(t, r)
-		var p TaskIDParams
+		var p a2av0.TaskIDParams
 		json.Unmarshal(req.Params, &p)
-		if req.Method != MethodTasksResubscribe || p.ID != "task-1" {
+		if req.Method != a2av0.MethodTasksResubscribe || p.ID != "task-1" {
 			t.Errorf("request = %s %+v", req.Method, p)
 		}
 		startSSE(w).raw(guideSSE)
 	})
-	s, err := testClient(t, ClientOptions{}).Resubscribe(t.Context(), Endpoint{URL: srv.URL}, TaskIDParams{ID: "task-1"}, StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SubscribeToTask(t.Context(), Endpoint{URL: srv.URL}, SubscribeToTaskRequest{ID: "task-1"}, StreamOptions{})
 	if err != nil {
 		t.Fatalf("Resubscribe: %v", err)
 	}
@@ -117,11 +118,11 @@ const (
 )
 
 func taskEvent() Event {
-	return &Task{Kind: KindTask, ID: "t", ContextID: "c", Status: TaskStatus{State: TaskStateWorking}}
+	return &Task{ID: "t", ContextID: "c", Status: TaskStatus{State: TaskStateWorking}}
 }
 
 func completedEvent() Event {
-	return &TaskStatusUpdateEvent{Kind: KindStatusUpdate, TaskID: "t", ContextID: "c", Status: TaskStatus{State: TaskStateCompleted}, Final: true}
+	return &TaskStatusUpdateEvent{TaskID: "t", ContextID: "c", Status: TaskStatus{State: TaskStateCompleted}}
 }
 
 func TestStreamMessage_framing_of_real_servers(t *testing.T) {
@@ -169,7 +170,7 @@ func TestStreamMessage_framing_of_real_servers(t *testing.T) {
 			want: []Event{taskEvent()},
 			checkE: func(t *testing.T, err error) {
 				var rpc *RPCError
-				if !errors.As(err, &rpc) || rpc.Code != CodeInternalError || rpc.Message != "agent crashed" || rpc.Method != MethodMessageStream {
+				if !errors.As(err, &rpc) || rpc.Code != CodeInternalError || rpc.Message != "agent crashed" || rpc.Method != a2av0.MethodMessageStream {
 					t.Errorf("err = %v, want RPCError -32603", err)
 				}
 			},
@@ -235,7 +236,7 @@ func TestStreamMessage_framing_of_real_servers(t *testing.T) {
 				readRequest(t, r)
 				startSSE(w).raw(tt.body)
 			})
-			s, err := testClient(t, tt.opts).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+			s, err := testClient(t, tt.opts).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 			if err != nil {
 				t.Fatalf("StreamMessage: %v", err)
 			}
@@ -277,7 +278,7 @@ func TestStreamMessage_non_stream_answers(t *testing.T) {
 			body: `{"jsonrpc":"2.0","id":"req-1","error":{"code":-32601,"message":"Method not found"}}`,
 			checkE: func(t *testing.T, err error) {
 				var rpc *RPCError
-				if !errors.As(err, &rpc) || rpc.Code != CodeMethodNotFound || rpc.Method != MethodMessageStream {
+				if !errors.As(err, &rpc) || rpc.Code != CodeMethodNotFound || rpc.Method != a2av0.MethodMessageStream {
 					t.Errorf("err = %v, want RPCError -32601", err)
 				}
 			},
@@ -295,7 +296,7 @@ func TestStreamMessage_non_stream_answers(t *testing.T) {
 			body: "not found",
 			checkE: func(t *testing.T, err error) {
 				var se *HTTPStatusError
-				if !errors.As(err, &se) || se.StatusCode != 404 || se.Method != MethodMessageStream {
+				if !errors.As(err, &se) || se.StatusCode != 404 || se.Method != a2av0.MethodMessageStream {
 					t.Errorf("err = %v, want HTTPStatusError 404", err)
 				}
 			},
@@ -319,7 +320,7 @@ func TestStreamMessage_non_stream_answers(t *testing.T) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, tt.body)
 			})
-			s, err := testClient(t, ClientOptions{}).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+			s, err := testClient(t, ClientOptions{}).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 			if tt.checkE != nil {
 				if s != nil {
 					t.Errorf("got a stream with the error %v", err)
@@ -353,7 +354,7 @@ func TestStreamMessage_503_before_the_stream_is_retried(t *testing.T) {
 		}
 		startSSE(w).raw("data: " + rTask + "\n\n")
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -381,7 +382,7 @@ func TestStreamMessage_broken_stream_is_not_retried(t *testing.T) {
 		}
 		conn.Close()
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -420,7 +421,7 @@ func keepAlives(t *testing.T, first string) http.HandlerFunc {
 func TestStream_idle_timeout_after_keep_alives(t *testing.T) {
 	t.Parallel()
 	srv := agent(t, keepAlives(t, rTask))
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{FirstEventTimeout: 5 * time.Second, IdleTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
@@ -441,7 +442,7 @@ func TestStream_idle_timeout_after_keep_alives(t *testing.T) {
 func TestStream_first_event_timeout_with_only_keep_alives(t *testing.T) {
 	t.Parallel()
 	srv := agent(t, keepAlives(t, ""))
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{FirstEventTimeout: 100 * time.Millisecond, IdleTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
@@ -455,7 +456,7 @@ func TestStream_first_event_timeout_with_only_keep_alives(t *testing.T) {
 func TestStream_idle_limit_applies_to_the_first_event_when_no_first_limit(t *testing.T) {
 	t.Parallel()
 	srv := agent(t, keepAlives(t, ""))
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{IdleTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
@@ -472,7 +473,7 @@ func TestStream_first_event_timeout_before_response_headers(t *testing.T) {
 		readRequest(t, r)
 		<-r.Context().Done()
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{FirstEventTimeout: 100 * time.Millisecond})
 	if s != nil {
 		s.Close()
@@ -493,7 +494,7 @@ func TestStream_ctx_cancel_mid_stream(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	s, err := testClient(t, ClientOptions{}).StreamMessage(ctx, Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(ctx, Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -518,7 +519,7 @@ func TestStream_Close_from_another_goroutine_unblocks_Next(t *testing.T) {
 		startSSE(w).raw("data: " + rTask + "\n\n")
 		<-r.Context().Done()
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"), StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -554,7 +555,7 @@ func TestStream_Close_before_reading_releases_the_connection(t *testing.T) {
 		<-r.Context().Done()
 		close(serverSawClose)
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(t.Context(), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{FirstEventTimeout: time.Minute, IdleTimeout: time.Minute})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
@@ -602,7 +603,7 @@ func TestStream_a_large_event_trickling_in_is_not_idle(t *testing.T) {
 			sw.raw(line[off:min(off+step, len(line))])
 		}
 	})
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{FirstEventTimeout: 5 * time.Second, IdleTimeout: idle})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
@@ -626,7 +627,7 @@ func TestStream_a_large_event_trickling_in_is_not_idle(t *testing.T) {
 func TestStream_keep_alives_are_not_progress(t *testing.T) {
 	t.Parallel()
 	srv := agent(t, keepAlives(t, rTask))
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: srv.URL}, sendParams("x"),
 		StreamOptions{IdleTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)

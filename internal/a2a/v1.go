@@ -1,17 +1,16 @@
 package a2a
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"net/http"
-	"strings"
 )
 
 // v1Dialect is A2A 1.0 (the spec's a2a.proto in its JSON form, as the official SDKs speak it).
-// Requests are written from dedicated wire structs; results are decoded into the neutral types,
-// whose JSON names 1.0 kept, and then normalized (enums, kinds), so that everything past the
-// Client is the same for both wires.
+// Results decode straight into the core model, whose JSON is 1.0's; requests are written from
+// wire structs that carry the tenant and leave out what the spec leaves out.
 type v1Dialect struct{}
 
 func (v1Dialect) method(op Op) string {
@@ -44,11 +43,10 @@ type v1SendParams struct {
 	Tenant        string         `json:"tenant,omitempty"`
 }
 
-// v1SendConfig has no returnImmediately: its default (false) is the blocking send the
-// connector wants, and MessageSendConfiguration.Blocking has no other meaning on this wire.
 type v1SendConfig struct {
 	AcceptedOutputModes []string `json:"acceptedOutputModes,omitempty"`
 	HistoryLength       *int     `json:"historyLength,omitempty"`
+	ReturnImmediately   bool     `json:"returnImmediately,omitempty"`
 }
 
 type v1Message struct {
@@ -56,22 +54,10 @@ type v1Message struct {
 	ContextID        string         `json:"contextId,omitempty"`
 	TaskID           string         `json:"taskId,omitempty"`
 	Role             string         `json:"role"`
-	Parts            []v1Part       `json:"parts"`
+	Parts            []partJSON     `json:"parts"`
 	Metadata         map[string]any `json:"metadata,omitempty"`
 	Extensions       []string       `json:"extensions,omitempty"`
 	ReferenceTaskIDs []string       `json:"referenceTaskIds,omitempty"`
-}
-
-// v1Part is a 1.0 part: exactly one of text, raw (base64), url and data, plus optional
-// mediaType, filename and metadata.
-type v1Part struct {
-	Text      *string         `json:"text,omitempty"`
-	Raw       string          `json:"raw,omitempty"`
-	URL       string          `json:"url,omitempty"`
-	Data      json.RawMessage `json:"data,omitempty"`
-	Filename  string          `json:"filename,omitempty"`
-	MediaType string          `json:"mediaType,omitempty"`
-	Metadata  map[string]any  `json:"metadata,omitempty"`
 }
 
 type v1TaskParams struct {
@@ -83,54 +69,58 @@ type v1TaskParams struct {
 
 func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) {
 	switch p := params.(type) {
-	case *MessageSendParams:
-		w := v1SendParams{Message: v1MessageOf(p.Message), Metadata: p.Metadata, Tenant: tenant}
-		if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil) {
-			w.Configuration = &v1SendConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength}
+	case *SendMessageRequest:
+		w := v1SendParams{Message: v1MessageOf(&p.Message), Metadata: p.Metadata, Tenant: tenant}
+		if c := p.Configuration; c != nil && (len(c.AcceptedOutputModes) > 0 || c.HistoryLength != nil || c.ReturnImmediately) {
+			w.Configuration = &v1SendConfig{AcceptedOutputModes: c.AcceptedOutputModes, HistoryLength: c.HistoryLength, ReturnImmediately: c.ReturnImmediately}
 		}
 		return marshalBody(w)
-	case TaskQueryParams:
+	case GetTaskRequest:
 		return marshalBody(v1TaskParams{ID: p.ID, HistoryLength: p.HistoryLength, Tenant: tenant})
-	case TaskIDParams:
-		w := v1TaskParams{ID: p.ID, Tenant: tenant}
-		if op == OpCancelTask {
-			w.Metadata = p.Metadata // SubscribeToTask has no metadata
-		}
-		return marshalBody(w)
+	case CancelTaskRequest:
+		return marshalBody(v1TaskParams{ID: p.ID, Metadata: p.Metadata, Tenant: tenant})
+	case SubscribeToTaskRequest:
+		return marshalBody(v1TaskParams{ID: p.ID, Tenant: tenant})
 	default:
 		return nil, fmt.Errorf("a2a: no A2A 1.0 params for %T", params)
 	}
 }
 
-func v1MessageOf(m Message) v1Message {
-	role := "ROLE_USER"
+// v1MessageOf is m in the 1.0 JSON as requests are written: the core type's own fields, with
+// an unset role written as the user's (the only sender of requests).
+func v1MessageOf(m *Message) v1Message {
+	role := RoleUser
 	if m.Role == RoleAgent {
-		role = "ROLE_AGENT"
+		role = RoleAgent
 	}
 	w := v1Message{
 		MessageID:        m.MessageID,
 		ContextID:        m.ContextID,
 		TaskID:           m.TaskID,
-		Role:             role,
-		Parts:            make([]v1Part, 0, len(m.Parts)),
+		Role:             string(role),
+		Parts:            make([]partJSON, 0, len(m.Parts)),
 		Metadata:         m.Metadata,
 		Extensions:       m.Extensions,
 		ReferenceTaskIDs: m.ReferenceTaskIDs,
 	}
-	for _, p := range m.Parts {
-		w.Parts = append(w.Parts, v1PartOf(p))
+	for i := range m.Parts {
+		w.Parts = append(w.Parts, v1PartOf(&m.Parts[i]))
 	}
 	return w
 }
 
-func v1PartOf(p Part) v1Part {
-	w := v1Part{Metadata: p.Metadata}
+// v1PartOf is p in 1.0's JSON form: its one content member, then file name, media type and
+// metadata.
+func v1PartOf(p *Part) partJSON {
+	w := partJSON{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}
 	switch p.Kind {
-	case PartKindFile:
-		if p.File != nil {
-			w.Raw, w.URL, w.Filename, w.MediaType = p.File.Bytes, p.File.URI, p.File.Name, p.File.MimeType
-		}
-	case PartKindData:
+	case PartRaw:
+		raw := base64.StdEncoding.EncodeToString(p.Raw)
+		w.Raw = &raw
+	case PartURL:
+		url := p.URL
+		w.URL = &url
+	case PartData:
 		w.Data = p.Data
 		if len(w.Data) == 0 {
 			w.Data = json.RawMessage("{}")
@@ -158,9 +148,7 @@ func (v1Dialect) decodeResult(op Op, result []byte) (Event, error) {
 }
 
 // DecodeEventV1 decodes an A2A 1.0 SendMessage result or stream event ({"task": …},
-// {"message": …}, {"statusUpdate": …} or {"artifactUpdate": …}) into a neutral Event, with
-// enums and kinds in their 0.x spelling (TASK_STATE_INPUT_REQUIRED → "input-required",
-// ROLE_AGENT → "agent"). A result with none of the four members is a *ProtocolError of kind
+// {"message": …}, {"statusUpdate": …} or {"artifactUpdate": …}) into an Event. A result with none of the four members is a *ProtocolError of kind
 // "unknown_kind"; malformed JSON is "bad_json".
 func DecodeEventV1(data []byte) (Event, error) {
 	var w v1Wrapper
@@ -205,52 +193,25 @@ func decodeV1Task(data []byte) (Event, error) {
 	return &t, nil
 }
 
-// normalizeV1 rewrites the 1.0 spellings of a decoded event into the neutral (0.x) ones.
+// normalizeV1 puts the spellings agents use on the 1.0 wire beside the spec's into the spec's
+// (see canonicalState, canonicalRole).
 func normalizeV1(ev Event) {
 	switch e := ev.(type) {
 	case *Task:
-		e.Kind = KindTask
 		normalizeStatus(&e.Status)
 		for i := range e.History {
-			normalizeMessage(&e.History[i])
+			e.History[i].Role = canonicalRole(e.History[i].Role)
 		}
 	case *Message:
-		normalizeMessage(e)
+		e.Role = canonicalRole(e.Role)
 	case *TaskStatusUpdateEvent:
-		e.Kind = KindStatusUpdate
 		normalizeStatus(&e.Status)
-	case *TaskArtifactUpdateEvent:
-		e.Kind = KindArtifactUpdate
 	}
 }
 
 func normalizeStatus(s *TaskStatus) {
-	s.State = StateFromV1(string(s.State))
+	s.State = canonicalState(s.State)
 	if s.Message != nil {
-		normalizeMessage(s.Message)
+		s.Message.Role = canonicalRole(s.Message.Role)
 	}
-}
-
-func normalizeMessage(m *Message) {
-	m.Kind = KindMessage
-	switch m.Role {
-	case "ROLE_AGENT":
-		m.Role = RoleAgent
-	case "ROLE_USER":
-		m.Role = RoleUser
-	}
-}
-
-// StateFromV1 returns the neutral spelling of an A2A 1.0 task state: TASK_STATE_INPUT_REQUIRED
-// becomes "input-required". A value without the prefix is returned as it is; a state A2A does not
-// define keeps its (lowercased) name, so that callers can report it.
-func StateFromV1(s string) TaskState {
-	rest, ok := strings.CutPrefix(s, "TASK_STATE_")
-	if !ok {
-		return TaskState(s)
-	}
-	if rest == "CANCELLED" { // the 0.3 proto's spelling (gRPC and HTTP+JSON of 0.3)
-		return TaskStateCanceled
-	}
-	return TaskState(strings.ReplaceAll(strings.ToLower(rest), "_", "-"))
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // 1.0 answers as the official SDKs write them (a2a-go v2 a2a/core.go, @a2a-js/sdk 1.x).
@@ -27,17 +29,17 @@ func TestDecodeEventV1(t *testing.T) {
 		data string
 		want Event
 	}{
-		{name: "task", data: v1Task, want: &Task{Kind: KindTask, ID: "t1", ContextID: "c1",
+		{name: "task", data: v1Task, want: &Task{ID: "t1", ContextID: "c1",
 			Status: TaskStatus{State: TaskStateSubmitted, Timestamp: "2026-11-23T10:00:00Z"}}},
-		{name: "status_update_with_question", data: v1AskQuestion, want: &TaskStatusUpdateEvent{Kind: KindStatusUpdate, TaskID: "t1", ContextID: "c1",
-			Status: TaskStatus{State: TaskStateInputRequired, Message: &Message{Kind: KindMessage, MessageID: "m2", Role: RoleAgent,
+		{name: "status_update_with_question", data: v1AskQuestion, want: &TaskStatusUpdateEvent{TaskID: "t1", ContextID: "c1",
+			Status: TaskStatus{State: TaskStateInputRequired, Message: &Message{MessageID: "m2", Role: RoleAgent,
 				Parts: Parts{TextPart("Which city?")}}}}},
-		{name: "artifact_update_with_a_url_part", data: v1Chunk2, want: &TaskArtifactUpdateEvent{Kind: KindArtifactUpdate, TaskID: "t1", ContextID: "c1",
+		{name: "artifact_update_with_a_url_part", data: v1Chunk2, want: &TaskArtifactUpdateEvent{TaskID: "t1", ContextID: "c1",
 			Append: true, LastChunk: true, Artifact: Artifact{ArtifactID: "a1", Metadata: map[string]any{"command": "flash"},
-				Parts: Parts{TextPart(" world"), {Kind: PartKindFile, File: &FileContent{URI: "https://x.example/a.png", MimeType: "image/png"}}}}}},
-		{name: "message_with_data_and_raw_parts", data: v1MessageReply, want: &Message{Kind: KindMessage, MessageID: "m9", ContextID: "c1", Role: RoleAgent,
-			Parts: Parts{TextPart("hi"), {Kind: PartKindData, Data: json.RawMessage(`{"k":1}`)},
-				{Kind: PartKindFile, File: &FileContent{Name: "b.bin", Bytes: "AAEC"}}}}},
+				Parts: Parts{TextPart(" world"), {Kind: PartURL, URL: "https://x.example/a.png", MediaType: "image/png"}}}}},
+		{name: "message_with_data_and_raw_parts", data: v1MessageReply, want: &Message{MessageID: "m9", ContextID: "c1", Role: RoleAgent,
+			Parts: Parts{TextPart("hi"), {Kind: PartData, Data: json.RawMessage(`{"k":1}`)},
+				{Kind: PartRaw, Raw: []byte{0, 1, 2}, Filename: "b.bin"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,19 +67,82 @@ func TestDecodeEventV1_refuses_what_is_not_an_event(t *testing.T) {
 	}
 }
 
-func TestStateFromV1(t *testing.T) {
+func TestCanonicalState(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]TaskState{
+	for in, want := range map[TaskState]TaskState{
 		"TASK_STATE_INPUT_REQUIRED": TaskStateInputRequired,
-		"TASK_STATE_AUTH_REQUIRED":  TaskStateAuthRequired,
-		"TASK_STATE_COMPLETED":      TaskStateCompleted,
-		"TASK_STATE_REJECTED":       TaskStateRejected,
-		"TASK_STATE_UNSPECIFIED":    "unspecified", // reported as a state A2A does not define
-		"working":                   TaskStateWorking,
+		"TASK_STATE_CANCELLED":      TaskStateCanceled, // the 0.3 proto's spelling
+		"TASK_STATE_UNSPECIFIED":    TaskStateUnspecified,
+		"TASK_STATE_FOO":            "TASK_STATE_FOO", // reported as a state A2A does not define
+		"working":                   TaskStateWorking, // 0.x's spelling on a 1.0 wire
+		"unknown":                   TaskStateUnspecified,
+		"paused":                    "paused",
+		"":                          "",
 	} {
-		if got := StateFromV1(in); got != want {
-			t.Errorf("StateFromV1(%q) = %q, want %q", in, got, want)
+		if got := canonicalState(in); got != want {
+			t.Errorf("canonicalState(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestTaskState(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		state                TaskState
+		terminal, interrupts bool
+	}{
+		{state: TaskStateSubmitted},
+		{state: TaskStateWorking},
+		{state: TaskStateInputRequired, interrupts: true},
+		{state: TaskStateAuthRequired, interrupts: true},
+		{state: TaskStateCompleted, terminal: true},
+		{state: TaskStateFailed, terminal: true},
+		{state: TaskStateCanceled, terminal: true},
+		{state: TaskStateRejected, terminal: true},
+		{state: TaskStateUnspecified},
+		{state: "TASK_STATE_SOMETHING_NEW"},
+	}
+	for _, tt := range tests {
+		if got := tt.state.IsTerminal(); got != tt.terminal {
+			t.Errorf("%s.IsTerminal() = %v, want %v", tt.state, got, tt.terminal)
+		}
+		if got := tt.state.IsInterrupted(); got != tt.interrupts {
+			t.Errorf("%s.IsInterrupted() = %v, want %v", tt.state, got, tt.interrupts)
+		}
+	}
+}
+
+// A Part's JSON is 1.0's: one content member, and the 0.x forms some agents mix in are read.
+func TestPartJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		part Part
+		json string
+	}{
+		{TextPart("hi"), `{"text":"hi"}`},
+		{Part{Kind: PartRaw, Raw: []byte{0, 1, 2}, Filename: "b.bin", MediaType: "application/octet-stream"}, `{"raw":"AAEC","filename":"b.bin","mediaType":"application/octet-stream"}`},
+		{Part{Kind: PartURL, URL: "https://x/a.png", Metadata: map[string]any{"k": "v"}}, `{"url":"https://x/a.png","metadata":{"k":"v"}}`},
+		{Part{Kind: PartData, Data: json.RawMessage(`[1]`)}, `{"data":[1]}`},
+	} {
+		b, err := json.Marshal(tc.part)
+		if err != nil || string(b) != tc.json {
+			t.Errorf("Marshal(%+v) = %s, %v; want %s", tc.part, b, err, tc.json)
+		}
+		var back Part
+		if err := json.Unmarshal(b, &back); err != nil || !cmp.Equal(back, tc.part) {
+			t.Errorf("Unmarshal(%s) = %+v, %v", b, back, err)
+		}
+	}
+	var ps Parts
+	data := `[{"kind":"text","text":"a"},{"kind":"file","file":{"name":"f","uri":"u"}},{"kind":"file","file":{"bytes":"aGk="}},{"kind":"data","data":{}},
+		{"kind":"video"},{"metadata":{}},{"raw":"not base64!"}]`
+	if err := json.Unmarshal([]byte(data), &ps); err != nil {
+		t.Fatal(err)
+	}
+	want := Parts{TextPart("a"), {Kind: PartURL, URL: "u", Filename: "f"}, {Kind: PartRaw, Raw: []byte("hi")}, {Kind: PartData, Data: json.RawMessage(`{}`)},
+		{Kind: PartRaw, Raw: []byte("not base64!")}}
+	if diff := cmp.Diff(want, ps); diff != "" {
+		t.Errorf("parts (-want +got):\n%s", diff)
 	}
 }
 
@@ -122,9 +187,9 @@ func TestV1_stream_speaks_the_1_0_wire(t *testing.T) {
 	})
 	hdr := http.Header{}
 	hdr.Set(LegacyExtensionsHeader, "https://ext.example/a")
-	params := MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", ContextID: "c0", TaskID: "t0",
+	params := SendMessageRequest{Message: Message{Role: RoleUser, MessageID: "m1", ContextID: "c0", TaskID: "t0",
 		Parts: Parts{TextPart("hi")}, Metadata: map[string]any{"device": "d1"}}}
-	s, err := testClient(t, ClientOptions{}).StreamMessage(boundedCtx(t), Endpoint{URL: url, Wire: WireV1, Tenant: "acme", Header: hdr}, &params, StreamOptions{})
+	s, err := testClient(t, ClientOptions{}).SendStreamingMessage(boundedCtx(t), Endpoint{URL: url, Wire: WireV1, Tenant: "acme", Header: hdr}, &params, StreamOptions{})
 	if err != nil {
 		t.Fatalf("StreamMessage: %v", err)
 	}
@@ -151,7 +216,6 @@ func TestV1_stream_speaks_the_1_0_wire(t *testing.T) {
 
 func TestV1_unary_calls(t *testing.T) {
 	t.Parallel()
-	blocking := true
 	tests := []struct {
 		name       string
 		call       func(c *Client, ep Endpoint) (Event, error)
@@ -163,8 +227,8 @@ func TestV1_unary_calls(t *testing.T) {
 		{
 			name: "send_is_blocking_by_default_and_returns_a_wrapped_task",
 			call: func(c *Client, ep Endpoint) (Event, error) {
-				return c.SendMessage(t.Context(), ep, &MessageSendParams{Message: Message{Role: RoleUser, MessageID: "m1", Parts: Parts{TextPart("x")}},
-					Configuration: &MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: &blocking}})
+				return c.SendMessage(t.Context(), ep, &SendMessageRequest{Message: Message{Role: RoleUser, MessageID: "m1", Parts: Parts{TextPart("x")}},
+					Configuration: &SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}})
 			},
 			answer:     `{"task":{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED"}}}`,
 			wantMethod: "SendMessage",
@@ -175,7 +239,7 @@ func TestV1_unary_calls(t *testing.T) {
 		{
 			name: "get_task_answers_a_bare_task",
 			call: func(c *Client, ep Endpoint) (Event, error) {
-				return c.GetTask(t.Context(), ep, TaskQueryParams{ID: "t1"})
+				return c.GetTask(t.Context(), ep, GetTaskRequest{ID: "t1"})
 			},
 			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_WORKING"}}`,
 			wantMethod: "GetTask",
@@ -185,7 +249,7 @@ func TestV1_unary_calls(t *testing.T) {
 		{
 			name: "cancel_task",
 			call: func(c *Client, ep Endpoint) (Event, error) {
-				return c.CancelTask(t.Context(), ep, TaskIDParams{ID: "t1"})
+				return c.CancelTask(t.Context(), ep, CancelTaskRequest{ID: "t1"})
 			},
 			answer:     `{"id":"t1","contextId":"c1","status":{"state":"TASK_STATE_CANCELED"}}`,
 			wantMethod: "CancelTask",
@@ -228,9 +292,9 @@ func TestV1_version_not_supported_is_an_rpc_error(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"error":{"code":-32009,"message":"version not supported","data":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"VERSION_NOT_SUPPORTED"}]}}`)
 	})
-	_, err := testClient(t, ClientOptions{}).SendMessage(t.Context(), Endpoint{URL: url}, &MessageSendParams{Message: Message{MessageID: "m"}})
+	_, err := testClient(t, ClientOptions{}).SendMessage(t.Context(), Endpoint{URL: url}, &SendMessageRequest{Message: Message{MessageID: "m"}})
 	var rpc *RPCError
-	if !errors.As(err, &rpc) || rpc.Code != CodeVersionNotSupported || rpc.Method != MethodMessageSend {
+	if !errors.As(err, &rpc) || rpc.Code != CodeVersionNotSupported || rpc.Method != a2av0.MethodMessageSend {
 		t.Fatalf("err = %v, want RPCError -32009 of message/send", err)
 	}
 	if req := <-got; req.version != "" {

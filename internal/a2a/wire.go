@@ -13,7 +13,7 @@ import (
 
 // Wire is a generation of the A2A JSON-RPC wire. The Client speaks each one with its own dialect
 // (method names, parameter and result shapes, headers) behind the same Go API and the same
-// neutral types, so that callers never see which one an agent spoke.
+// core model, so that callers never see which one an agent spoke.
 type Wire uint8
 
 const (
@@ -54,7 +54,7 @@ const (
 	OpStreamMessage
 	OpGetTask
 	OpCancelTask
-	OpResubscribe
+	OpSubscribeToTask
 )
 
 // JSON-RPC methods of A2A 1.0.
@@ -83,10 +83,11 @@ type dialect interface {
 	method(op Op) string
 	// header adds the wire's own headers to a request.
 	header(h http.Header)
-	// encodeParams returns the JSON params of op; params is the neutral params type of op
-	// (*MessageSendParams, TaskQueryParams or TaskIDParams) and tenant the 1.0 tenant ("" none).
+	// encodeParams returns the JSON params of op; params is the request of op
+	// (*SendMessageRequest, GetTaskRequest, CancelTaskRequest or SubscribeToTaskRequest) and
+	// tenant the 1.0 tenant ("" none).
 	encodeParams(op Op, params any, tenant string) ([]byte, error)
-	// decodeResult turns the JSON-RPC result of op into a neutral Event; errors are
+	// decodeResult turns the JSON-RPC result of op into an Event of the core model; errors are
 	// *ProtocolError without a method.
 	decodeResult(op Op, result []byte) (Event, error)
 }
@@ -96,40 +97,6 @@ func dialectOf(w Wire) dialect {
 		return v1Dialect{}
 	}
 	return v0Dialect{}
-}
-
-// v0Dialect is A2A 0.2.5/0.3: the neutral types are its wire shape.
-type v0Dialect struct{}
-
-func (v0Dialect) method(op Op) string {
-	switch op {
-	case OpSendMessage:
-		return MethodMessageSend
-	case OpStreamMessage:
-		return MethodMessageStream
-	case OpGetTask:
-		return MethodTasksGet
-	case OpCancelTask:
-		return MethodTasksCancel
-	default:
-		return MethodTasksResubscribe
-	}
-}
-
-func (v0Dialect) header(http.Header) {}
-
-func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
-	if p, ok := params.(*MessageSendParams); ok {
-		// The params of every turn: written by hand (appendSendParams), same bytes.
-		size := 1024
-		for i := range p.Message.Parts {
-			size += len(p.Message.Parts[i].Text)
-		}
-		if b, ok := appendSendParams(make([]byte, 0, size), p); ok {
-			return b, nil
-		}
-	}
-	return marshalBody(params)
 }
 
 // marshalBody writes request params with the go-json-experiment encoder in its
@@ -156,7 +123,3 @@ var (
 	}))
 	replacementChar = []byte("\uFFFD")
 )
-
-func (v0Dialect) decodeResult(_ Op, result []byte) (Event, error) {
-	return DecodeEvent(result)
-}

@@ -46,7 +46,10 @@
 //     states them.
 //   - Only the chosen interface's URL must be an absolute https URL (error at its path); a
 //     fallback that is not is a warning and is dropped. Other entries need url, protocolBinding
-//     and protocolVersion (required), not a URL: gRPC entries carry host:port.
+//     and protocolVersion (required), not a URL: gRPC entries may carry host:port. A gRPC entry
+//     without an http(s) scheme (host:port, grpc://, grpcs://) is called in the scheme the card
+//     was served with (CheckAt; grpcs:// is https) and warned about; without the card's URL
+//     (Check) it is not called.
 //   - No JSONRPC entry at all in a 1.0 card is unsupported_transport at supportedInterfaces,
 //     naming every offer ("GRPC 1.0 (supportedInterfaces[0])"); JSONRPC only in versions other
 //     than 1.x/0.2.x/0.3.x is unsupported_protocol_version there; beside a usable one, such an

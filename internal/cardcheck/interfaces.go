@@ -2,8 +2,10 @@ package cardcheck
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 
 	connector "github.com/a2a-connector/a2a-connector"
@@ -43,6 +45,9 @@ type offer struct {
 	path    string // JSON path of the entry: "supportedInterfaces[1]", "url", "additionalInterfaces[0]"
 	urlPath string // JSON path of its url
 	url     string
+	// written is the url as the card wrote it, when the connector calls another (a gRPC
+	// address without a scheme: grpcURL); "" otherwise.
+	written string
 	binding string // JSONRPC, GRPC, HTTP+JSON (trimmed, as written)
 	version string // as written, trimmed
 	tenant  string
@@ -68,11 +73,59 @@ func (o offer) spoken() bool {
 		return true
 	case o.grpc():
 		// gRPC (1.0's A2AService, or 0.3's) as a URL with a scheme (https: TLS; http: plaintext
-		// where allowed). A bare "host:port", as some SDK samples write it, says nothing of
-		// TLS: not called.
+		// where allowed); an address without one has been given the card's (grpcURL) when the
+		// card's URL is known, and is not called otherwise.
 		return hasHTTPScheme(o.url)
 	}
 	return false
+}
+
+// cardScheme is the scheme a card was served with ("https" or "http"), "" when unknown.
+func cardScheme(cardURL string) string {
+	u, err := url.Parse(cardURL)
+	if err != nil {
+		return ""
+	}
+	if s := strings.ToLower(u.Scheme); s == "https" || s == "http" {
+		return s
+	}
+	return ""
+}
+
+// grpcURL is the URL the connector calls for a gRPC interface whose url has no http(s) scheme:
+// "grpcs://host:port" is https; a bare "host:port" or "grpc://host:port" (which say nothing of
+// TLS; a2a-go's samples and CLI write the first) takes scheme, the card's. ok is false when raw
+// is none of these, or scheme is unknown.
+func grpcURL(raw, scheme string) (string, bool) {
+	addr := raw
+	lower := strings.ToLower(raw)
+	switch {
+	case strings.HasPrefix(lower, "grpcs://"):
+		addr, scheme = raw[len("grpcs://"):], "https"
+	case strings.HasPrefix(lower, "grpc://"):
+		addr = raw[len("grpc://"):]
+	}
+	addr = strings.TrimSuffix(addr, "/")
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || scheme == "" || strings.ContainsAny(addr, "/?#@") {
+		return "", false
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", false
+	}
+	return scheme + "://" + addr, true
+}
+
+// withGRPCURL gives a gRPC offer without an http(s) scheme the URL the connector calls
+// (grpcURL), keeping what the card wrote for the message that says so.
+func (o offer) withGRPCURL(scheme string) offer {
+	if !o.grpc() || o.url == "" || hasHTTPScheme(o.url) {
+		return o
+	}
+	if u, ok := grpcURL(o.url, scheme); ok {
+		o.written, o.url = o.url, u
+	}
+	return o
 }
 
 func hasHTTPScheme(raw string) bool {
@@ -125,7 +178,7 @@ func blankInterfaceFields(list []interfaceV1Doc, c *collector) {
 // supportedOffers turns supportedInterfaces entries into offers. Entries that are incomplete
 // (already reported by the field rules) are kept, so the message about what the card offers
 // names them too; empty strings mean unset, as SDKs serve their defaults.
-func supportedOffers(list []interfaceV1Doc) []offer {
+func supportedOffers(list []interfaceV1Doc, scheme string) []offer {
 	out := make([]offer, 0, len(list))
 	for i, in := range list {
 		p := indexPath("supportedInterfaces", i)
@@ -138,7 +191,7 @@ func supportedOffers(list []interfaceV1Doc) []offer {
 			version: v,
 			tenant:  strings.TrimSpace(in.Tenant),
 			gen:     generationOf(v),
-		})
+		}.withGRPCURL(scheme))
 	}
 	return out
 }
@@ -147,7 +200,7 @@ func supportedOffers(list []interfaceV1Doc) []offer {
 // restricted to what the connector speaks): url when preferredTransport is absent, JSONRPC,
 // HTTP+JSON or GRPC, else the first additionalInterfaces entry with one of those transports. ok
 // is false when there is none.
-func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
+func v0Endpoint(doc *v0Doc, scheme string) (o offer, ok bool) {
 	o = offer{binding: "JSONRPC", version: strings.TrimSpace(doc.ProtocolVersion)}
 	// A 0.x-shaped card stating 1.0 still gets the wire it states; anything else unknown is
 	// spoken to as 0.x, as before 1.0 existed (with a warning from checkProtocolVersion).
@@ -163,18 +216,23 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
 		return o, true
 	}
-	if (strings.EqualFold(pt, "GRPC") && hasHTTPScheme(doc.URL)) || (v0HTTPJSON(pt) && doc.URL != "") {
+	if strings.EqualFold(pt, "GRPC") || (v0HTTPJSON(pt) && doc.URL != "") {
 		o.binding = strings.ToUpper(pt)
 		o.path, o.urlPath, o.url = "url", "url", doc.URL
-		return o, true
+		if o = o.withGRPCURL(scheme); o.spoken() {
+			return o, true
+		}
 	}
 	for i, in := range doc.AdditionalInterfaces {
 		tr := strings.TrimSpace(in.Transport)
-		if in.URL != "" && (strings.EqualFold(tr, "JSONRPC") || v0HTTPJSON(tr) || (strings.EqualFold(tr, "GRPC") && hasHTTPScheme(in.URL))) {
-			o.binding = strings.ToUpper(tr)
-			o.path = indexPath("additionalInterfaces", i)
-			o.urlPath = memberPath(o.path, "url")
-			o.url = in.URL
+		if in.URL == "" || !(strings.EqualFold(tr, "JSONRPC") || v0HTTPJSON(tr) || strings.EqualFold(tr, "GRPC")) {
+			continue
+		}
+		o.binding = strings.ToUpper(tr)
+		o.path = indexPath("additionalInterfaces", i)
+		o.urlPath = memberPath(o.path, "url")
+		o.url, o.written = in.URL, ""
+		if o = o.withGRPCURL(scheme); o.spoken() {
 			return o, true
 		}
 	}
@@ -184,11 +242,11 @@ func v0Endpoint(doc *v0Doc) (o offer, ok bool) {
 // v0Alternative is the first additionalInterfaces entry of a 0.x card that the connector speaks
 // in another binding than the chosen top-level endpoint: its fallback when the agent refuses
 // that binding.
-func v0Alternative(doc *v0Doc, chosen offer) (offer, bool) {
+func v0Alternative(doc *v0Doc, chosen offer, scheme string) (offer, bool) {
 	for i, in := range doc.AdditionalInterfaces {
 		tr := strings.TrimSpace(in.Transport)
 		o := offer{binding: strings.ToUpper(tr), version: chosen.version, gen: chosen.gen, url: strings.TrimSpace(in.URL),
-			path: indexPath("additionalInterfaces", i)}
+			path: indexPath("additionalInterfaces", i)}.withGRPCURL(scheme)
 		o.urlPath = memberPath(o.path, "url")
 		if o.url == "" || o.bindingName() == chosen.bindingName() || !(o.jsonrpc() || o.httpJSON() || o.grpc()) || !o.spoken() {
 			continue
@@ -280,6 +338,9 @@ func (k *Checker) chooseInterface(offers []offer, top *offer, v1 bool, p *connec
 	}
 	o := ch.chosen
 	k.checkURL(o.urlPath, o.url, c)
+	if o.written != "" && !c.covered(o.urlPath) {
+		c.warnf(o.urlPath, CodeRecommended, "%s is %q, a gRPC address without a scheme, which says nothing of TLS; the platform calls it as %s, in the scheme the card was served with. Write the URL with its scheme (https://… for TLS).", o.urlPath, o.written, o.url)
+	}
 	p.EndpointURL = o.url
 	p.EndpointBinding = o.bindingName()
 	p.ProtocolVersion = o.version

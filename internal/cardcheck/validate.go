@@ -114,15 +114,24 @@ func New(o Options) *Checker {
 // the empty path with code invalid_json, and every other finding is a problem too, all of them at
 // once.
 func (k *Checker) Check(raw []byte) Report {
+	return k.CheckAt(raw, "")
+}
+
+// CheckAt is Check for a card served at cardURL ("" when not known). The card's URL matters in
+// one place: a gRPC interface whose url is a bare "host:port" (as a2a-go's samples and CLI write
+// it) or "grpc://host:port" says nothing of TLS, and is called in the scheme the card was served
+// with: TLS when the card came over https, plaintext only when it came over http, which only an
+// operator who allows plain http permits. Without cardURL such an interface is not called.
+func (k *Checker) CheckAt(raw []byte, cardURL string) Report {
 	c := newCollector()
 	var rep Report
-	k.validate(raw, c, &rep)
+	k.validate(raw, cardScheme(cardURL), c, &rep)
 	rep.Problems = c.problems()
 	rep.Valid = !connector.HasErrors(rep.Problems)
 	return rep
 }
 
-func (k *Checker) validate(raw []byte, c *collector, rep *Report) {
+func (k *Checker) validate(raw []byte, scheme string, c *collector, rep *Report) {
 	// Windows tools write a byte-order mark; JSON forbids it, but nothing is lost by skipping it.
 	raw = bytes.TrimPrefix(raw, []byte("\xef\xbb\xbf"))
 	if int64(len(raw)) > k.maxBytes {
@@ -163,9 +172,9 @@ func (k *Checker) validate(raw []byte, c *collector, rep *Report) {
 	}
 
 	if gen == gen1 {
-		k.interfacesV1(obj, p, c)
+		k.interfacesV1(obj, scheme, p, c)
 	} else {
-		k.interfacesV0(obj, p, c)
+		k.interfacesV0(obj, scheme, p, c)
 	}
 	checkModes("defaultInputModes", "", doc.DefaultInputModes, c)
 	checkModes("defaultOutputModes", "", doc.DefaultOutputModes, c)
@@ -188,25 +197,25 @@ func cardGeneration(obj map[string]any) generation {
 }
 
 // interfacesV1 reads an A2A 1.0 card's supportedInterfaces and chooses among them.
-func (k *Checker) interfacesV1(obj map[string]any, p *connector.CardProfile, c *collector) {
+func (k *Checker) interfacesV1(obj map[string]any, scheme string, p *connector.CardProfile, c *collector) {
 	var doc v1Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
 	k.structRules(&doc, c)
 	blankInterfaceFields(doc.SupportedInterfaces, c)
-	k.chooseInterface(supportedOffers(doc.SupportedInterfaces), nil, true, p, c)
+	k.chooseInterface(supportedOffers(doc.SupportedInterfaces, scheme), nil, true, p, c)
 }
 
 // interfacesV0 reads an A2A 0.2/0.3 card's url, preferredTransport and additionalInterfaces (and
 // the supportedInterfaces a dual-version SDK adds) and chooses among them.
-func (k *Checker) interfacesV0(obj map[string]any, p *connector.CardProfile, c *collector) {
+func (k *Checker) interfacesV0(obj map[string]any, scheme string, p *connector.CardProfile, c *collector) {
 	var doc v0Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
 	k.structRules(&doc, c)
 	blankInterfaceFields(doc.SupportedInterfaces, c)
 	checkProtocolVersion(doc.ProtocolVersion, c)
-	offers := supportedOffers(doc.SupportedInterfaces)
+	offers := supportedOffers(doc.SupportedInterfaces, scheme)
 	var top *offer
-	if o, ok := v0Endpoint(&doc); ok {
+	if o, ok := v0Endpoint(&doc, scheme); ok {
 		top = &o
 	}
 	if !k.chooseInterface(offers, top, false, p, c) {
@@ -218,7 +227,7 @@ func (k *Checker) interfacesV0(obj map[string]any, p *connector.CardProfile, c *
 	if top != nil && p.Fallback == nil && p.EndpointURL == top.url && p.EndpointBinding == top.bindingName() {
 		// No interface of the other generation: the card's next one in another binding is the
 		// fallback, as in a 1.0 card.
-		if o, ok := v0Alternative(&doc, *top); ok {
+		if o, ok := v0Alternative(&doc, *top, scheme); ok {
 			if code, _ := k.urlProblem(o.url); code == "" {
 				p.Fallback = o.iface()
 			}

@@ -705,3 +705,62 @@ func TestValidateV1(t *testing.T) {
 		})
 	}
 }
+
+// A gRPC interface written as a bare host:port (a2a-go v2's hello-world gRPC sample, its CLI) or
+// grpc://host:port says nothing of TLS: it is called in the scheme the card was served with, and
+// the tenant is told so; grpcs:// is TLS; without the card's URL it is not called.
+func TestGRPCAddressWithoutScheme(t *testing.T) {
+	t.Parallel()
+	k := New(Options{AllowInsecureHTTP: true})
+	for _, tc := range []struct {
+		name, url, cardURL string
+		want               string // the endpoint called; "" none
+		warn               bool
+	}{
+		{"bare_over_https", "agent.example.com:9000", "https://agent.example.com/.well-known/agent-card.json", "https://agent.example.com:9000", true},
+		{"bare_over_http", "127.0.0.1:9000", "http://127.0.0.1:9001/.well-known/agent-card.json", "http://127.0.0.1:9000", true},
+		{"grpc_scheme", "grpc://127.0.0.1:9000", "http://127.0.0.1:9001/", "http://127.0.0.1:9000", true},
+		{"grpcs_scheme", "grpcs://agent.example.com:443", "http://agent.example.com/card.json", "https://agent.example.com:443", true},
+		{"ipv6", "[::1]:9000", "https://x.example/card", "https://[::1]:9000", true},
+		{"https_as_written", "https://agent.example.com/grpc", "http://x/", "https://agent.example.com/grpc", false},
+		{"card_url_unknown", "127.0.0.1:9000", "", "", false},
+		{"no_port", "agent.example.com", "https://agent.example.com/card", "", false},
+		{"not_an_address", "agent.example.com:9000/path", "https://agent.example.com/card", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := k.CheckAt(v1Card(func(c map[string]any) {
+				c["supportedInterfaces"] = []any{iface(tc.url, "GRPC", "1.0")}
+			}), tc.cardURL)
+			checkInvariants(t, r)
+			if tc.want == "" {
+				if r.Valid || !hasCode(r, "supportedInterfaces", CodeUnsupportedTransport) {
+					t.Fatalf("valid %v, problems %v; want unsupported_transport", r.Valid, r.Problems)
+				}
+				return
+			}
+			if !r.Valid || r.Profile.EndpointURL != tc.want || r.Profile.EndpointBinding != "GRPC" {
+				t.Fatalf("valid %v, endpoint %q %q, problems %v; want %s", r.Valid, r.Profile.EndpointBinding, r.Profile.EndpointURL, r.Problems, tc.want)
+			}
+			if got := hasCode(r, "supportedInterfaces[0].url", CodeRecommended); got != tc.warn {
+				t.Errorf("warning at the url: %v, want %v (%v)", got, tc.warn, r.Problems)
+			}
+		})
+	}
+	// Plain http needs the operator's leave, as for any endpoint.
+	r := New(Options{}).CheckAt(v1Card(func(c map[string]any) {
+		c["supportedInterfaces"] = []any{iface("127.0.0.1:9000", "GRPC", "1.0")}
+	}), "http://127.0.0.1:9001/card")
+	if r.Valid || !hasCode(r, "supportedInterfaces[0].url", CodeInsecureURL) {
+		t.Errorf("plain http without leave: valid %v, problems %v", r.Valid, r.Problems)
+	}
+}
+
+func hasCode(r Report, path, code string) bool {
+	for _, p := range r.Problems {
+		if p.Path == path && p.Code == code {
+			return true
+		}
+	}
+	return false
+}

@@ -475,5 +475,5 @@ func (f *Fetcher) FetchAndValidateAuth(ctx context.Context, cardURL string, auth
 		f.obs.count(ctx, string(kind))
 		return Fetched{}, cardcheck.Report{}, err
 	}
-	return got, f.withSignatures(ctx, got.Raw, f.validateObserved(ctx, got.Raw)), nil
+	return got, f.withSignatures(ctx, got.Raw, f.validateObserved(ctx, got.Raw, got.ResolvedURL)), nil
 }

@@ -103,10 +103,11 @@ func endFetch(span trace.Span, got Fetched, err error) {
 	span.End()
 }
 
-// validateObserved runs the Checker in its own span and counts the fetch.
-func (f *Fetcher) validateObserved(ctx context.Context, raw []byte) cardcheck.Report {
+// validateObserved runs the Checker on the card served at cardURL in its own span and counts
+// the fetch.
+func (f *Fetcher) validateObserved(ctx context.Context, raw []byte, cardURL string) cardcheck.Report {
 	_, span := f.obs.tracer.Start(ctx, spanValidate)
-	rep := f.checker.Check(raw)
+	rep := f.checker.CheckAt(raw, cardURL)
 	result := ResultInvalid
 	if rep.Valid {
 		result = ResultValid

@@ -16,16 +16,21 @@ const maxAPIKeyBytes = 4096
 
 // agentJSON is the agent resource. It has no field that could carry the API key.
 type agentJSON struct {
-	ID              string              `json:"id"`
-	CardURL         string              `json:"cardUrl"`
-	Name            string              `json:"name"`
-	Description     string              `json:"description"`
-	Version         string              `json:"version"`
+	ID          string `json:"id"`
+	CardURL     string `json:"cardUrl"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Version     string `json:"version"`
+	// ProtocolVersion, EndpointURL, EndpointBinding and EndpointTenant are the interface the
+	// turns use: the card's preferred one, or its fallback once the preferred one refused the
+	// connector's version or binding (OnFallback; Preferred is then the one that refused).
 	ProtocolVersion string              `json:"protocolVersion"`
 	EndpointURL     string              `json:"endpointUrl"`
 	EndpointBinding string              `json:"endpointBinding"`
 	EndpointTenant  string              `json:"endpointTenant,omitempty"`
 	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
+	OnFallback      bool                `json:"onFallback"`
+	Preferred       *interfaceJSON      `json:"preferred,omitempty"`
 	Streaming       bool                `json:"streaming"`
 	Skills          []skillJSON         `json:"skills"`
 	Extensions      []string            `json:"extensions"`
@@ -44,8 +49,8 @@ type agentJSON struct {
 	CardSignature  connector.CardSignature `json:"cardSignature"`
 }
 
-// interfaceJSON is an interface of the agent the connector may call: the fallback of the other
-// A2A generation a dual-version card offers.
+// interfaceJSON is an interface of the agent the connector may call: the card's fallback (of
+// the other A2A generation or binding), or the preferred interface turns left for it.
 type interfaceJSON struct {
 	URL             string `json:"url"`
 	ProtocolVersion string `json:"protocolVersion"`
@@ -87,10 +92,17 @@ func toAgentJSON(a connector.Agent) agentJSON {
 	if warnings == nil {
 		warnings = []connector.Problem{}
 	}
+	active := a.ActiveInterface()
+	var preferred *interfaceJSON
+	if a.OnFallback {
+		preferred = toInterfaceJSON(&connector.Interface{URL: a.EndpointURL, ProtocolVersion: a.ProtocolVersion,
+			Binding: a.EndpointBinding, Tenant: a.EndpointTenant})
+	}
 	return agentJSON{
 		ID: a.ID, CardURL: a.CardURL, Name: a.Name, Description: a.Description, Version: a.Version,
-		ProtocolVersion: a.ProtocolVersion, EndpointURL: a.EndpointURL, EndpointTenant: a.EndpointTenant,
-		EndpointBinding: bindingName(a.EndpointBinding), Fallback: toInterfaceJSON(a.Fallback), Streaming: a.Streaming,
+		ProtocolVersion: active.ProtocolVersion, EndpointURL: active.URL, EndpointTenant: active.Tenant,
+		EndpointBinding: bindingName(active.Binding), Fallback: toInterfaceJSON(a.Fallback),
+		OnFallback: a.OnFallback, Preferred: preferred, Streaming: a.Streaming,
 		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,

@@ -397,7 +397,7 @@ const v1Card = `{
 func TestAgentInterfaces(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	_, token := e.newTenant("Interfaces")
+	tenantID, token := e.newTenant("Interfaces")
 	cardAt := e.cards.Set("/agents/dual/.well-known/agent-card.json", v1Card)
 	pasted := e.cards.URL + "/agents/dual"
 	wantIface := map[string]any{
@@ -441,16 +441,33 @@ func TestAgentInterfaces(t *testing.T) {
 		t.Errorf("0.x agent interface (-want +got):\n%s", diff)
 	}
 
-	// A card offering only gRPC at a bare host:port (no scheme says whether it is TLS): the
-	// preview names no interface.
+	// A card offering only gRPC at a bare host:port (no scheme says whether it is TLS), served
+	// over https: the interface is called with TLS, and the tenant is told so at its url.
 	grpcOnly := strings.Replace(strings.Replace(v1Card, `"protocolBinding": "JSONRPC"`, `"protocolBinding": "GRPC"`, -1),
 		`"url": "https://agent.example.com/a2a"`, `"url": "agent.example.com:50051"`, -1)
 	r = e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": e.cards.Set("/grpc.json", grpcOnly)})
 	e.expect(r, http.StatusOK)
-	if m := r.json(t); m["valid"] != false || len(pick(m)) != 0 {
+	if m := r.json(t); m["valid"] != true || m["endpointUrl"] != "https://agent.example.com:50051" || m["endpointBinding"] != "GRPC" {
 		t.Errorf("grpc-only preview: %s", r.body)
 	}
-	if diff := cmp.Diff(map[string]string{"supportedInterfaces": "unsupported_transport"}, problemCodes(t, r)); diff != "" {
-		t.Errorf("grpc-only problems (-want +got):\n%s", diff)
+	if codes := problemCodes(t, r); len(codes) != 0 || !bytes.Contains(r.body, []byte(`"path":"supportedInterfaces[0].url","code":"recommended"`)) {
+		t.Errorf("grpc-only: errors %v, want none and a warning at the url: %s", codes, r.body)
+	}
+
+	// Once turns moved to the fallback (the preferred interface refused), the agent resource
+	// names the interface turns use, and the one that refused.
+	if err := store.New(testDB.Pool).MarkOnFallback(t.Context(), tenantID, id, 1); err != nil {
+		t.Fatal(err)
+	}
+	r = e.do("GET", "/v1/agents/"+id, token, nil)
+	e.expect(r, http.StatusOK)
+	m = r.json(t)
+	wantOn := map[string]any{"protocolVersion": "0.3", "endpointUrl": "https://agent.example.com/a2a", "endpointBinding": "JSONRPC",
+		"fallback": wantIface["fallback"]}
+	if diff := cmp.Diff(wantOn, pick(m)); diff != "" || m["onFallback"] != true {
+		t.Errorf("agent on its fallback: onFallback %v (-want +got):\n%s", m["onFallback"], diff)
+	}
+	if p, _ := m["preferred"].(map[string]any); p["protocolVersion"] != "1.0" || p["tenant"] != "acme" {
+		t.Errorf("preferred = %v, want the 1.0 interface that refused", m["preferred"])
 	}
 }

@@ -91,7 +91,8 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
-	out := healthJSON{AgentID: id, EndpointURL: agent.EndpointURL, EndpointBinding: bindingName(agent.EndpointBinding), ProtocolVersion: agent.ProtocolVersion,
+	active := agent.ActiveInterface()
+	out := healthJSON{AgentID: id, EndpointURL: active.URL, EndpointBinding: bindingName(active.Binding), ProtocolVersion: active.ProtocolVersion,
 		At: sum.At.UTC(), Hour: toWindowJSON(sum.Hour), Day: toWindowJSON(sum.Day),
 		Minutes: make([]minuteJSON, len(sum.Minutes)), Failures: make([]failureJSON, len(sum.Failures)),
 		PercentileRelativeError: health.RelativeError}

@@ -219,8 +219,9 @@ func toPBOutcome(o connector.Outcome) pb.Outcome {
 }
 
 func toPBAgent(a connector.Agent) *pb.Agent {
+	active := a.ActiveInterface() // the interface turns use
 	out := &pb.Agent{AgentId: a.ID, Name: a.Name, Description: a.Description, Streaming: a.Streaming,
-		EndpointUrl: a.EndpointURL, ProtocolVersion: a.ProtocolVersion, EndpointBinding: a.EndpointBinding}
+		EndpointUrl: active.URL, ProtocolVersion: active.ProtocolVersion, EndpointBinding: active.Binding, OnFallback: a.OnFallback}
 	if out.EndpointBinding == "" {
 		out.EndpointBinding = "JSONRPC" // profiles keep "" for JSON-RPC
 	}

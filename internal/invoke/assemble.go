@@ -60,7 +60,7 @@ func partsText(ps a2a.Parts) (text string, nonText int) {
 	var b []byte
 	texts := 0
 	for _, p := range ps {
-		if p.Kind != a2a.PartKindText {
+		if p.Kind != a2a.PartText {
 			nonText++
 			continue
 		}

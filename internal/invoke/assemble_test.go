@@ -207,10 +207,10 @@ func TestAssemblerMetadataAndNonTextParts(t *testing.T) {
 	t.Parallel()
 	a := newAssembler(DefaultMaxTextBytes)
 	a.artifact(&a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "a",
-		Parts:    a2a.Parts{a2a.TextPart("x"), {Kind: a2a.PartKindFile, File: &a2a.FileContent{URI: "https://x/y.png"}}},
+		Parts:    a2a.Parts{a2a.TextPart("x"), {Kind: a2a.PartURL, URL: "https://x/y.png"}},
 		Metadata: map[string]any{"command": "flash", "n": 1.0}}})
 	a.artifact(&a2a.TaskArtifactUpdateEvent{Append: true, Artifact: a2a.Artifact{ArtifactID: "a",
-		Parts:    a2a.Parts{{Kind: a2a.PartKindData, Data: json.RawMessage(`{"k":1}`)}},
+		Parts:    a2a.Parts{{Kind: a2a.PartData, Data: json.RawMessage(`{"k":1}`)}},
 		Metadata: map[string]any{"n": 2.0}}})
 	a.artifact(&a2a.TaskArtifactUpdateEvent{Artifact: a2a.Artifact{ArtifactID: "b", Parts: a2a.Parts{a2a.TextPart("no metadata")}}})
 	if diff := cmp.Diff(map[string]any{"command": "flash", "n": 2.0}, a.meta); diff != "" {

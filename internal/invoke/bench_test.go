@@ -12,6 +12,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
@@ -65,12 +66,12 @@ func BenchmarkStreamTurn(b *testing.B) {
 
 func rawStreamRequest(b *testing.B) []byte {
 	b.Helper()
-	params, err := json.Marshal(a2a.MessageSendParams{Message: a2a.Message{Role: a2a.RoleUser, MessageID: "raw",
-		Parts: a2a.Parts{a2a.TextPart("behave:stream")}}})
+	params, err := json.Marshal(a2av0.MessageSendParams{Message: a2av0.Message{Role: a2av0.RoleUser, MessageID: "raw",
+		Parts: a2av0.Parts{a2av0.TextPart("behave:stream")}}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	body, err := json.Marshal(a2a.Request{JSONRPC: "2.0", ID: json.RawMessage(`"raw"`), Method: a2a.MethodMessageStream, Params: params})
+	body, err := json.Marshal(a2a.Request{JSONRPC: "2.0", ID: json.RawMessage(`"raw"`), Method: a2av0.MethodMessageStream, Params: params})
 	if err != nil {
 		b.Fatal(err)
 	}

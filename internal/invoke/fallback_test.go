@@ -1,9 +1,11 @@
 package invoke_test
 
 import (
+	"context"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -15,6 +17,8 @@ import (
 // A card that offers both generations, whose preferred interface speaks the one the agent
 // refuses: the first turn is refused (1.0 servers: -32009 for a 0.x call; 0.x servers: -32601
 // for a 1.0 method), retried once on the other interface, and later turns go there at once.
+// The move is reported once (Options.OnFallback, which the binaries store), and a replica that
+// reads it from the store (Agent.OnFallback) goes there from its first turn.
 func TestTurnSwitchesToTheCardsOtherGenerationAndRemembers(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -50,25 +54,55 @@ func TestTurnSwitchesToTheCardsOtherGenerationAndRemembers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			srv := tt.newAgent(t)
-			h := newHarness(t, nil)
+			type moved struct {
+				tenant, agent string
+				revision      int
+			}
+			reported := make(chan moved, 4)
+			h := newHarness(t, func(o *invoke.Options) {
+				o.OnFallback = func(_ context.Context, tenantID, agentID string, revision int) error {
+					reported <- moved{tenantID, agentID, revision}
+					return nil
+				}
+			})
 			agent := agentAt(srv.URL, tt.streaming)
+			agent.TenantID, agent.Revision = "tenant-1", 7
 			agent.ProtocolVersion = tt.preferred
 			agent.Fallback = &connector.Interface{URL: srv.URL, ProtocolVersion: tt.fallback}
 			var seen int
-			for i, want := range [][]string{tt.wantFirst, tt.wantSecond} {
-				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-" + string(rune('1'+i)), Text: userWords})
-				if res.Outcome != connector.OutcomeCompleted {
-					t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
+			turns := func(h *harness, agent connector.Agent, wants ...[]string) {
+				t.Helper()
+				for i, want := range wants {
+					res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, MessageID: "turn-" + string(rune('1'+i)), Text: userWords})
+					if res.Outcome != connector.OutcomeCompleted {
+						t.Fatalf("turn %d = %+v, want COMPLETED", i+1, res)
+					}
+					reqs := srv.Requests()
+					var got []string
+					for _, r := range reqs[seen:] {
+						got = append(got, r.Path+" "+r.RPCMethod)
+					}
+					seen = len(reqs)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("turn %d requests (-want +got):\n%s", i+1, diff)
+					}
 				}
-				reqs := srv.Requests()
-				var got []string
-				for _, r := range reqs[seen:] {
-					got = append(got, r.Path+" "+r.RPCMethod)
+			}
+			turns(h, agent, tt.wantFirst, tt.wantSecond)
+			select {
+			case m := <-reported:
+				if m != (moved{"tenant-1", agent.ID, 7}) {
+					t.Errorf("reported %+v, want the agent at its revision", m)
 				}
-				seen = len(reqs)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("turn %d requests (-want +got):\n%s", i+1, diff)
-				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the move to the fallback was not reported")
+			}
+			// Another replica, told by the store: straight to the fallback.
+			stored := agent
+			stored.OnFallback = true
+			turns(newHarness(t, nil), stored, tt.wantSecond)
+			if n := len(reported); n != 0 {
+				t.Errorf("%d more reports, want the one", n)
 			}
 			if logs := h.logs.String(); !strings.Contains(logs, "switched to the card's other interface") {
 				t.Errorf("the switch is not logged:\n%s", logs)

@@ -100,6 +100,13 @@ type Options struct {
 	// Observe, when set, is told how the agent answered each call of every turn, on every
 	// binding (a2a.Exchange): the console's "check my agent" judges agents by it.
 	Observe func(a2a.Exchange)
+	// OnFallback, when set, is told that an agent's turns moved to its card's fallback
+	// interface (its preferred one refused the version or binding) at the agent's revision,
+	// once per agent, card and replica, in the background and bounded by CancelTimeout; an
+	// error is logged. The binaries record it in the store (store.MarkOnFallback, read back as
+	// connector.Agent.OnFallback), so that every replica and the console know which interface
+	// turns use.
+	OnFallback func(ctx context.Context, tenantID, agentID string, revision int) error
 }
 
 // Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
@@ -167,8 +174,8 @@ func routeOf(url, version, tenant, binding string) route {
 }
 
 // routes returns the interface a turn starts on and the one it may switch to: the card's
-// preferred interface and its fallback, or, once the fallback answered for this agent, the
-// fallback alone.
+// preferred interface and its fallback, or, once turns moved to the fallback (this replica
+// saw it, or the store says so), the fallback alone.
 func (inv *Invoker) routes(a *connector.Agent) (route, *route) {
 	primary := routeOf(a.EndpointURL, a.ProtocolVersion, a.EndpointTenant, a.EndpointBinding)
 	fb := a.Fallback
@@ -179,17 +186,51 @@ func (inv *Invoker) routes(a *connector.Agent) (route, *route) {
 	if alt.wire == primary.wire && alt.binding == primary.binding && alt.url == primary.url {
 		return primary, nil
 	}
+	if a.OnFallback {
+		return alt, nil
+	}
 	if _, ok := inv.onFallback.Load(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: fb.URL}); ok {
 		return alt, nil
 	}
 	return primary, &alt
 }
 
-// remember records that agent a answers on its fallback interface.
-func (inv *Invoker) remember(a *connector.Agent, to route) {
-	if a.Fallback != nil && to.url == a.Fallback.URL {
-		inv.onFallback.Store(fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: a.Fallback.URL}, struct{}{})
+// remember records that agent a's turns moved to its fallback interface, and has
+// Options.OnFallback record it beyond this replica the first time.
+func (inv *Invoker) remember(ctx context.Context, a *connector.Agent, to route) {
+	if a.Fallback == nil || to.url != a.Fallback.URL {
+		return
 	}
+	key := fallbackKey{agentID: a.ID, endpoint: a.EndpointURL, fallback: a.Fallback.URL}
+	if _, known := inv.onFallback.LoadOrStore(key, struct{}{}); known || a.OnFallback || inv.opts.OnFallback == nil {
+		return
+	}
+	tenantID, agentID, revision := a.TenantID, a.ID, a.Revision
+	inv.background(ctx, "move to the fallback interface not recorded", agentID, func(ctx context.Context) {
+		if err := inv.opts.OnFallback(ctx, tenantID, agentID, revision); err != nil {
+			inv.log.WarnContext(ctx, "move to the fallback interface not recorded", "agent_id", agentID, "error", err.Error())
+		}
+	})
+}
+
+// background runs fn on its own goroutine, with ctx's values but not its end, bounded by
+// CancelTimeout; Close waits for it. After Close it is dropped, with a warning saying what.
+func (inv *Invoker) background(ctx context.Context, dropped, agentID string, fn func(ctx context.Context)) {
+	inv.mu.Lock()
+	if inv.closed {
+		inv.mu.Unlock()
+		inv.log.WarnContext(ctx, dropped+": invoker closed", "agent_id", agentID)
+		return
+	}
+	inv.bg.Add(1)
+	inv.mu.Unlock()
+	bgCtx := context.WithoutCancel(ctx)
+	go func() {
+		defer inv.bg.Done()
+		ctx, cancel := context.WithTimeout(bgCtx, inv.opts.CancelTimeout)
+		defer cancel()
+		fn(ctx)
+	}()
 }
 
 // New returns an Invoker.
@@ -345,32 +386,20 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 		k := *apiKey
 		key = &k
 	}
-	inv.mu.Lock()
-	if inv.closed {
-		inv.mu.Unlock()
-		inv.log.WarnContext(ctx, "tasks/cancel dropped: invoker closed", "agent_id", agent.ID, "task_id", taskID)
-		return
-	}
-	inv.bg.Add(1)
-	inv.mu.Unlock()
-	bgCtx := context.WithoutCancel(ctx)
-	go func() {
-		defer inv.bg.Done()
-		ctx, cancel := context.WithTimeout(bgCtx, inv.opts.CancelTimeout)
-		defer cancel()
+	inv.background(ctx, "tasks/cancel of task "+taskID+" dropped", agent.ID, func(ctx context.Context) {
 		hdr, _, herr := inv.header(ctx, &agent, key)
 		if herr != nil {
 			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
 			return
 		}
 		rt, _ := inv.routes(&agent)
-		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.TaskIDParams{ID: taskID})
+		_, err := inv.client.CancelTask(ctx, rt.endpoint(rt.url, hdr), a2a.CancelTaskRequest{ID: taskID})
 		if err != nil {
 			inv.log.InfoContext(ctx, "tasks/cancel failed", "agent_id", agent.ID, "task_id", taskID, "error", err.Error())
 			return
 		}
 		inv.log.DebugContext(ctx, "tasks/cancel sent", "agent_id", agent.ID, "task_id", taskID)
-	}()
+	})
 }
 
 // Close stops accepting background cancels and waits for the running ones, at most until ctx

@@ -17,6 +17,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -207,7 +208,7 @@ func TestTurnBehaviours(t *testing.T) {
 					t.Errorf("metadata (-want +got):\n%s", diff)
 				}
 				reqs := srv.Requests()
-				if len(reqs) != 1 || reqs[0].Path != "/a2a/stream" || reqs[0].RPCMethod != a2a.MethodMessageStream {
+				if len(reqs) != 1 || reqs[0].Path != "/a2a/stream" || reqs[0].RPCMethod != a2av0.MethodMessageStream {
 					t.Fatalf("requests = %+v, want one message/stream on /a2a/stream", reqs)
 				}
 				if got := reqs[0].Header.Get("Accept"); got != "text/event-stream" {
@@ -223,7 +224,7 @@ func TestTurnBehaviours(t *testing.T) {
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.GuideText, wantState: "completed",
 			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
 				reqs := srv.Requests()
-				if len(reqs) != 1 || reqs[0].Path != "/a2a" || reqs[0].RPCMethod != a2a.MethodMessageSend {
+				if len(reqs) != 1 || reqs[0].Path != "/a2a" || reqs[0].RPCMethod != a2av0.MethodMessageSend {
 					t.Fatalf("requests = %+v, want one message/send on /a2a", reqs)
 				}
 				var p struct {
@@ -247,7 +248,7 @@ func TestTurnBehaviours(t *testing.T) {
 			name: "send_working_is_polled_until_completed", behavior: fixtureagent.SendWorking,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.PolledText, wantState: "completed",
 			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
-				gets := srv.RequestsFor(a2a.MethodTasksGet)
+				gets := srv.RequestsFor(a2av0.MethodTasksGet)
 				if len(gets) < 2 {
 					t.Fatalf("%d tasks/get, want at least 2", len(gets))
 				}
@@ -277,7 +278,7 @@ func TestTurnBehaviours(t *testing.T) {
 			name: "429_is_retried_with_the_same_message_id", behavior: fixtureagent.TooManyOnce, streaming: true,
 			wantOutcome: connector.OutcomeCompleted, wantText: fixtureagent.StreamText(3), wantState: "completed",
 			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
-				reqs := srv.RequestsFor(a2a.MethodMessageStream)
+				reqs := srv.RequestsFor(a2av0.MethodMessageStream)
 				if len(reqs) != 2 {
 					t.Fatalf("%d message/stream requests, want 2", len(reqs))
 				}
@@ -308,11 +309,11 @@ func TestTurnBehaviours(t *testing.T) {
 			limits:      func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second },
 			wantOutcome: connector.OutcomeFailed, wantCode: connector.CodeStreamEnded, wantText: fixtureagent.ChunkText(0), wantState: "working",
 			check: func(t *testing.T, srv *fixtureagent.Server, res connector.TurnResult, rec *recorder) {
-				rs := srv.RequestsFor(a2a.MethodTasksResubscribe)
+				rs := srv.RequestsFor(a2av0.MethodTasksResubscribe)
 				if len(rs) != 1 || rs[0].TaskID != res.TaskID {
 					t.Errorf("resubscribes = %+v, want one for %q", rs, res.TaskID)
 				}
-				if gets := srv.RequestsFor(a2a.MethodTasksGet); len(gets) == 0 || gets[0].TaskID != res.TaskID {
+				if gets := srv.RequestsFor(a2av0.MethodTasksGet); len(gets) == 0 || gets[0].TaskID != res.TaskID {
 					t.Errorf("tasks/get = %+v, want some for %q", gets, res.TaskID)
 				}
 			},
@@ -657,7 +658,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 		t.Errorf("cancels = %q, want [%q]", got, res.TaskID)
 	}
 	// The cancel carries the key too.
-	if cs := srv.RequestsFor(a2a.MethodTasksCancel); len(cs) != 1 || cs[0].Header.Get("X-API-KEY") != testAPIKey {
+	if cs := srv.RequestsFor(a2av0.MethodTasksCancel); len(cs) != 1 || cs[0].Header.Get("X-API-KEY") != testAPIKey {
 		t.Errorf("tasks/cancel requests = %+v", cs)
 	}
 }
@@ -793,7 +794,7 @@ func TestCancelTaskAndClose(t *testing.T) {
 	if err := h.inv.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	cs := srv.RequestsFor(a2a.MethodTasksCancel)
+	cs := srv.RequestsFor(a2av0.MethodTasksCancel)
 	if len(cs) != 1 || cs[0].TaskID != first.TaskID || cs[0].Header.Get("X-Other-Key") != testAPIKey || cs[0].Path != "/a2a" {
 		t.Fatalf("tasks/cancel requests = %+v", cs)
 	}
@@ -802,7 +803,7 @@ func TestCancelTaskAndClose(t *testing.T) {
 	if err := h.inv.Close(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(srv.RequestsFor(a2a.MethodTasksCancel)); n != 1 {
+	if n := len(srv.RequestsFor(a2av0.MethodTasksCancel)); n != 1 {
 		t.Errorf("%d cancels after Close, want still 1", n)
 	}
 }

@@ -71,8 +71,7 @@ func (t *turn) run() error {
 	t.rt, t.alt = t.inv.routes(t.req.Agent)
 	// One copy of the params, passed by pointer down to the encoder: every frame between here
 	// and the agent's body read stays on the goroutine's stack while the agent streams.
-	params := &a2a.MessageSendParams{Message: a2a.Message{
-		Kind:      a2a.KindMessage,
+	params := &a2a.SendMessageRequest{Message: a2a.Message{
 		Role:      a2a.RoleUser,
 		Parts:     a2a.Parts{a2a.TextPart(t.req.Text)},
 		MessageID: t.req.MessageID,
@@ -96,7 +95,7 @@ func (t *turn) run() error {
 }
 
 // call sends the message once, streaming or not.
-func (t *turn) call(hdr http.Header, params *a2a.MessageSendParams) error {
+func (t *turn) call(hdr http.Header, params *a2a.SendMessageRequest) error {
 	if t.req.Agent.Streaming {
 		return t.streamCounted(hdr, params)
 	}
@@ -104,7 +103,7 @@ func (t *turn) call(hdr http.Header, params *a2a.MessageSendParams) error {
 }
 
 // streamCounted is stream, counted in a2ac.streams.active while it runs.
-func (t *turn) streamCounted(hdr http.Header, params *a2a.MessageSendParams) error {
+func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) error {
 	active := t.inv.obs.streamsActive
 	active.Add(t.ctx, 1)
 	defer active.Add(t.ctx, -1)
@@ -113,7 +112,7 @@ func (t *turn) streamCounted(hdr http.Header, params *a2a.MessageSendParams) err
 
 // stream runs message/stream (1.0: SendStreamingMessage) and, when the stream ends or breaks
 // before a final state, resumes the task (resume).
-func (t *turn) stream(hdr http.Header, params *a2a.MessageSendParams) error {
+func (t *turn) stream(hdr http.Header, params *a2a.SendMessageRequest) error {
 	so := t.streamOptions()
 	st, err := t.openStream(hdr, params, so)
 	if err != nil && t.switchWire(err) {
@@ -136,12 +135,12 @@ func (t *turn) streamOptions() a2a.StreamOptions {
 // openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
 // convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
 // endpoint) or does now; 1.0 agents stream on their interface URL.
-func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions) (*a2a.Stream, error) {
+func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2a.StreamOptions) (*a2a.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
 	if !t.rt.streamsOnSuffix() {
 		t.streamURL = base
-		return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
+		return inv.client.SendStreamingMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 	}
 	key := streamKey{agentID: t.req.Agent.ID, endpoint: base}
 	target := streamURL(base)
@@ -149,7 +148,7 @@ func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a
 		target = base
 	}
 	t.streamURL = target
-	st, err := inv.client.StreamMessage(t.ctx, t.rt.endpoint(target, hdr), params, so)
+	st, err := inv.client.SendStreamingMessage(t.ctx, t.rt.endpoint(target, hdr), params, so)
 	if err != nil && target != base && notFoundOrNotAllowed(err) && t.ctx.Err() == nil {
 		return t.streamOnBase(hdr, params, so, key, err)
 	}
@@ -161,14 +160,14 @@ func (t *turn) openStream(hdr http.Header, params *a2a.MessageSendParams, so a2a
 // on url itself. Nothing was processed: the 404/405 came before any event, so sending again is
 // safe. (Apart from openStream so that its frame, with the logging's, is not on the stack of
 // every turn.)
-func (t *turn) streamOnBase(hdr http.Header, params *a2a.MessageSendParams, so a2a.StreamOptions, key streamKey, err error) (*a2a.Stream, error) {
+func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so a2a.StreamOptions, key streamKey, err error) (*a2a.Stream, error) {
 	inv, base := t.inv, t.rt.url
 	inv.streamOnBase.Store(key, struct{}{})
 	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
 	inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
 		"agent_id", t.req.Agent.ID, "status", statusCode(err))
 	t.streamURL = base
-	return inv.client.StreamMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
+	return inv.client.SendStreamingMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 }
 
 // switchWire moves the turn to the card's other interface when the first call was refused for
@@ -180,7 +179,7 @@ func (t *turn) switchWire(err error) bool {
 	}
 	from := t.rt
 	t.rt, t.alt = *t.alt, nil
-	t.inv.remember(t.req.Agent, t.rt)
+	t.inv.remember(t.ctx, t.req.Agent, t.rt)
 	t.span.AddEvent(eventVersionFallback, trace.WithAttributes(attrProtocolFrom.String(from.version), attrProtocolTo.String(t.rt.version)))
 	t.inv.log.InfoContext(t.ctx, "agent refused the protocol version; switched to the card's other interface and remembered it",
 		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", errorCode(err))
@@ -207,7 +206,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 	inv.log.DebugContext(t.ctx, "stream ended early; resubscribing", "agent_id", t.req.Agent.ID, "task_id", t.taskID, "broken", lostErr != nil)
 	t.span.AddEvent(eventResubscribe)
 	var why string
-	rs, err := inv.client.Resubscribe(t.ctx, t.rt.endpoint(t.streamURL, hdr), a2a.TaskIDParams{ID: t.taskID}, so)
+	rs, err := inv.client.SubscribeToTask(t.ctx, t.rt.endpoint(t.streamURL, hdr), a2a.SubscribeToTaskRequest{ID: t.taskID}, so)
 	if err == nil {
 		done, lost, serr := t.consume(rs, "")
 		switch {
@@ -241,7 +240,7 @@ func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) erro
 	if err := t.poll(pollCtx, t.rt.endpoint(t.rt.url, hdr), 0); err != nil {
 		switch {
 		case errors.Is(err, errStillWorking) && t.ctx.Err() == nil:
-			return &connector.TurnError{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, t.state, inv.opts.IdleTimeout)}
+			return &connector.TurnError{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, apiState(t.state), inv.opts.IdleTimeout)}
 		case t.ours(err):
 			return err
 		}
@@ -300,9 +299,9 @@ func agentAnswered(err error) bool {
 
 // send runs message/send (1.0: SendMessage) and polls tasks/get, with backoff, while the task is
 // submitted or working.
-func (t *turn) send(hdr http.Header, params *a2a.MessageSendParams) error {
+func (t *turn) send(hdr http.Header, params *a2a.SendMessageRequest) error {
 	inv := t.inv
-	params.Configuration = &a2a.MessageSendConfiguration{AcceptedOutputModes: []string{"text/plain"}, Blocking: new(true)}
+	params.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}
 	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
 	if err != nil && t.switchWire(err) {
 		ev, err = inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
@@ -314,7 +313,7 @@ func (t *turn) send(hdr http.Header, params *a2a.MessageSendParams) error {
 		return nil
 	}
 	if t.taskID == "" {
-		return &connector.TurnError{Code: connector.CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", t.state)}
+		return &connector.TurnError{Code: connector.CodeProtocolError, Message: fmt.Sprintf("the agent answered a %s task without an id, which cannot be polled", apiState(t.state))}
 	}
 	return t.poll(t.ctx, t.rt.endpoint(t.rt.url, hdr), inv.opts.PollInterval)
 }
@@ -328,7 +327,7 @@ func (t *turn) poll(ctx context.Context, ep a2a.Endpoint, wait time.Duration) er
 				return err
 			}
 		}
-		task, err := t.inv.client.GetTask(ctx, ep, a2a.TaskQueryParams{ID: t.taskID})
+		task, err := t.inv.client.GetTask(ctx, ep, a2a.GetTaskRequest{ID: t.taskID})
 		if err != nil {
 			if cause := context.Cause(ctx); cause != nil {
 				return cause
@@ -518,7 +517,7 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *connector.TurnErr
 			msg += ": " + text
 		}
 		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeAuthRequired, Message: msg}
-	case a2a.TaskStateUnknown:
+	case a2a.TaskStateUnspecified:
 		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
 		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(apiState(st.State), 64, "…"))}

@@ -68,6 +68,10 @@ type Options struct {
 	ObserveGRPC func(method string, md metadata.MD, req any)
 	// GRPCOnly lists the gRPC interface alone on the card (implies GRPC).
 	GRPCOnly bool
+	// GRPCBareAddress writes the gRPC interface's url as a bare "127.0.0.1:port", as a2a-go's
+	// hello-world gRPC sample and its CLI do (GRPCURL keeps the http:// form the connector
+	// calls).
+	GRPCBareAddress bool
 	// RESTV0Only serves A2A 0.3 over HTTP+JSON only, through the SDK's compatibility handler
 	// (a2av0.NewRESTHandler: the 1.0 paths without /v1, the 0.3 JSON-RPC objects with
 	// snake_case keys), at RESTV0URL, the one interface of a 0.3 card.
@@ -158,6 +162,9 @@ func New(tb testing.TB, o Options) *Server {
 	if o.GRPC || o.GRPCOnly {
 		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
+		if o.GRPCBareAddress {
+			iface.URL = strings.TrimPrefix(s.GRPCURL, "http://")
+		}
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
 		} else {

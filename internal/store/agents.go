@@ -40,7 +40,8 @@ type RevisionInfo struct {
 const (
 	agentColumns = `a.id, a.tenant_id, a.card_url, a.enabled, a.api_key_ciphertext is not null,
 	       a.current_revision, a.created_at, a.updated_at, r.profile, r.warnings,
-	       case when a.api_key_ciphertext is null then '' else a.credential_kind end`
+	       case when a.api_key_ciphertext is null then '' else a.credential_kind end,
+	       a.on_fallback_revision is not distinct from a.current_revision`
 	agentJoin = `
 	  join agent_revisions r
 	    on r.tenant_id = a.tenant_id and r.agent_id = a.id and r.revision = a.current_revision`
@@ -56,7 +57,7 @@ func scanAgentWith(row pgx.Row, extra ...any) (connector.Agent, error) {
 		profile, warnings []byte
 	)
 	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.APIKeySet,
-		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind}, extra...)
+		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind, &a.OnFallback}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return connector.Agent{}, err
 	}
@@ -363,6 +364,31 @@ func (s *Store) AddRevision(ctx context.Context, tenantID, agentID string, r con
 		return connector.Agent{}, false, fmt.Errorf("%s %s: %w", op, id, s.duplicate(ctx, err, tid, id, cardURL, key))
 	}
 	return agent, added, nil
+}
+
+// MarkOnFallback records that the agent's turns use its card's fallback interface from now on:
+// at its live revision, which must be revision (a refresh in between makes this a no-op, since
+// the new card starts over). updated_at moves, so that every replica's cached copy of the agent
+// is read again. An agent without a fallback, or already marked, is left as it is.
+func (s *Store) MarkOnFallback(ctx context.Context, tenantID, agentID string, revision int) error {
+	const op = "mark agent on fallback"
+	tid, ok1 := parseID(tenantID)
+	id, ok2 := parseID(agentID)
+	if !ok1 || !ok2 {
+		return notFound(op, agentID)
+	}
+	_, err := s.pool.Exec(ctx, `
+		update agents a set on_fallback_revision = a.current_revision, updated_at = now()
+		  from agent_revisions r
+		 where a.tenant_id = $1 and a.id = $2 and a.current_revision = $3
+		   and a.on_fallback_revision is distinct from a.current_revision
+		   and r.tenant_id = a.tenant_id and r.agent_id = a.id and r.revision = a.current_revision
+		   and coalesce(r.profile->'fallback', 'null'::jsonb) <> 'null'::jsonb`,
+		tid, id, revision)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", op, id, classify(err))
+	}
+	return nil
 }
 
 // AgentsWithEndpoint returns the ids of the tenant's agents whose live revision calls

@@ -821,3 +821,57 @@ func TestUnreachablePostgres_is_unavailable(t *testing.T) {
 	}
 	pool.Close()
 }
+
+// An agent whose turns moved to its card's fallback says so at that revision, to every reader
+// (the turn path, ListAgents, the console); a refreshed card starts over on its preferred
+// interface; another tenant, a stale revision or an agent without a fallback change nothing.
+func TestMarkOnFallback(t *testing.T) {
+	t.Parallel()
+	s := store.New(testDB.Pool)
+	tenant, other := testDB.NewTenant(t), testDB.NewTenant(t)
+	n := newAgent(tenant, "https://fallback.example.com")
+	a := mustCreate(t, s, n)
+	noFallback := newAgent(tenant, "https://single.example.com")
+	noFallback.Profile.Fallback = nil
+	single := mustCreate(t, s, noFallback)
+
+	for _, call := range []struct {
+		tenant, agent string
+		revision      int
+	}{{other, a.ID, 1}, {tenant, a.ID, 2}, {tenant, single.ID, 1}, {tenant, "not-an-id", 1}} {
+		err := s.MarkOnFallback(t.Context(), call.tenant, call.agent, call.revision)
+		if err != nil && !errors.Is(err, connector.ErrNotFound) {
+			t.Errorf("MarkOnFallback(%+v) = %v", call, err)
+		}
+	}
+	for _, id := range []string{a.ID, single.ID} {
+		if got, err := s.GetAgent(t.Context(), tenant, id); err != nil || got.OnFallback {
+			t.Errorf("before: agent %s OnFallback %v, %v; want false", id, got.OnFallback, err)
+		}
+	}
+
+	if err := s.MarkOnFallback(t.Context(), tenant, a.ID, 1); err != nil {
+		t.Fatalf("MarkOnFallback: %v", err)
+	}
+	got, err := s.GetAgent(t.Context(), tenant, a.ID)
+	if err != nil || !got.OnFallback || !got.UpdatedAt.After(a.UpdatedAt) {
+		t.Fatalf("after: OnFallback %v, updated %v (was %v), %v; want true and moved", got.OnFallback, got.UpdatedAt, a.UpdatedAt, err)
+	}
+	if active := got.ActiveInterface(); active.URL != n.Profile.Fallback.URL || active.ProtocolVersion != "0.3" {
+		t.Errorf("ActiveInterface = %+v, want the fallback", active)
+	}
+	list, err := s.ListAgents(t.Context(), tenant)
+	if err != nil || len(list) != 2 || !list[0].OnFallback || list[1].OnFallback {
+		t.Errorf("ListAgents = %+v, %v; want the first on its fallback", list, err)
+	}
+	held, _, err := s.AgentForTurn(t.Context(), tenant, a.ID)
+	if err != nil || !held.OnFallback {
+		t.Errorf("AgentForTurn: OnFallback %v, %v; want true", held.OnFallback, err)
+	}
+
+	r := connector.Revision{ResolvedCardURL: n.ResolvedCardURL, Card: json.RawMessage(`{"name": "Weather 2"}`), Profile: sampleProfile("Weather 2")}
+	refreshed, added, err := s.AddRevision(t.Context(), tenant, a.ID, r)
+	if err != nil || !added || refreshed.OnFallback {
+		t.Errorf("after a refresh: OnFallback %v (added %v, %v); want false", refreshed.OnFallback, added, err)
+	}
+}

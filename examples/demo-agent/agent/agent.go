@@ -27,7 +27,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // Paths the agent serves.
@@ -185,12 +185,12 @@ func (a *Agent) Canceled(taskID string) bool {
 }
 
 // Task returns a snapshot of the task (with its full history), as tasks/get would.
-func (a *Agent) Task(taskID string) (a2a.Task, bool) {
+func (a *Agent) Task(taskID string) (a2av0.Task, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	t, ok := a.tasks.peek(taskID)
 	if !ok {
-		return a2a.Task{}, false
+		return a2av0.Task{}, false
 	}
 	return t.snapshot(-1), true
 }

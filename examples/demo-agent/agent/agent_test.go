@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 func TestMain(m *testing.M) {
@@ -128,7 +129,7 @@ func TestCard(t *testing.T) {
 var skillCases = []struct {
 	name      string
 	text      string
-	wantState a2a.TaskState
+	wantState a2av0.TaskState
 	wantText  string // the artifacts' text
 	// wantShape is the stream's event shape.
 	wantShape []string
@@ -136,51 +137,51 @@ var skillCases = []struct {
 	wantStatus string
 }{
 	{
-		name: "repeat_chinese", text: "重复我说的话：今天天气很好", wantState: a2a.TaskStateCompleted, wantText: "今天天气很好",
+		name: "repeat_chinese", text: "重复我说的话：今天天气很好", wantState: a2av0.TaskStateCompleted, wantText: "今天天气很好",
 		wantShape: []string{"task:submitted", "artifact", "artifact", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "repeat_english", text: "Repeat after me: the weather is nice today", wantState: a2a.TaskStateCompleted, wantText: "the weather is nice today",
+		name: "repeat_english", text: "Repeat after me: the weather is nice today", wantState: a2av0.TaskStateCompleted, wantText: "the weather is nice today",
 		wantShape: []string{"task:submitted", "artifact", "artifact", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "add_chinese", text: "1与2相加是多少", wantState: a2a.TaskStateCompleted, wantText: "1与2相加等于3",
+		name: "add_chinese", text: "1与2相加是多少", wantState: a2av0.TaskStateCompleted, wantText: "1与2相加等于3",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "add_english_decimals", text: "what is 1.5 plus 2.25", wantState: a2a.TaskStateCompleted, wantText: "1.5 plus 2.25 equals 3.75",
+		name: "add_english_decimals", text: "what is 1.5 plus 2.25", wantState: a2av0.TaskStateCompleted, wantText: "1.5 plus 2.25 equals 3.75",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "count_first_sentence", text: "数一下我说了几句话", wantState: a2a.TaskStateCompleted, wantText: "你在这次对话中一共说了1句话。",
+		name: "count_first_sentence", text: "数一下我说了几句话", wantState: a2av0.TaskStateCompleted, wantText: "你在这次对话中一共说了1句话。",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "count_english", text: "Count my sentences", wantState: a2a.TaskStateCompleted, wantText: "You have said 1 sentence in this conversation.",
+		name: "count_english", text: "Count my sentences", wantState: a2av0.TaskStateCompleted, wantText: "You have said 1 sentence in this conversation.",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "flash_chinese", text: "进行闪光", wantState: a2a.TaskStateCompleted, wantText: "好的，正在闪光",
+		name: "flash_chinese", text: "进行闪光", wantState: a2av0.TaskStateCompleted, wantText: "好的，正在闪光",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "flash_english", text: "flash the lights", wantState: a2a.TaskStateCompleted, wantText: "OK, flashing now",
+		name: "flash_english", text: "flash the lights", wantState: a2av0.TaskStateCompleted, wantText: "OK, flashing now",
 		wantShape: []string{"task:submitted", "artifact:last", "status:completed:final"},
 	},
 	{
-		name: "coach_basketball", text: "如何打好蓝球", wantState: a2a.TaskStateCompleted, wantText: strings.Join(coachChunks(zh, "篮球"), ""),
+		name: "coach_basketball", text: "如何打好蓝球", wantState: a2av0.TaskStateCompleted, wantText: strings.Join(coachChunks(zh, "篮球"), ""),
 		wantShape: append(append([]string{"task:submitted"}, repeatString("artifact", 8)...), "artifact:last", "status:completed:final"),
 	},
 	{
-		name: "coach_football_english", text: "How do I get better at football?", wantState: a2a.TaskStateCompleted, wantText: strings.Join(coachChunks(en, "football"), ""),
+		name: "coach_football_english", text: "How do I get better at football?", wantState: a2av0.TaskStateCompleted, wantText: strings.Join(coachChunks(en, "football"), ""),
 		wantShape: append(append([]string{"task:submitted"}, repeatString("artifact", 8)...), "artifact:last", "status:completed:final"),
 	},
 	{
-		name: "anything_else_is_rejected", text: "今天会下雨吗?", wantState: a2a.TaskStateRejected, wantStatus: "抱歉",
+		name: "anything_else_is_rejected", text: "今天会下雨吗?", wantState: a2av0.TaskStateRejected, wantStatus: "抱歉",
 		wantShape: []string{"task:submitted", "status:rejected:final"},
 	},
 	{
-		name: "anything_else_is_rejected_in_english", text: "Will it rain today?", wantState: a2a.TaskStateRejected, wantStatus: "Sorry",
+		name: "anything_else_is_rejected_in_english", text: "Will it rain today?", wantState: a2av0.TaskStateRejected, wantStatus: "Sorry",
 		wantShape: []string{"task:submitted", "status:rejected:final"},
 	},
 }
@@ -226,13 +227,13 @@ func TestSkills_stream(t *testing.T) {
 			if diff := cmp.Diff(tt.wantShape, shape(evs)); diff != "" {
 				t.Fatalf("event shape (-want +got):\n%s", diff)
 			}
-			first := evs[0].(*a2a.Task)
+			first := evs[0].(*a2av0.Task)
 			for _, ev := range evs[1:] {
 				var taskID, contextID string
 				switch e := ev.(type) {
-				case *a2a.TaskArtifactUpdateEvent:
+				case *a2av0.TaskArtifactUpdateEvent:
 					taskID, contextID = e.TaskID, e.ContextID
-				case *a2a.TaskStatusUpdateEvent:
+				case *a2av0.TaskStatusUpdateEvent:
 					taskID, contextID = e.TaskID, e.ContextID
 				}
 				if taskID != first.ID || contextID != first.ContextID {
@@ -246,7 +247,7 @@ func TestSkills_stream(t *testing.T) {
 				t.Errorf("status message %q, want prefix %q", got, tt.wantStatus)
 			}
 			// The stored task agrees with the stream.
-			stored := f.task(t, a2a.MethodTasksGet, a2a.TaskQueryParams{ID: first.ID})
+			stored := f.task(t, a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: first.ID})
 			if stored.Status.State != tt.wantState || taskText(stored) != tt.wantText {
 				t.Errorf("tasks/get: state %s text %q, want %s %q", stored.Status.State, taskText(stored), tt.wantState, tt.wantText)
 			}
@@ -260,19 +261,19 @@ func TestStream_chunks_are_flushed_as_they_are_made(t *testing.T) {
 	t.Parallel()
 	// A pause no test waits out: the task is cancelled once the point is made.
 	f := newFixture(t, Options{ChunkDelay: time.Hour})
-	s := f.openStream(t, t.Context(), StreamPath, a2a.MethodMessageStream, userMessage("教我踢足球", "", ""))
-	first, ok := s.next().(*a2a.Task)
+	s := f.openStream(t, t.Context(), StreamPath, a2av0.MethodMessageStream, userMessage("教我踢足球", "", ""))
+	first, ok := s.next().(*a2av0.Task)
 	if !ok {
 		t.Fatal("first event is not the task")
 	}
-	if _, ok := s.next().(*a2a.TaskArtifactUpdateEvent); !ok {
+	if _, ok := s.next().(*a2av0.TaskArtifactUpdateEvent); !ok {
 		t.Fatal("second event is not an artifact-update")
 	}
-	if got, _ := f.agent.Task(first.ID); got.Status.State != a2a.TaskStateWorking {
+	if got, _ := f.agent.Task(first.ID); got.Status.State != a2av0.TaskStateWorking {
 		t.Errorf("after the first chunk the task is %s, want working (still producing)", got.Status.State)
 	}
-	f.task(t, a2a.MethodTasksCancel, a2a.TaskIDParams{ID: first.ID})
-	if st := finalStatus(t, s.all()); st.Status.State != a2a.TaskStateCanceled {
+	f.task(t, a2av0.MethodTasksCancel, a2av0.TaskIDParams{ID: first.ID})
+	if st := finalStatus(t, s.all()); st.Status.State != a2av0.TaskStateCanceled {
 		t.Errorf("final state %s, want canceled", st.Status.State)
 	}
 }
@@ -307,13 +308,13 @@ func TestAdd_asks_for_numbers_then_completes_the_same_task(t *testing.T) {
 			if diff := cmp.Diff([]string{"task:working", "artifact:last", "status:completed:final"}, shape(evs)); diff != "" {
 				t.Fatalf("second turn shape (-want +got):\n%s", diff)
 			}
-			if got := evs[0].(*a2a.Task).ID; got != asked.TaskID {
+			if got := evs[0].(*a2av0.Task).ID; got != asked.TaskID {
 				t.Errorf("second turn ran task %q, want the same task %q", got, asked.TaskID)
 			}
 			if got := streamedText(t, evs); got != tt.wantText {
 				t.Errorf("answer %q, want %q", got, tt.wantText)
 			}
-			stored := f.task(t, a2a.MethodTasksGet, a2a.TaskQueryParams{ID: asked.TaskID})
+			stored := f.task(t, a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: asked.TaskID})
 			if n := len(stored.History); n != 3 { // user, agent question, user
 				t.Errorf("history has %d messages, want 3", n)
 			}
@@ -325,15 +326,15 @@ func TestAdd_continuation_by_send(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	asked := f.send(t, "帮我算加法", "", "")
-	if asked.Status.State != a2a.TaskStateInputRequired {
+	if asked.Status.State != a2av0.TaskStateInputRequired {
 		t.Fatalf("state %s, want input-required", asked.Status.State)
 	}
 	still := f.send(t, "嗯", asked.ID, asked.ContextID)
-	if still.Status.State != a2a.TaskStateInputRequired || still.ID != asked.ID {
+	if still.Status.State != a2av0.TaskStateInputRequired || still.ID != asked.ID {
 		t.Fatalf("without numbers: task %s state %s, want the same task still input-required", still.ID, still.Status.State)
 	}
 	done := f.send(t, "10和0.5", asked.ID, "")
-	if done.ID != asked.ID || done.Status.State != a2a.TaskStateCompleted || taskText(done) != "10与0.5相加等于10.5" {
+	if done.ID != asked.ID || done.Status.State != a2av0.TaskStateCompleted || taskText(done) != "10与0.5相加等于10.5" {
 		t.Fatalf("got task %s %s %q, want %s completed %q", done.ID, done.Status.State, taskText(done), asked.ID, "10与0.5相加等于10.5")
 	}
 }
@@ -343,7 +344,7 @@ func TestAdd_cancel_word_ends_the_question(t *testing.T) {
 	f := newFixture(t, Options{})
 	asked := f.send(t, "帮我算加法", "", "")
 	got := f.send(t, "算了", asked.ID, asked.ContextID)
-	if got.Status.State != a2a.TaskStateCanceled {
+	if got.Status.State != a2av0.TaskStateCanceled {
 		t.Errorf("state %s, want canceled", got.Status.State)
 	}
 }
@@ -355,7 +356,7 @@ func TestContinuation_errors(t *testing.T) {
 	asked := f.send(t, "帮我算加法", "", "")
 	tests := []struct {
 		name     string
-		params   a2a.MessageSendParams
+		params   a2av0.MessageSendParams
 		wantCode int
 	}{
 		{name: "unknown_task", params: userMessage("3和5", "no-such-task", ""), wantCode: a2a.CodeTaskNotFound},
@@ -365,7 +366,7 @@ func TestContinuation_errors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			resp := f.call(t, a2a.MethodMessageSend, tt.params, nil)
+			resp := f.call(t, a2av0.MethodMessageSend, tt.params, nil)
 			if resp.Error == nil || resp.Error.Code != tt.wantCode {
 				t.Errorf("error %+v, want code %d", resp.Error, tt.wantCode)
 			}
@@ -434,9 +435,9 @@ func TestFlash_device_command_in_last_artifact_metadata(t *testing.T) {
 				t.Errorf("send: last artifact metadata (-want +got):\n%s", diff)
 			}
 			evs := f.stream(t, tt.text, "", "")
-			var last *a2a.TaskArtifactUpdateEvent
+			var last *a2av0.TaskArtifactUpdateEvent
 			for _, ev := range evs {
-				if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+				if e, ok := ev.(*a2av0.TaskArtifactUpdateEvent); ok {
 					last = e
 				}
 			}
@@ -454,23 +455,23 @@ func TestCancel_stops_a_running_coach_stream(t *testing.T) {
 	t.Parallel()
 	// Only the cancel can end this stream in reasonable time.
 	f := newFixture(t, Options{ChunkDelay: time.Hour})
-	s := f.openStream(t, t.Context(), StreamPath, a2a.MethodMessageStream, userMessage("教练，教我打篮球", "", ""))
-	task := s.next().(*a2a.Task)
-	if _, ok := s.next().(*a2a.TaskArtifactUpdateEvent); !ok {
+	s := f.openStream(t, t.Context(), StreamPath, a2av0.MethodMessageStream, userMessage("教练，教我打篮球", "", ""))
+	task := s.next().(*a2av0.Task)
+	if _, ok := s.next().(*a2av0.TaskArtifactUpdateEvent); !ok {
 		t.Fatal("want an artifact chunk before cancelling")
 	}
 
-	canceled := f.task(t, a2a.MethodTasksCancel, a2a.TaskIDParams{ID: task.ID})
-	if canceled.Status.State != a2a.TaskStateCanceled {
+	canceled := f.task(t, a2av0.MethodTasksCancel, a2av0.TaskIDParams{ID: task.ID})
+	if canceled.Status.State != a2av0.TaskStateCanceled {
 		t.Errorf("tasks/cancel answered state %s, want canceled", canceled.Status.State)
 	}
 	rest := s.all()
-	if st := finalStatus(t, rest); st.Status.State != a2a.TaskStateCanceled {
+	if st := finalStatus(t, rest); st.Status.State != a2av0.TaskStateCanceled {
 		t.Errorf("stream ended %s, want canceled", st.Status.State)
 	}
 	chunks := 1
 	for _, ev := range rest {
-		if _, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+		if _, ok := ev.(*a2av0.TaskArtifactUpdateEvent); ok {
 			chunks++
 		}
 	}
@@ -490,7 +491,7 @@ func TestCancel_stops_a_running_coach_stream(t *testing.T) {
 		{name: "unknown_task", id: "nope", wantCode: a2a.CodeTaskNotFound},
 		{name: "missing_id", id: "", wantCode: a2a.CodeInvalidParams},
 	} {
-		resp := f.call(t, a2a.MethodTasksCancel, a2a.TaskIDParams{ID: tt.id}, nil)
+		resp := f.call(t, a2av0.MethodTasksCancel, a2av0.TaskIDParams{ID: tt.id}, nil)
 		if resp.Error == nil || resp.Error.Code != tt.wantCode {
 			t.Errorf("%s: error %+v, want code %d", tt.name, resp.Error, tt.wantCode)
 		}
@@ -501,11 +502,11 @@ func TestCancel_an_input_required_task(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
 	asked := f.send(t, "帮我算加法", "", "")
-	got := f.task(t, a2a.MethodTasksCancel, a2a.TaskIDParams{ID: asked.ID})
-	if got.Status.State != a2a.TaskStateCanceled {
+	got := f.task(t, a2av0.MethodTasksCancel, a2av0.TaskIDParams{ID: asked.ID})
+	if got.Status.State != a2av0.TaskStateCanceled {
 		t.Errorf("state %s, want canceled", got.Status.State)
 	}
-	resp := f.call(t, a2a.MethodMessageSend, userMessage("3和5", asked.ID, ""), nil)
+	resp := f.call(t, a2av0.MethodMessageSend, userMessage("3和5", asked.ID, ""), nil)
 	if resp.Error == nil || resp.Error.Code != a2a.CodeInvalidParams {
 		t.Errorf("continuing a canceled task: error %+v, want %d", resp.Error, a2a.CodeInvalidParams)
 	}
@@ -515,8 +516,8 @@ func TestClient_disconnect_stops_the_coach(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{ChunkDelay: time.Hour})
 	ctx, cancel := context.WithCancel(t.Context())
-	s := f.openStream(t, ctx, StreamPath, a2a.MethodMessageStream, userMessage("how to play basketball", "", ""))
-	task := s.next().(*a2a.Task)
+	s := f.openStream(t, ctx, StreamPath, a2av0.MethodMessageStream, userMessage("how to play basketball", "", ""))
+	task := s.next().(*a2av0.Task)
 	s.next()
 	cancel()
 	s.resp.Body.Close()
@@ -524,7 +525,7 @@ func TestClient_disconnect_stops_the_coach(t *testing.T) {
 	// Wait (bounded by the test's own deadline) for the agent to notice.
 	for {
 		got, _ := f.agent.Task(task.ID)
-		if got.Status.State == a2a.TaskStateCanceled {
+		if got.Status.State == a2av0.TaskStateCanceled {
 			if n := len(got.Artifacts); n != 1 {
 				t.Errorf("%d artifacts, want 1", n)
 			}
@@ -552,21 +553,21 @@ func TestResubscribe(t *testing.T) {
 	f := newFixture(t, Options{ChunkDelay: 30 * time.Millisecond})
 	want := strings.Join(coachChunks(zh, "足球"), "")
 
-	s := f.openStream(t, t.Context(), StreamPath, a2a.MethodMessageStream, userMessage("足球教练在吗", "", ""))
-	task := s.next().(*a2a.Task)
+	s := f.openStream(t, t.Context(), StreamPath, a2av0.MethodMessageStream, userMessage("足球教练在吗", "", ""))
+	task := s.next().(*a2av0.Task)
 	s.next()
 
 	// A second client joins the running task: it gets the task so far, then the rest.
-	r := f.openStream(t, t.Context(), StreamPath, a2a.MethodTasksResubscribe, a2a.TaskIDParams{ID: task.ID})
+	r := f.openStream(t, t.Context(), StreamPath, a2av0.MethodTasksResubscribe, a2av0.TaskIDParams{ID: task.ID})
 	evs := r.all()
-	snap, ok := evs[0].(*a2a.Task)
+	snap, ok := evs[0].(*a2av0.Task)
 	if !ok || snap.ID != task.ID {
 		t.Fatalf("resubscribe starts with %v, want the task", shape(evs[:1]))
 	}
 	if got := taskText(*snap) + streamedText(t, evs[1:]); got != want {
 		t.Errorf("snapshot + followed chunks = %q, want %q", got, want)
 	}
-	if st := finalStatus(t, evs); st.Status.State != a2a.TaskStateCompleted {
+	if st := finalStatus(t, evs); st.Status.State != a2av0.TaskStateCompleted {
 		t.Errorf("resubscription ended %s, want completed", st.Status.State)
 	}
 	if got := streamedText(t, s.all()); got == "" {
@@ -574,11 +575,11 @@ func TestResubscribe(t *testing.T) {
 	}
 
 	// A final task: its state at once.
-	evs = f.openStream(t, t.Context(), RPCPath, a2a.MethodTasksResubscribe, a2a.TaskIDParams{ID: task.ID}).all()
+	evs = f.openStream(t, t.Context(), RPCPath, a2av0.MethodTasksResubscribe, a2av0.TaskIDParams{ID: task.ID}).all()
 	if diff := cmp.Diff([]string{"task:completed", "status:completed:final"}, shape(evs)); diff != "" {
 		t.Errorf("resubscribe to a final task (-want +got):\n%s", diff)
 	}
-	resp := f.call(t, a2a.MethodTasksResubscribe, a2a.TaskIDParams{ID: "nope"}, nil)
+	resp := f.call(t, a2av0.MethodTasksResubscribe, a2av0.TaskIDParams{ID: "nope"}, nil)
 	if resp.Error == nil || resp.Error.Code != a2a.CodeTaskNotFound {
 		t.Errorf("unknown task: error %+v, want %d", resp.Error, a2a.CodeTaskNotFound)
 	}
@@ -587,7 +588,7 @@ func TestResubscribe(t *testing.T) {
 func TestAPIKey(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{APIKey: "s3cret"})
-	body := requestBody(t, "k-1", a2a.MethodMessageSend, userMessage("1加2", "", ""))
+	body := requestBody(t, "k-1", a2av0.MethodMessageSend, userMessage("1加2", "", ""))
 	tests := []struct {
 		name       string
 		header     http.Header
@@ -631,9 +632,9 @@ func TestRequests_records_methods_and_redacted_headers(t *testing.T) {
 	}
 	params := userMessage("进行闪光", "", "ctx-1")
 	params.Message.Metadata = map[string]any{"device": map[string]any{"id": "d-1"}}
-	resp := f.post(t, t.Context(), RPCPath, requestBody(t, "r-1", a2a.MethodMessageSend, params), header)
+	resp := f.post(t, t.Context(), RPCPath, requestBody(t, "r-1", a2av0.MethodMessageSend, params), header)
 	resp.Body.Close()
-	resp = f.post(t, t.Context(), RPCPath, requestBody(t, "r-2", a2a.MethodTasksGet, a2a.TaskQueryParams{ID: "x"}), nil)
+	resp = f.post(t, t.Context(), RPCPath, requestBody(t, "r-2", a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: "x"}), nil)
 	resp.Body.Close()
 
 	got := f.agent.Requests()
@@ -654,7 +655,7 @@ func TestRequests_records_methods_and_redacted_headers(t *testing.T) {
 	}
 	want := []summary{
 		{
-			Path: RPCPath, Method: a2a.MethodMessageSend, Key: "set", Extensions: header.Get("X-A2A-Extensions"),
+			Path: RPCPath, Method: a2av0.MethodMessageSend, Key: "set", Extensions: header.Get("X-A2A-Extensions"),
 			Traceparent: header.Get("Traceparent"), MessageID: params.Message.MessageID, ContextID: "ctx-1", Text: "进行闪光",
 			Metadata: map[string]any{"device": map[string]any{"id": "d-1"}},
 		},
@@ -753,21 +754,21 @@ func TestMalformed_requests_get_JSON_RPC_errors(t *testing.T) {
 func TestLenient_paths(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, Options{})
-	evs := f.openStream(t, t.Context(), RPCPath, a2a.MethodMessageStream, userMessage("1加2", "", "")).all()
+	evs := f.openStream(t, t.Context(), RPCPath, a2av0.MethodMessageStream, userMessage("1加2", "", "")).all()
 	if diff := cmp.Diff([]string{"task:submitted", "artifact:last", "status:completed:final"}, shape(evs)); diff != "" {
 		t.Errorf("message/stream on the base path (-want +got):\n%s", diff)
 	}
-	resp := f.post(t, t.Context(), StreamPath, requestBody(t, "s-1", a2a.MethodMessageSend, userMessage("1加2", "", "")), nil)
+	resp := f.post(t, t.Context(), StreamPath, requestBody(t, "s-1", a2av0.MethodMessageSend, userMessage("1加2", "", "")), nil)
 	defer resp.Body.Close()
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 		t.Fatalf("message/send on /stream: Content-Type %q, want application/json", ct)
 	}
 	out := decodeResponse(t, resp.Body, "s-1")
-	ev, err := a2a.DecodeEvent(out.Result)
+	ev, err := a2av0.DecodeEvent(out.Result)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if task, ok := ev.(*a2a.Task); !ok || task.Status.State != a2a.TaskStateCompleted {
+	if task, ok := ev.(*a2av0.Task); !ok || task.Status.State != a2av0.TaskStateCompleted {
 		t.Errorf("message/send on /stream: %+v, want a completed task", ev)
 	}
 }
@@ -778,7 +779,7 @@ func TestTasks_are_bounded(t *testing.T) {
 	first := f.send(t, "1加2", "", "")
 	f.send(t, "1加3", "", "")
 	f.send(t, "1加4", "", "")
-	resp := f.call(t, a2a.MethodTasksGet, a2a.TaskQueryParams{ID: first.ID}, nil)
+	resp := f.call(t, a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: first.ID}, nil)
 	if resp.Error == nil || resp.Error.Code != a2a.CodeTaskNotFound {
 		t.Errorf("oldest task: error %+v, want %d after eviction", resp.Error, a2a.CodeTaskNotFound)
 	}
@@ -795,12 +796,12 @@ func TestTasksGet_history_length(t *testing.T) {
 	f := newFixture(t, Options{})
 	asked := f.send(t, "帮我算加法", "", "")
 	one := 1
-	got := f.task(t, a2a.MethodTasksGet, a2a.TaskQueryParams{ID: asked.ID, HistoryLength: &one})
-	if len(got.History) != 1 || got.History[0].Role != a2a.RoleAgent {
+	got := f.task(t, a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: asked.ID, HistoryLength: &one})
+	if len(got.History) != 1 || got.History[0].Role != a2av0.RoleAgent {
 		t.Errorf("history %+v, want only the agent's question", got.History)
 	}
 	zero := 0
-	if got := f.task(t, a2a.MethodTasksGet, a2a.TaskQueryParams{ID: asked.ID, HistoryLength: &zero}); len(got.History) != 0 {
+	if got := f.task(t, a2av0.MethodTasksGet, a2av0.TaskQueryParams{ID: asked.ID, HistoryLength: &zero}); len(got.History) != 0 {
 		t.Errorf("historyLength 0: %d messages", len(got.History))
 	}
 }

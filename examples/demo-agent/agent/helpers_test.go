@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // fixture is a demo agent on a real loopback HTTP server with its own client, so no connection
@@ -106,17 +107,17 @@ func decodeResponse(t *testing.T, r io.Reader, wantID string) a2a.Response {
 }
 
 // task calls method and decodes its result as a Task, failing on a JSON-RPC error.
-func (f *fixture) task(t *testing.T, method string, params any) a2a.Task {
+func (f *fixture) task(t *testing.T, method string, params any) a2av0.Task {
 	t.Helper()
 	resp := f.call(t, method, params, nil)
 	if resp.Error != nil {
 		t.Fatalf("%s: error %d %s", method, resp.Error.Code, resp.Error.Message)
 	}
-	ev, err := a2a.DecodeEvent(resp.Result)
+	ev, err := a2av0.DecodeEvent(resp.Result)
 	if err != nil {
 		t.Fatalf("%s: %v", method, err)
 	}
-	task, ok := ev.(*a2a.Task)
+	task, ok := ev.(*a2av0.Task)
 	if !ok {
 		t.Fatalf("%s: result is a %s, want a task", method, ev.EventKind())
 	}
@@ -124,14 +125,14 @@ func (f *fixture) task(t *testing.T, method string, params any) a2a.Task {
 }
 
 // send runs message/send and returns the task.
-func (f *fixture) send(t *testing.T, text, taskID, contextID string) a2a.Task {
+func (f *fixture) send(t *testing.T, text, taskID, contextID string) a2av0.Task {
 	t.Helper()
-	return f.task(t, a2a.MethodMessageSend, userMessage(text, taskID, contextID))
+	return f.task(t, a2av0.MethodMessageSend, userMessage(text, taskID, contextID))
 }
 
-func userMessage(text, taskID, contextID string) a2a.MessageSendParams {
-	return a2a.MessageSendParams{Message: a2a.Message{
-		Kind: a2a.KindMessage, Role: a2a.RoleUser, Parts: a2a.Parts{a2a.TextPart(text)},
+func userMessage(text, taskID, contextID string) a2av0.MessageSendParams {
+	return a2av0.MessageSendParams{Message: a2av0.Message{
+		Kind: a2av0.KindMessage, Role: a2av0.RoleUser, Parts: a2av0.Parts{a2av0.TextPart(text)},
 		MessageID: uuid.NewString(), TaskID: taskID, ContextID: contextID,
 	}}
 }
@@ -163,7 +164,7 @@ func (f *fixture) openStream(t *testing.T, ctx context.Context, path, method str
 }
 
 // next returns the next event decoded, or nil at the end of the stream.
-func (s *sseStream) next() a2a.Event {
+func (s *sseStream) next() a2av0.Event {
 	s.t.Helper()
 	var data []string
 	for s.lines.Scan() {
@@ -190,7 +191,7 @@ func (s *sseStream) next() a2a.Event {
 	if resp.Error != nil {
 		s.t.Fatalf("stream error %d %s", resp.Error.Code, resp.Error.Message)
 	}
-	ev, err := a2a.DecodeEvent(resp.Result)
+	ev, err := a2av0.DecodeEvent(resp.Result)
 	if err != nil {
 		s.t.Fatalf("decode event: %v", err)
 	}
@@ -198,9 +199,9 @@ func (s *sseStream) next() a2a.Event {
 }
 
 // all reads the stream to its end.
-func (s *sseStream) all() []a2a.Event {
+func (s *sseStream) all() []a2av0.Event {
 	s.t.Helper()
-	var evs []a2a.Event
+	var evs []a2av0.Event
 	for ev := s.next(); ev != nil; ev = s.next() {
 		evs = append(evs, ev)
 	}
@@ -208,26 +209,26 @@ func (s *sseStream) all() []a2a.Event {
 }
 
 // stream runs message/stream on StreamPath and returns all its events.
-func (f *fixture) stream(t *testing.T, text, taskID, contextID string) []a2a.Event {
+func (f *fixture) stream(t *testing.T, text, taskID, contextID string) []a2av0.Event {
 	t.Helper()
-	return f.openStream(t, t.Context(), StreamPath, a2a.MethodMessageStream, userMessage(text, taskID, contextID)).all()
+	return f.openStream(t, t.Context(), StreamPath, a2av0.MethodMessageStream, userMessage(text, taskID, contextID)).all()
 }
 
 // shape describes events compactly: "task:submitted", "artifact", "artifact:last",
 // "status:completed:final".
-func shape(evs []a2a.Event) []string {
+func shape(evs []a2av0.Event) []string {
 	var out []string
 	for _, ev := range evs {
 		switch e := ev.(type) {
-		case *a2a.Task:
+		case *a2av0.Task:
 			out = append(out, "task:"+string(e.Status.State))
-		case *a2a.TaskArtifactUpdateEvent:
+		case *a2av0.TaskArtifactUpdateEvent:
 			s := "artifact"
 			if e.LastChunk {
 				s += ":last"
 			}
 			out = append(out, s)
-		case *a2a.TaskStatusUpdateEvent:
+		case *a2av0.TaskStatusUpdateEvent:
 			s := "status:" + string(e.Status.State)
 			if e.Final {
 				s += ":final"
@@ -241,11 +242,11 @@ func shape(evs []a2a.Event) []string {
 }
 
 // streamedText concatenates the text of the artifact chunks, checking each is an append.
-func streamedText(t *testing.T, evs []a2a.Event) string {
+func streamedText(t *testing.T, evs []a2av0.Event) string {
 	t.Helper()
 	var b strings.Builder
 	for _, ev := range evs {
-		if e, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok {
+		if e, ok := ev.(*a2av0.TaskArtifactUpdateEvent); ok {
 			if !e.Append {
 				t.Errorf("artifact chunk without append: true")
 			}
@@ -258,7 +259,7 @@ func streamedText(t *testing.T, evs []a2a.Event) string {
 }
 
 // taskText concatenates the text of a task's artifacts.
-func taskText(task a2a.Task) string {
+func taskText(task a2av0.Task) string {
 	var b strings.Builder
 	for _, art := range task.Artifacts {
 		for _, p := range art.Parts {
@@ -269,7 +270,7 @@ func taskText(task a2a.Task) string {
 }
 
 // statusText is the text of a status message.
-func statusText(s a2a.TaskStatus) string {
+func statusText(s a2av0.TaskStatus) string {
 	if s.Message == nil {
 		return ""
 	}
@@ -281,12 +282,12 @@ func statusText(s a2a.TaskStatus) string {
 }
 
 // finalStatus returns the last event, which must be a final status-update.
-func finalStatus(t *testing.T, evs []a2a.Event) *a2a.TaskStatusUpdateEvent {
+func finalStatus(t *testing.T, evs []a2av0.Event) *a2av0.TaskStatusUpdateEvent {
 	t.Helper()
 	if len(evs) == 0 {
 		t.Fatal("empty stream")
 	}
-	st, ok := evs[len(evs)-1].(*a2a.TaskStatusUpdateEvent)
+	st, ok := evs[len(evs)-1].(*a2av0.TaskStatusUpdateEvent)
 	if !ok || !st.Final {
 		t.Fatalf("stream ends with %v, want a final status-update", shape(evs[len(evs)-1:]))
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // rpcErr builds a JSON-RPC error; the one place the agent's error codes are chosen is the
@@ -44,9 +45,9 @@ func (a *Agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	req, perr := parseRequest(body)
 	rec := Request{Path: r.URL.Path, Method: req.Method, Header: redactedHeader(r.Header)}
-	var params a2a.MessageSendParams
+	var params a2av0.MessageSendParams
 	var text string
-	if perr == nil && (req.Method == a2a.MethodMessageSend || req.Method == a2a.MethodMessageStream) {
+	if perr == nil && (req.Method == a2av0.MethodMessageSend || req.Method == a2av0.MethodMessageStream) {
 		params, text, perr = decodeMessageParams(req.Params)
 		m := params.Message
 		rec.MessageID, rec.TaskID, rec.ContextID, rec.Text, rec.Metadata = m.MessageID, m.TaskID, m.ContextID, text, m.Metadata
@@ -57,15 +58,15 @@ func (a *Agent) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch req.Method {
-	case a2a.MethodMessageSend:
+	case a2av0.MethodMessageSend:
 		a.message(w, r, req, params, text, false)
-	case a2a.MethodMessageStream:
+	case a2av0.MethodMessageStream:
 		a.message(w, r, req, params, text, true)
-	case a2a.MethodTasksGet:
+	case a2av0.MethodTasksGet:
 		a.getTask(w, req)
-	case a2a.MethodTasksCancel:
+	case a2av0.MethodTasksCancel:
 		a.cancelTask(w, req)
-	case a2a.MethodTasksResubscribe:
+	case a2av0.MethodTasksResubscribe:
 		a.resubscribe(w, r, req)
 	default:
 		a.replyError(w, req, rpcErr(a2a.CodeMethodNotFound, "method %q not found", req.Method))
@@ -125,25 +126,25 @@ func decodeParams(raw json.RawMessage, v any) *a2a.RPCError {
 
 // decodeMessageParams decodes and checks the params of message/send and message/stream and
 // returns the message's text (its text parts joined by newlines).
-func decodeMessageParams(raw json.RawMessage) (a2a.MessageSendParams, string, *a2a.RPCError) {
-	var p a2a.MessageSendParams
+func decodeMessageParams(raw json.RawMessage) (a2av0.MessageSendParams, string, *a2a.RPCError) {
+	var p a2av0.MessageSendParams
 	if err := decodeParams(raw, &p); err != nil {
 		return p, "", err
 	}
 	m := p.Message
 	switch {
-	case m.Kind != "" && m.Kind != a2a.KindMessage:
+	case m.Kind != "" && m.Kind != a2av0.KindMessage:
 		return p, "", rpcErr(a2a.CodeInvalidParams, `invalid params: message.kind must be "message"`)
 	case m.MessageID == "":
 		return p, "", rpcErr(a2a.CodeInvalidParams, "invalid params: message.messageId is required")
-	case m.Role != a2a.RoleUser:
+	case m.Role != a2av0.RoleUser:
 		return p, "", rpcErr(a2a.CodeInvalidParams, `invalid params: message.role must be "user"`)
 	case len(m.Parts) == 0:
 		return p, "", rpcErr(a2a.CodeInvalidParams, "invalid params: message.parts needs at least one part")
 	}
 	var texts []string
 	for _, part := range m.Parts {
-		if part.Kind == a2a.PartKindText {
+		if part.Kind == a2av0.PartKindText {
 			texts = append(texts, part.Text)
 		}
 	}
@@ -154,7 +155,7 @@ func decodeMessageParams(raw json.RawMessage) (a2a.MessageSendParams, string, *a
 }
 
 // message runs one turn of message/send or message/stream.
-func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2a.Request, p a2a.MessageSendParams, text string, stream bool) {
+func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2a.Request, p a2av0.MessageSendParams, text string, stream bool) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	t, in, cursor, perr := a.startTurn(p.Message, text, stop)
@@ -188,7 +189,7 @@ func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2a.Request,
 
 // startTurn resolves the message's context and task and logs the turn's first event (the task).
 // It returns the turn's input for decide and the cursor of that first event in the task's log.
-func (a *Agent) startTurn(m a2a.Message, text string, stop func()) (*task, turnInput, int, *a2a.RPCError) {
+func (a *Agent) startTurn(m a2av0.Message, text string, stop func()) (*task, turnInput, int, *a2a.RPCError) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var t *task
@@ -200,7 +201,7 @@ func (a *Agent) startTurn(m a2a.Message, text string, stop func()) (*task, turnI
 		if m.ContextID != "" && m.ContextID != t.contextID {
 			return nil, turnInput{}, 0, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q belongs to context %q, not %q", t.id, t.contextID, m.ContextID)
 		}
-		if t.status.State != a2a.TaskStateInputRequired {
+		if t.status.State != a2av0.TaskStateInputRequired {
 			return nil, turnInput{}, 0, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q is %s; only an input-required task can be continued, send the message without taskId to start a new task", t.id, t.status.State)
 		}
 	}
@@ -221,11 +222,11 @@ func (a *Agent) startTurn(m a2a.Message, text string, stop func()) (*task, turnI
 	in := turnInput{text: text, sentences: conv.sentences}
 	if t == nil {
 		t = &task{id: a.newID(), contextID: contextID, changed: make(chan struct{})}
-		t.status = a2a.TaskStatus{State: a2a.TaskStateSubmitted, Timestamp: a.timestamp()}
+		t.status = a2av0.TaskStatus{State: a2av0.TaskStateSubmitted, Timestamp: a.timestamp()}
 		a.tasks.add(t.id, t)
 		in.lang = detectLang(text, zh)
 	} else {
-		t.status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a.timestamp()}
+		t.status = a2av0.TaskStatus{State: a2av0.TaskStateWorking, Timestamp: a.timestamp()}
 		in.lang = detectLang(text, t.lang)
 		in.skill, in.numbers = t.skill, t.numbers
 	}
@@ -241,7 +242,7 @@ func (a *Agent) startTurn(m a2a.Message, text string, stop func()) (*task, turnI
 // in the reply's state, calling out after each event so that a stream writes it at once. A
 // client gone (ctx done, or out failing) ends the task canceled; a tasks/cancel meanwhile has
 // already ended it. It returns the task's final state.
-func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, out func() error) a2a.TaskState {
+func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, out func() error) a2av0.TaskState {
 	a.mu.Lock()
 	t.skill, t.numbers, t.lang = rep.skill, rep.numbers, l
 	a.mu.Unlock()
@@ -269,7 +270,7 @@ func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, out fun
 		gone = out() != nil
 	}
 	if gone || ctx.Err() != nil {
-		a.finish(t, a2a.TaskStateCanceled, pick(l, "连接已断开，任务已取消。", "The client went away; the task is canceled."))
+		a.finish(t, a2av0.TaskStateCanceled, pick(l, "连接已断开，任务已取消。", "The client went away; the task is canceled."))
 	} else {
 		a.finish(t, rep.state, rep.message)
 	}
@@ -296,7 +297,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // getTask answers tasks/get. Without historyLength the whole history is returned.
 func (a *Agent) getTask(w http.ResponseWriter, req a2a.Request) {
-	var p a2a.TaskQueryParams
+	var p a2av0.TaskQueryParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
 		return
@@ -307,7 +308,7 @@ func (a *Agent) getTask(w http.ResponseWriter, req a2a.Request) {
 	}
 	a.mu.Lock()
 	t, ok := a.tasks.get(p.ID)
-	var snap a2a.Task
+	var snap a2av0.Task
 	if ok {
 		snap = t.snapshot(historyLength)
 	}
@@ -322,24 +323,24 @@ func (a *Agent) getTask(w http.ResponseWriter, req a2a.Request) {
 // cancelTask answers tasks/cancel: a task not yet final ends canceled and its running turn, if
 // any, stops; its stream ends with the canceled status-update.
 func (a *Agent) cancelTask(w http.ResponseWriter, req a2a.Request) {
-	var p a2a.TaskIDParams
+	var p a2av0.TaskIDParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
 		return
 	}
-	snap, perr := func() (a2a.Task, *a2a.RPCError) {
+	snap, perr := func() (a2av0.Task, *a2a.RPCError) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		t, ok := a.tasks.get(p.ID)
 		if !ok {
-			return a2a.Task{}, rpcErr(a2a.CodeTaskNotFound, "task %q not found", p.ID)
+			return a2av0.Task{}, rpcErr(a2a.CodeTaskNotFound, "task %q not found", p.ID)
 		}
 		if t.status.State.IsTerminal() {
-			return a2a.Task{}, rpcErr(a2a.CodeTaskNotCancelable, "task %q is %s and cannot be canceled", p.ID, t.status.State)
+			return a2av0.Task{}, rpcErr(a2a.CodeTaskNotCancelable, "task %q is %s and cannot be canceled", p.ID, t.status.State)
 		}
 		t.canceledByRequest = true
 		a.cancels++
-		a.finishLocked(t, a2a.TaskStateCanceled, pick(t.lang, "任务已取消。", "The task is canceled."))
+		a.finishLocked(t, a2av0.TaskStateCanceled, pick(t.lang, "任务已取消。", "The task is canceled."))
 		return t.snapshot(0), nil
 	}()
 	if perr != nil {
@@ -354,14 +355,14 @@ func (a *Agent) cancelTask(w http.ResponseWriter, req a2a.Request) {
 // runs, its further events up to the final one. A task with no running turn gets its current
 // status as the final status-update at once.
 func (a *Agent) resubscribe(w http.ResponseWriter, r *http.Request, req a2a.Request) {
-	var p a2a.TaskIDParams
+	var p a2av0.TaskIDParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
 		return
 	}
 	a.mu.Lock()
 	t, ok := a.tasks.get(p.ID)
-	var snap a2a.Task
+	var snap a2av0.Task
 	var running bool
 	var cursor int
 	if ok {
@@ -377,8 +378,8 @@ func (a *Agent) resubscribe(w http.ResponseWriter, r *http.Request, req a2a.Requ
 		return
 	}
 	if !running {
-		_ = sw.write(mustMarshal(a2a.TaskStatusUpdateEvent{
-			Kind: a2a.KindStatusUpdate, TaskID: snap.ID, ContextID: snap.ContextID, Status: snap.Status, Final: true,
+		_ = sw.write(mustMarshal(a2av0.TaskStatusUpdateEvent{
+			Kind: a2av0.KindStatusUpdate, TaskID: snap.ID, ContextID: snap.ContextID, Status: snap.Status, Final: true,
 		}))
 		return
 	}

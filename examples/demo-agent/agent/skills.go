@@ -8,7 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // lang is the language the agent answers in: the user's.
@@ -53,7 +53,7 @@ type turnInput struct {
 type reply struct {
 	skill string
 	// state is the final or interrupted state the turn ends in.
-	state a2a.TaskState
+	state a2av0.TaskState
 	// chunks are the artifact text chunks, in order, all of one artifact.
 	chunks []string
 	// slow spaces the chunks by Options.ChunkDelay.
@@ -72,29 +72,29 @@ type reply struct {
 func decide(in turnInput) reply {
 	if in.skill == skillAdd {
 		if isCancelWord(in.text) {
-			return reply{skill: skillAdd, state: a2a.TaskStateCanceled, message: pick(in.lang, "好的，已取消计算。", "OK, I won't add anything.")}
+			return reply{skill: skillAdd, state: a2av0.TaskStateCanceled, message: pick(in.lang, "好的，已取消计算。", "OK, I won't add anything.")}
 		}
 		return add(in, in.numbers)
 	}
 	switch chooseSkill(in.text) {
 	case skillRepeat:
-		return reply{skill: skillRepeat, state: a2a.TaskStateCompleted, chunks: splitChunks(repeatContent(in.text))}
+		return reply{skill: skillRepeat, state: a2av0.TaskStateCompleted, chunks: splitChunks(repeatContent(in.text))}
 	case skillCount:
-		return reply{skill: skillCount, state: a2a.TaskStateCompleted, chunks: []string{countText(in.lang, in.sentences)}}
+		return reply{skill: skillCount, state: a2av0.TaskStateCompleted, chunks: []string{countText(in.lang, in.sentences)}}
 	case skillFlash:
 		return reply{
 			skill:    skillFlash,
-			state:    a2a.TaskStateCompleted,
+			state:    a2av0.TaskStateCompleted,
 			chunks:   []string{pick(in.lang, "好的，正在闪光", "OK, flashing now")},
 			metadata: flashCommand(in.text),
 		}
 	case skillCoach:
-		return reply{skill: skillCoach, state: a2a.TaskStateCompleted, chunks: coachChunks(in.lang, in.text), slow: true}
+		return reply{skill: skillCoach, state: a2av0.TaskStateCompleted, chunks: coachChunks(in.lang, in.text), slow: true}
 	case skillAdd:
 		return add(in, nil)
 	}
 	return reply{
-		state: a2a.TaskStateRejected,
+		state: a2av0.TaskStateRejected,
 		message: pick(in.lang,
 			"抱歉，这个我不会。我可以复读你的话、计算加法、数你说了几句话、闪光，还能教你打篮球和踢足球。",
 			"Sorry, I can't help with that. I can repeat what you say, add numbers, count your sentences, flash, and coach you in basketball or football."),
@@ -284,7 +284,7 @@ func add(in turnInput, have []number) reply {
 	if len(nums) < 2 {
 		return reply{
 			skill:   skillAdd,
-			state:   a2a.TaskStateInputRequired,
+			state:   a2av0.TaskStateInputRequired,
 			message: pick(in.lang, "请告诉我要相加的两个数，例如：3和5", "Which two numbers should I add? For example: 3 and 5"),
 			numbers: nums,
 		}
@@ -306,7 +306,7 @@ func add(in turnInput, have []number) reply {
 	} else {
 		text = strings.Join(texts[:len(texts)-1], "、") + "与" + texts[len(texts)-1] + "相加等于" + total
 	}
-	return reply{skill: skillAdd, state: a2a.TaskStateCompleted, chunks: []string{text}}
+	return reply{skill: skillAdd, state: a2av0.TaskStateCompleted, chunks: []string{text}}
 }
 
 // formatRat writes an exact sum of decimals with at most the inputs' decimals, trailing zeros

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
 
 // lru is a map bounded to max entries that forgets the least recently used one. Not safe for
@@ -91,9 +91,9 @@ type task struct {
 	// text has no letters ("3 5").
 	lang lang
 
-	status    a2a.TaskStatus
-	artifacts []a2a.Artifact
-	history   []a2a.Message
+	status    a2av0.TaskStatus
+	artifacts []a2av0.Artifact
+	history   []a2av0.Message
 
 	// events is every stream result of the task so far, across turns; streams and
 	// resubscriptions write them out from their own cursor.
@@ -114,10 +114,10 @@ type number struct {
 
 // snapshot returns a copy of the task safe to marshal outside the lock. historyLength < 0 keeps
 // the whole history, 0 none, n the last n messages.
-func (t *task) snapshot(historyLength int) a2a.Task {
-	s := a2a.Task{ID: t.id, ContextID: t.contextID, Kind: a2a.KindTask, Status: t.status}
+func (t *task) snapshot(historyLength int) a2av0.Task {
+	s := a2av0.Task{ID: t.id, ContextID: t.contextID, Kind: a2av0.KindTask, Status: t.status}
 	if len(t.artifacts) > 0 {
-		s.Artifacts = make([]a2a.Artifact, len(t.artifacts))
+		s.Artifacts = make([]a2av0.Artifact, len(t.artifacts))
 		for i, art := range t.artifacts {
 			art.Parts = slices.Clone(art.Parts)
 			s.Artifacts[i] = art
@@ -149,11 +149,11 @@ func (a *Agent) timestamp() string {
 }
 
 // agentMessage is a message from the agent about t.
-func (a *Agent) agentMessage(t *task, text string) *a2a.Message {
-	return &a2a.Message{
-		Kind:      a2a.KindMessage,
-		Role:      a2a.RoleAgent,
-		Parts:     a2a.Parts{a2a.TextPart(text)},
+func (a *Agent) agentMessage(t *task, text string) *a2av0.Message {
+	return &a2av0.Message{
+		Kind:      a2av0.KindMessage,
+		Role:      a2av0.RoleAgent,
+		Parts:     a2av0.Parts{a2av0.TextPart(text)},
 		MessageID: a.newID(),
 		TaskID:    t.id,
 		ContextID: t.contextID,
@@ -168,13 +168,13 @@ func (a *Agent) emitArtifact(t *task, artifactID, text string, lastChunk bool, m
 	if t.status.State.IsTerminal() {
 		return errTaskOver
 	}
-	if t.status.State != a2a.TaskStateWorking {
-		t.status = a2a.TaskStatus{State: a2a.TaskStateWorking, Timestamp: a.timestamp()}
+	if t.status.State != a2av0.TaskStateWorking {
+		t.status = a2av0.TaskStatus{State: a2av0.TaskStateWorking, Timestamp: a.timestamp()}
 	}
-	chunk := a2a.Artifact{ArtifactID: artifactID, Parts: a2a.Parts{a2a.TextPart(text)}, Metadata: metadata}
+	chunk := a2av0.Artifact{ArtifactID: artifactID, Parts: a2av0.Parts{a2av0.TextPart(text)}, Metadata: metadata}
 	t.mergeArtifact(chunk)
-	t.appendEvent(a2a.TaskArtifactUpdateEvent{
-		Kind:      a2a.KindArtifactUpdate,
+	t.appendEvent(a2av0.TaskArtifactUpdateEvent{
+		Kind:      a2av0.KindArtifactUpdate,
 		TaskID:    t.id,
 		ContextID: t.contextID,
 		Artifact:  chunk,
@@ -187,13 +187,13 @@ func (a *Agent) emitArtifact(t *task, artifactID, text string, lastChunk bool, m
 // mergeArtifact folds an appended chunk into the task's artifact of the same id: one text part
 // with the concatenated text, so a client reading the final Task of message/send or tasks/get
 // gets whole sentences. Metadata maps are replaced, never mutated, since snapshots share them.
-func (t *task) mergeArtifact(chunk a2a.Artifact) {
+func (t *task) mergeArtifact(chunk a2av0.Artifact) {
 	for i := range t.artifacts {
 		art := &t.artifacts[i]
 		if art.ArtifactID != chunk.ArtifactID {
 			continue
 		}
-		art.Parts = a2a.Parts{a2a.TextPart(art.Parts[0].Text + chunk.Parts[0].Text)}
+		art.Parts = a2av0.Parts{a2av0.TextPart(art.Parts[0].Text + chunk.Parts[0].Text)}
 		if len(chunk.Metadata) > 0 {
 			md := maps.Clone(art.Metadata)
 			if md == nil {
@@ -210,17 +210,17 @@ func (t *task) mergeArtifact(chunk a2a.Artifact) {
 // finish moves the task to state with an optional agent message, logs the final status-update
 // and ends the running turn. It does nothing when the task is already terminal (a cancel won the
 // race), and reports whether it changed the task.
-func (a *Agent) finish(t *task, state a2a.TaskState, text string) bool {
+func (a *Agent) finish(t *task, state a2av0.TaskState, text string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.finishLocked(t, state, text)
 }
 
-func (a *Agent) finishLocked(t *task, state a2a.TaskState, text string) bool {
+func (a *Agent) finishLocked(t *task, state a2av0.TaskState, text string) bool {
 	if t.status.State.IsTerminal() {
 		return false
 	}
-	t.status = a2a.TaskStatus{State: state, Timestamp: a.timestamp()}
+	t.status = a2av0.TaskStatus{State: state, Timestamp: a.timestamp()}
 	if text != "" {
 		t.status.Message = a.agentMessage(t, text)
 		t.history = append(t.history, *t.status.Message)
@@ -229,8 +229,8 @@ func (a *Agent) finishLocked(t *task, state a2a.TaskState, text string) bool {
 		t.stop()
 		t.stop = nil
 	}
-	t.appendEvent(a2a.TaskStatusUpdateEvent{
-		Kind:      a2a.KindStatusUpdate,
+	t.appendEvent(a2av0.TaskStatusUpdateEvent{
+		Kind:      a2av0.KindStatusUpdate,
 		TaskID:    t.id,
 		ContextID: t.contextID,
 		Status:    t.status,

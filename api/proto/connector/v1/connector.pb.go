@@ -1172,10 +1172,11 @@ type Agent struct {
 	Streaming bool `protobuf:"varint,4,opt,name=streaming,proto3" json:"streaming,omitempty"`
 	// skills are the skills the card declares, in card order.
 	Skills []*Skill `protobuf:"bytes,5,rep,name=skills,proto3" json:"skills,omitempty"`
-	// endpoint_url is the interface URL the connector calls for this agent, chosen from its card:
-	// a 1.0 card's first supportedInterfaces entry the connector speaks, in the card's order, or a
-	// 0.2/0.3 card's JSON-RPC url. Informational (for logs and operator tools): turns go through
-	// HandleTurn whatever it is.
+	// endpoint_url is the interface URL the connector calls for this agent's turns, chosen from
+	// its card: a 1.0 card's first supportedInterfaces entry the connector speaks, in the card's
+	// order, or a 0.2/0.3 card's url (its preferredTransport's); once that interface refused the
+	// connector's version or binding, the card's next usable one (on_fallback). Informational (for
+	// logs and operator tools): turns go through HandleTurn whatever it is.
 	EndpointUrl string `protobuf:"bytes,6,opt,name=endpoint_url,json=endpointUrl,proto3" json:"endpoint_url,omitempty"`
 	// protocol_version is the A2A version spoken at endpoint_url, as the card states it ("1.0",
 	// "0.3", "0.3.0", "0.2.5"). Informational: the connector speaks whichever the agent needs, and
@@ -1184,8 +1185,12 @@ type Agent struct {
 	// endpoint_binding is the A2A protocol binding spoken at endpoint_url: "JSONRPC", "HTTP+JSON"
 	// or "GRPC". Informational, like protocol_version.
 	EndpointBinding string `protobuf:"bytes,8,opt,name=endpoint_binding,json=endpointBinding,proto3" json:"endpoint_binding,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// on_fallback is true when the card's preferred interface refused the connector's protocol
+	// version or binding and turns use the card's next usable interface, which endpoint_url,
+	// protocol_version and endpoint_binding then name. A refreshed card starts over.
+	OnFallback    bool `protobuf:"varint,9,opt,name=on_fallback,json=onFallback,proto3" json:"on_fallback,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
@@ -1272,6 +1277,13 @@ func (x *Agent) GetEndpointBinding() string {
 		return x.EndpointBinding
 	}
 	return ""
+}
+
+func (x *Agent) GetOnFallback() bool {
+	if x != nil {
+		return x.OnFallback
+	}
+	return false
 }
 
 // Skill is one capability an agent declares in its card; the engine uses it to match intents.
@@ -1439,7 +1451,7 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\"D\n" +
 	"\x12ListAgentsResponse\x12.\n" +
-	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\x9f\x02\n" +
+	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xc0\x02\n" +
 	"\x05Agent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1448,7 +1460,9 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x06skills\x18\x05 \x03(\v2\x16.a2aconnector.v1.SkillR\x06skills\x12!\n" +
 	"\fendpoint_url\x18\x06 \x01(\tR\vendpointUrl\x12)\n" +
 	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\x12)\n" +
-	"\x10endpoint_binding\x18\b \x01(\tR\x0fendpointBinding\"\xb9\x01\n" +
+	"\x10endpoint_binding\x18\b \x01(\tR\x0fendpointBinding\x12\x1f\n" +
+	"\von_fallback\x18\t \x01(\bR\n" +
+	"onFallback\"\xb9\x01\n" +
 	"\x05Skill\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
