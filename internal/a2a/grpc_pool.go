@@ -48,8 +48,8 @@ type GRPCOptions struct {
 	// GRPCGo makes the calls with grpc-go's own transport (a reader, a writer and a context
 	// watcher goroutine per connection and call, several calls multiplexed on a connection),
 	// instead of internal/h2grpc's, which runs each call on its caller's goroutine with one
-	// call per connection (the default; docs/decisions.md, "gRPC calls on the caller's
-	// goroutine"). ConnsPerTarget applies to grpc-go's only.
+	// call per connection (the default; docs/decisions.md, "Bindings (issue 23)").
+	// ConnsPerTarget applies to grpc-go's only.
 	GRPCGo bool
 }
 
@@ -101,8 +101,8 @@ func newGRPCPool(o GRPCOptions) *grpcPool {
 // The flow-control windows of every connection, fixed: a fixed window turns off grpc-go's BDP
 // estimation, which after every burst of data sends the agent a window update and a PING (and
 // reads its ack) to size the window — one more write for the agent, a read and a wake-up of the
-// connection's goroutines for us, on every turn (docs/decisions.md, "gRPC flow-control windows
-// fixed"). The stream window is grpc-go's initial one (what a stream the reader has not caught
+// connection's goroutines for us, on every turn (docs/decisions.md, "Bindings (issue 23)").
+// The stream window is grpc-go's initial one (what a stream the reader has not caught
 // up with may buffer, as before; a message larger than it is let through whole with one window
 // update). The connection window is the most BDP estimation would grow to: grpc-go acknowledges
 // connection-level bytes as they arrive, so it bounds bytes in flight, not memory.

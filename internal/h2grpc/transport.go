@@ -5,8 +5,8 @@
 // grpc-go's transport keeps a reader and a writer goroutine per connection and a goroutine per
 // server-streaming call that watches its context, and hands every frame across them. On the
 // connector's turn path that is about five more thread wake-ups per turn than a JSON-RPC turn
-// makes, each waiting to run on a busy two-core box (docs/decisions.md, "gRPC flow-control
-// windows fixed", counts them). No library offers a gRPC client without those goroutines, hence
+// makes, each waiting to run on a busy two-core box (docs/decisions.md, "Bindings (issue 23)",
+// counts them). No library offers a gRPC client without those goroutines, hence
 // this one, built on golang.org/x/net/http2's Framer and hpack (framing and header compression
 // are theirs) and grpc's status, metadata and codes (so callers read errors as grpc-go's).
 //
