@@ -247,6 +247,7 @@ func (m *Main) Open(ctx context.Context) error {
 		MeterProvider:  tp.MeterProvider,
 		Breaker:        breaker,
 		RetryBudget:    budget,
+		GRPCGo:         cfg.GRPCGo,
 		OnFallback:     st.MarkOnFallback,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.

@@ -218,6 +218,7 @@ func (m *Main) Open(ctx context.Context) error {
 		MeterProvider:  tp.MeterProvider,
 		Breaker:        breaker,
 		RetryBudget:    budget,
+		GRPCGo:         cfg.GRPCGo,
 	}
 	st := store.New(pool.Pool)
 	invOpts.OnFallback = st.MarkOnFallback

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/a2a-connector/a2a-connector/internal/h2grpc"
 )
 
 // GRPCOptions configure the gRPC binding of a Client. Without Dial, gRPC interfaces are refused.
@@ -43,19 +45,33 @@ type GRPCOptions struct {
 	// IdleTimeout closes a pooled connection unused this long (default 5 minutes), checked
 	// whenever a connection is taken.
 	IdleTimeout time.Duration
+	// GRPCGo makes the calls with grpc-go's own transport (a reader, a writer and a context
+	// watcher goroutine per connection and call, several calls multiplexed on a connection),
+	// instead of internal/h2grpc's, which runs each call on its caller's goroutine with one
+	// call per connection (the default; docs/decisions.md, "Bindings (issue 23)").
+	// ConnsPerTarget applies to grpc-go's only.
+	GRPCGo bool
 }
 
-// grpcPool holds up to ConnsPerTarget *grpc.ClientConn per target.
+// grpcPool holds the client connection of each target: with h2grpc one per target (its
+// transport pools the HTTP/2 connections under it), with grpc-go up to ConnsPerTarget.
 type grpcPool struct {
 	o      GRPCOptions
+	h2     *h2grpc.Transport // nil with GRPCGo
 	mu     sync.Mutex
 	conns  map[string][]*grpcConn
 	total  int
 	closed bool
 }
 
+// clientConn is what a generated client calls through, and its Close.
+type clientConn interface {
+	grpc.ClientConnInterface
+	Close() error
+}
+
 type grpcConn struct {
-	cc       *grpc.ClientConn
+	cc       clientConn
 	client   a2apb.A2AServiceClient
 	clientV0 a2apbv0.A2AServiceClient // A2A 0.3's service (package a2a.v1) on the same connection
 	lastUsed time.Time
@@ -75,8 +91,25 @@ func newGRPCPool(o GRPCOptions) *grpcPool {
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 5 * time.Minute
 	}
-	return &grpcPool{o: o, conns: make(map[string][]*grpcConn)}
+	p := &grpcPool{o: o, conns: make(map[string][]*grpcConn)}
+	if !o.GRPCGo && o.Dial != nil {
+		p.h2 = h2grpc.New(h2grpc.Options{Dial: o.Dial, TLSConfig: o.TLSConfig, IdleTimeout: o.IdleTimeout})
+	}
+	return p
 }
+
+// The flow-control windows of every connection, fixed: a fixed window turns off grpc-go's BDP
+// estimation, which after every burst of data sends the agent a window update and a PING (and
+// reads its ack) to size the window — one more write for the agent, a read and a wake-up of the
+// connection's goroutines for us, on every turn (docs/decisions.md, "Bindings (issue 23)").
+// The stream window is grpc-go's initial one (what a stream the reader has not caught
+// up with may buffer, as before; a message larger than it is let through whole with one window
+// update). The connection window is the most BDP estimation would grow to: grpc-go acknowledges
+// connection-level bytes as they arrive, so it bounds bytes in flight, not memory.
+const (
+	grpcStreamWindow = 64 << 10
+	grpcConnWindow   = 16 << 20
+)
 
 // errGRPCNotConfigured: the Client was built without GRPCOptions.Dial.
 var errGRPCNotConfigured = errors.New("the gRPC binding is not configured")
@@ -161,9 +194,21 @@ func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
 	return c, nil
 }
 
-// dial makes the client of one connection to t; grpc-go connects on its first call.
+// h2Target is an h2grpc target whose Close closes nothing: the transport's idle connections
+// of every target are closed with the pool (close).
+type h2Target struct{ *h2grpc.Target }
+
+func (h2Target) Close() error { return nil }
+
+// dial makes the client of one connection to t; grpc-go connects on its first call, h2grpc on
+// each call that finds no idle connection.
 func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 	c := &grpcConn{}
+	if p.h2 != nil {
+		tg := h2Target{p.h2.Target(t.hostport, t.secure, func(err error) { c.dialErr.Store(&err) })}
+		c.cc, c.client, c.clientV0 = tg, a2apb.NewA2AServiceClient(tg), a2apbv0.NewA2AServiceClient(tg)
+		return c, nil
+	}
 	creds := insecure.NewCredentials()
 	if t.secure {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -184,6 +229,8 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 		}),
 		// Proxies would dial on our behalf and defeat the guard.
 		grpc.WithNoProxy(),
+		grpc.WithStaticStreamWindowSize(grpcStreamWindow),
+		grpc.WithStaticConnWindowSize(grpcConnWindow),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC client for %s: %w", t.hostport, err)
@@ -254,6 +301,9 @@ func (p *grpcPool) close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
+	if p.h2 != nil {
+		p.h2.Close()
+	}
 	for k, conns := range p.conns {
 		for _, c := range conns {
 			c.cc.Close()

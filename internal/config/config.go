@@ -56,6 +56,10 @@ type Config struct {
 	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
 	Admission     AdmissionCaps
 	LimitsRefresh time.Duration
+	// GRPCGo (A2AC_GRPC_TRANSPORT=grpc-go) calls gRPC agents with grpc-go's own client
+	// transport instead of the default, internal/h2grpc: an operator's way back should an agent
+	// need what h2grpc leaves out.
+	GRPCGo bool
 }
 
 // AdmissionCaps are the default concurrent-turn caps of a process; 0 means the built-in default.
@@ -120,6 +124,13 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 			bad("A2AC_ALLOW_INSECURE_HTTP", "%q is not a boolean", v)
 		}
 		c.AllowInsecureHTTP = b
+	}
+	switch v := getenv("A2AC_GRPC_TRANSPORT"); v {
+	case "", "h2grpc":
+	case "grpc-go":
+		c.GRPCGo = true
+	default:
+		bad("A2AC_GRPC_TRANSPORT", "%q is neither h2grpc nor grpc-go", v)
 	}
 	if v := getenv("A2AC_ALLOWED_CIDRS"); v != "" {
 		p, err := netguard.ParseCIDRs(v)
@@ -239,6 +250,7 @@ var names = []string{
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",
 	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
+	"A2AC_GRPC_TRANSPORT",
 }
 
 // FlagName is the command-line flag that mirrors an environment variable:
