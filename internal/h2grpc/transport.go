@@ -300,11 +300,6 @@ type conn struct {
 
 func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
 
-// interrupt makes a blocked read or write on c return at once.
-func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
-
-var aLongTimeAgo = time.Unix(1, 0)
-
 // headerBuffer is the hpack encoder's output, reset per header block.
 type headerBuffer struct{ b []byte }
 

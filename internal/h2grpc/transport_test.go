@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/h2c"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -303,9 +301,13 @@ func TestDeadPooledConnection_is_replaced(t *testing.T) {
 // cue), 503 UNAVAILABLE, and a dial failure UNAVAILABLE with the dialer's error reported.
 func TestNotAGRPCServer(t *testing.T) {
 	for code, want := range map[int]codes.Code{http.StatusNotFound: codes.Unimplemented, http.StatusServiceUnavailable: codes.Unavailable, http.StatusTeapot: codes.Unknown} {
-		s := httptest.NewServer(h2c.NewHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(code)
-		}), &http2.Server{}))
+		}))
+		s.Config.Protocols = new(http.Protocols)
+		s.Config.Protocols.SetHTTP1(true)
+		s.Config.Protocols.SetUnencryptedHTTP2(true) // prior knowledge, as gRPC's plaintext
+		s.Start()
 		tr, _ := transport(t, nil)
 		_, err := healthpb.NewHealthClient(tr.Target(strings.TrimPrefix(s.URL, "http://"), false, nil)).Check(bounded(t), &healthpb.HealthCheckRequest{})
 		if st, _ := status.FromError(err); st.Code() != want {
