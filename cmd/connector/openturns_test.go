@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 
+	connector "github.com/a2a-connector/a2a-connector"
+
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
@@ -48,8 +50,24 @@ const (
 // (newTurn inlined stays within today's 16 KiB), nor what only costs CPU (growStack).
 func TestMemoryPerOpenTurn(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		agent func(t *testing.T) *pacedAgent
+	}{
+		{"jsonrpc", func(t *testing.T) *pacedAgent { return newPacedAgent(t, 3, time.Second) }},
+		// Over gRPC each open turn holds an HTTP/2 connection of its own (internal/h2grpc: one
+		// call per connection, read on the turn's goroutine).
+		{"grpc", func(t *testing.T) *pacedAgent {
+			return newPacedAgentOn(t, fixtureagent.NewGRPC(t), connector.CardProfile{Name: "paced", ProtocolVersion: "1.0",
+				EndpointBinding: fixtureagent.BindingGRPC, Streaming: true}, 3, time.Second)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { memoryPerOpenTurn(t, tc.agent(t)) })
+	}
+}
+
+func memoryPerOpenTurn(t *testing.T, p *pacedAgent) {
 	bin := clitest.Build(t, "connector")
-	p := newPacedAgent(t, 3, time.Second)
 	caps := strconv.Itoa(4 * openTurns)
 	r := startReplica(t, bin, p, "A2AC_DEBUG_ADDR=127.0.0.1:0", "A2AC_TURN_TIMEOUT=2m",
 		"A2AC_MAX_TURNS="+caps, "A2AC_TENANT_MAX_TURNS="+caps, "A2AC_AGENT_MAX_TURNS="+caps)

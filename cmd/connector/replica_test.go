@@ -47,7 +47,14 @@ type pacedAgent struct {
 
 func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 	t.Helper()
-	fx := fixtureagent.New(t)
+	return newPacedAgentOn(t, fixtureagent.New(t), connector.CardProfile{Name: "paced", ProtocolVersion: "0.3.0", Streaming: true}, chunks, delay)
+}
+
+// newPacedAgentOn is newPacedAgent with the fixture agent fx (of any binding) registered with
+// profile, its endpoint URL filled in.
+func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
+	t.Helper()
+	profile.EndpointURL = fx.URL
 	fx.SetBehavior(fixtureagent.PacedStream)
 	fx.SetChunks(chunks)
 	fx.SetChunkDelay(delay)
@@ -59,7 +66,7 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 	a, err := st.CreateAgent(t.Context(), connector.NewAgent{
 		ID: uuid.NewString(), TenantID: tenant.ID, CardURL: fx.URL + "/card", ResolvedCardURL: fx.URL + "/card",
 		Card:    json.RawMessage(`{"name":"paced"}`),
-		Profile: connector.CardProfile{Name: "paced", ProtocolVersion: "0.3.0", EndpointURL: fx.URL, Streaming: true},
+		Profile: profile,
 		Enabled: true,
 	})
 	if err != nil {

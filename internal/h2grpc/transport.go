@@ -237,8 +237,8 @@ func (t *Transport) dial(ctx context.Context, tg *Target) (*conn, error) {
 		nc = tc
 	}
 	c := &conn{t: t, key: tg.key, nc: nc, peerWindow: 65535, sendWindow: 65535, maxFrame: 16384}
-	c.br = bufio.NewReaderSize(nc, 8<<10)
-	c.bw = bufio.NewWriterSize(nc, 4<<10)
+	c.br = bufio.NewReaderSize(nc, 4<<10)
+	c.bw = bufio.NewWriterSize(nc, 2<<10)
 	c.fr = http2.NewFramer(c.bw, c.br)
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = 64 << 10
