@@ -32,6 +32,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/idlepool"
 )
 
 // Options configure a Transport. Dial is required; zero values elsewhere mean the defaults.
@@ -62,11 +64,8 @@ type Options struct {
 // is safe for concurrent use. The response body must be read to its end or closed: a body read
 // to its end returns the connection to the pool, a body closed early closes the connection.
 type Transport struct {
-	o Options
-
-	mu    sync.Mutex
-	idle  map[string][]*conn // per scheme://host:port, most recently used last
-	nIdle int
+	o    Options
+	idle *idlepool.Pool[*conn] // per scheme://host:port
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -102,7 +101,7 @@ func New(o Options) *Transport {
 	}
 	o.TLSConfig = o.TLSConfig.Clone()
 	o.TLSConfig.NextProtos = []string{"http/1.1"}
-	return &Transport{o: o, idle: make(map[string][]*conn)}
+	return &Transport{o: o, idle: idlepool.New[*conn](idlepool.Options{Max: o.MaxIdleConns, MaxPerKey: o.MaxIdleConnsPerHost, Timeout: o.IdleConnTimeout})}
 }
 
 // RoundTrip sends req and returns its response once the headers are read. A request sent on a
@@ -142,35 +141,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // CloseIdleConnections closes every pooled connection. Connections in use are not affected.
-func (t *Transport) CloseIdleConnections() {
-	t.mu.Lock()
-	idle := t.idle
-	t.idle, t.nIdle = make(map[string][]*conn), 0
-	t.mu.Unlock()
-	for _, cs := range idle {
-		for _, c := range cs {
-			c.close()
-		}
-	}
-}
+func (t *Transport) CloseIdleConnections() { t.idle.CloseIdle() }
 
 // conn returns a pooled connection to key (reused = true) or dials a new one.
 func (t *Transport) conn(ctx context.Context, key, addr, host string) (c *conn, reused bool, err error) {
-	now := time.Now()
-	t.mu.Lock()
-	for cs := t.idle[key]; len(cs) > 0; cs = t.idle[key] {
-		c = cs[len(cs)-1]
-		cs[len(cs)-1] = nil
-		t.idle[key] = cs[:len(cs)-1]
-		t.nIdle--
-		if now.Sub(c.idleSince) < t.o.IdleConnTimeout {
-			t.mu.Unlock()
-			c.idleTimer.Stop()
-			return c, true, nil
-		}
-		c.close() // its timer is about to close it; do not wait for that
+	if c, ok := t.idle.Get(key); ok {
+		return c, true, nil
 	}
-	t.mu.Unlock()
 	c, err = t.dial(ctx, key, addr, host)
 	return c, false, err
 }
@@ -208,51 +185,7 @@ func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, er
 }
 
 // put returns c to the pool, or closes it when the pool is full.
-func (t *Transport) put(c *conn) {
-	t.mu.Lock()
-	cs := t.idle[c.key]
-	if t.nIdle >= t.o.MaxIdleConns && len(cs) == 0 {
-		t.mu.Unlock()
-		c.close()
-		return
-	}
-	var evicted *conn
-	if len(cs) >= t.o.MaxIdleConnsPerHost || t.nIdle >= t.o.MaxIdleConns {
-		// Keep the most recently used: the oldest is the likeliest to be closed by the server.
-		evicted = cs[0]
-		cs = append(cs[:0], cs[1:]...)
-		t.nIdle--
-	}
-	c.idleSince = time.Now()
-	t.idle[c.key] = append(cs, c)
-	t.nIdle++
-	if c.idleTimer == nil {
-		c.idleTimer = time.AfterFunc(t.o.IdleConnTimeout, c.expire)
-	} else {
-		c.idleTimer.Reset(t.o.IdleConnTimeout)
-	}
-	t.mu.Unlock()
-	if evicted != nil {
-		evicted.close()
-	}
-}
-
-// expire closes c if it is still idle in the pool (a conn taken out since is not touched).
-func (c *conn) expire() {
-	t := c.t
-	t.mu.Lock()
-	cs := t.idle[c.key]
-	for i, x := range cs {
-		if x == c {
-			t.idle[c.key] = append(cs[:i], cs[i+1:]...)
-			t.nIdle--
-			t.mu.Unlock()
-			c.close()
-			return
-		}
-	}
-	t.mu.Unlock()
-}
+func (t *Transport) put(c *conn) { t.idle.Put(c.key, c) }
 
 // conn is one HTTP/1.1 connection: a socket and its two buffers.
 type conn struct {
@@ -267,13 +200,14 @@ type conn struct {
 	// received counts response bytes read since the current request was written.
 	received int64
 
-	idleSince time.Time
-	idleTimer *time.Timer
-
+	idlepool.State
 	closeOnce sync.Once
 }
 
 func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+
+// Close implements idlepool.Conn.
+func (c *conn) Close() { c.close() }
 
 // interrupt makes a blocked read or write on c return at once.
 func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }

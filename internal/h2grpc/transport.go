@@ -28,10 +28,13 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/a2a-connector/a2a-connector/internal/idlepool"
 )
 
 // Options configure a Transport.
@@ -54,12 +57,9 @@ type Options struct {
 
 // Transport pools HTTP/2 connections per target. It is safe for concurrent use.
 type Transport struct {
-	o Options
-
-	mu     sync.Mutex
-	idle   map[string][]*conn
-	nIdle  int
-	closed bool
+	o      Options
+	idle   *idlepool.Pool[*conn] // per scheme://host:port
+	closed atomic.Bool
 }
 
 // New returns a Transport with o's settings, defaults filled in.
@@ -84,7 +84,7 @@ func New(o Options) *Transport {
 	}
 	o.TLSConfig = o.TLSConfig.Clone()
 	o.TLSConfig.NextProtos = []string{"h2"}
-	return &Transport{o: o, idle: map[string][]*conn{}}
+	return &Transport{o: o, idle: idlepool.New[*conn](idlepool.Options{Max: o.MaxIdle, MaxPerKey: o.MaxIdlePerTarget, Timeout: o.IdleTimeout})}
 }
 
 // Target is the grpc.ClientConnInterface of one server: a generated client
@@ -111,98 +111,31 @@ func (t *Transport) Target(addr string, secure bool, dialErr func(error)) *Targe
 
 // CloseIdleConnections closes every pooled connection (of every target). Calls in progress are
 // not affected; their connections are closed when they end.
-func (t *Transport) CloseIdleConnections() {
-	t.mu.Lock()
-	idle := t.idle
-	t.idle, t.nIdle = map[string][]*conn{}, 0
-	t.mu.Unlock()
-	for _, cs := range idle {
-		for _, c := range cs {
-			c.close()
-		}
-	}
-}
+func (t *Transport) CloseIdleConnections() { t.idle.CloseIdle() }
 
-// Close closes the idle connections and refuses new calls.
+// Close closes the idle connections and refuses new calls; a call that ends later closes its
+// connection.
 func (t *Transport) Close() {
-	t.mu.Lock()
-	t.closed = true
-	t.mu.Unlock()
-	t.CloseIdleConnections()
+	t.closed.Store(true)
+	t.idle.Close()
 }
 
 var errClosed = errors.New("h2grpc: transport closed")
 
 // get returns an idle connection to tg (reused) or dials one.
 func (t *Transport) get(ctx context.Context, tg *Target) (c *conn, reused bool, err error) {
-	now := time.Now()
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	if t.closed.Load() {
 		return nil, false, errClosed
 	}
-	for cs := t.idle[tg.key]; len(cs) > 0; cs = t.idle[tg.key] {
-		c = cs[len(cs)-1]
-		cs[len(cs)-1] = nil
-		t.idle[tg.key] = cs[:len(cs)-1]
-		t.nIdle--
-		if now.Sub(c.idleSince) < t.o.IdleTimeout {
-			t.mu.Unlock()
-			c.idleTimer.Stop()
-			return c, true, nil
-		}
-		c.close()
+	if c, ok := t.idle.Get(tg.key); ok {
+		return c, true, nil
 	}
-	t.mu.Unlock()
 	c, err = t.dial(ctx, tg)
 	return c, false, err
 }
 
 // put returns c to the pool, or closes it when the pool is full or closed.
-func (t *Transport) put(c *conn) {
-	t.mu.Lock()
-	cs := t.idle[c.key]
-	if t.closed || (t.nIdle >= t.o.MaxIdle && len(cs) == 0) {
-		t.mu.Unlock()
-		c.close()
-		return
-	}
-	var evicted *conn
-	if len(cs) >= t.o.MaxIdlePerTarget || t.nIdle >= t.o.MaxIdle {
-		evicted = cs[0]
-		cs = append(cs[:0], cs[1:]...)
-		t.nIdle--
-	}
-	c.idleSince = time.Now()
-	t.idle[c.key] = append(cs, c)
-	t.nIdle++
-	if c.idleTimer == nil {
-		c.idleTimer = time.AfterFunc(t.o.IdleTimeout, c.expire)
-	} else {
-		c.idleTimer.Reset(t.o.IdleTimeout)
-	}
-	t.mu.Unlock()
-	if evicted != nil {
-		evicted.close()
-	}
-}
-
-// expire closes c if it is still idle in the pool.
-func (c *conn) expire() {
-	t := c.t
-	t.mu.Lock()
-	cs := t.idle[c.key]
-	for i, x := range cs {
-		if x == c {
-			t.idle[c.key] = append(cs[:i], cs[i+1:]...)
-			t.nIdle--
-			t.mu.Unlock()
-			c.close()
-			return
-		}
-	}
-	t.mu.Unlock()
-}
+func (t *Transport) put(c *conn) { t.idle.Put(c.key, c) }
 
 // dial connects, negotiates TLS (ALPN h2) for secure targets, and writes the client preface:
 // the magic, our SETTINGS and the connection window. The server's SETTINGS are read with the
@@ -293,12 +226,14 @@ type conn struct {
 	// lastGoodID is the GOAWAY's last stream id.
 	lastGoodID uint32
 
-	idleSince time.Time
-	idleTimer *time.Timer
+	idlepool.State
 	closeOnce sync.Once
 }
 
 func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
+
+// Close implements idlepool.Conn.
+func (c *conn) Close() { c.close() }
 
 // headerBuffer is the hpack encoder's output, reset per header block.
 type headerBuffer struct{ b []byte }
