@@ -297,10 +297,11 @@ func TestDeadPooledConnection_is_replaced(t *testing.T) {
 	}
 }
 
-// What is not a gRPC server answers as grpc-go reports it: 404 is UNIMPLEMENTED (the fallback
+// What is not a gRPC server answers as grpc-go reports it: 200 without the gRPC content type is
+// UNKNOWN, 404 is UNIMPLEMENTED (the fallback
 // cue), 503 UNAVAILABLE, and a dial failure UNAVAILABLE with the dialer's error reported.
 func TestNotAGRPCServer(t *testing.T) {
-	for code, want := range map[int]codes.Code{http.StatusNotFound: codes.Unimplemented, http.StatusServiceUnavailable: codes.Unavailable, http.StatusTeapot: codes.Unknown} {
+	for code, want := range map[int]codes.Code{http.StatusOK: codes.Unknown, http.StatusNotFound: codes.Unimplemented, http.StatusServiceUnavailable: codes.Unavailable, http.StatusTeapot: codes.Unknown} {
 		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(code)
 		}))
