@@ -288,7 +288,6 @@ func TestDeadPooledConnection_is_replaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	accepted.closeAll()
-	time.Sleep(10 * time.Millisecond) // let the close reach the client's socket
 	if _, err := client.Check(bounded(t), &healthpb.HealthCheckRequest{}); err != nil {
 		t.Fatalf("call on a dead pooled connection: %v", err)
 	}
