@@ -41,6 +41,16 @@ if [[ ${#pkgs[@]} -eq 0 ]]; then
 	step "go vet"
 	go vet ./...
 
+	# Code behind a build tag (the e2e-otel and e2e-k8s stages) is compiled by no other step:
+	# vet it with every tag the module's files use, found anew each run, so a refactor cannot
+	# break tagged code silently. GOOS/GOARCH names, race and unix are not custom tags.
+	tags=$(git ls-files -- '*.go' | xargs grep -h '^//go:build' | grep -oE '[A-Za-z0-9_]+' |
+		grep -vxE 'go|build|race|unix|linux|darwin|windows|freebsd|amd64|arm64|cgo' | sort -u | paste -sd, -)
+	if [[ -n $tags ]]; then
+		step "go vet -tags $tags"
+		go vet -tags "$tags" ./...
+	fi
+
 	step "staticcheck (its default checks, U1000 unused code among them)"
 	scripts/tools.sh lint >/dev/null
 	"$(scripts/tools.sh bin)/staticcheck" ./...

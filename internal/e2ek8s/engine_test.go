@@ -101,7 +101,7 @@ func TestTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "e2e-k8s-dialog-engine", Getenv: os.Getenv})
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "e2e-k8s-dialog-engine"})
 	if err != nil {
 		t.Fatal(err)
 	}
