@@ -547,7 +547,7 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 		}
 	}
 	tokensBefore := int64(-1)
-	for _, t := range append(slices.Clip(o.bindings), o.credentials...) {
+	for _, t := range o.targetNames() {
 		var d turner
 		switch t {
 		case targetJSONRPC:
@@ -583,6 +583,16 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 		targets[t] = target{agent: s.targets[t], direct: d}
 	}
 	return targets, tokensBefore, closeAll, nil
+}
+
+// targetNames are the agents besides the plain one that the run registers: those of the
+// -bindings and -credentials rows, and the long streams' binding.
+func (o options) targetNames() []string {
+	names := append(slices.Clip(o.bindings), o.credentials...)
+	if o.longBinding != "" && !slices.Contains(names, o.longBinding) {
+		names = append(names, o.longBinding)
+	}
+	return names
 }
 
 // targetNotes are the lines under the table that set each -bindings and -credentials row beside

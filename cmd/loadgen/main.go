@@ -72,6 +72,7 @@ type options struct {
 	longChunks      int
 	longDelay       time.Duration
 	longRamp        time.Duration
+	longBinding     string // "" (the plain JSON-RPC agent) or a -bindings name
 	decay           time.Duration
 	decayC          int
 	decayWindow     time.Duration
@@ -143,6 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.longChunks, "long-chunks", 10, "text chunks per long stream")
 	fs.DurationVar(&o.longDelay, "long-delay", time.Second, "agent's pause between the chunks of a long stream")
 	fs.DurationVar(&o.longRamp, "long-ramp", 2*time.Second, "time over which the long streams are opened")
+	fs.StringVar(&o.longBinding, "long-binding", "", "binding of the long streams' agent: jsonrpc (the default, A2A 0.3), rest or grpc (A2A 1.0)")
 	fs.DurationVar(&o.decay, "decay", 40*time.Second, "first, on the fresh database: run this long at -decay-c through the connector and report the rate at its start and end; 0 skips")
 	fs.IntVar(&o.decayC, "decay-c", 10, "concurrency of the -decay run")
 	fs.DurationVar(&o.decayWindow, "decay-window", 10*time.Second, "the -decay run reports the rate in its first and its last window of this length")
@@ -191,6 +193,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	for _, b := range o.bindings {
 		check(b == targetJSONRPC || b == targetREST || b == targetGRPC, fmt.Sprintf("-bindings %q: want jsonrpc, rest or grpc", b))
 	}
+	check(o.longBinding == "" || o.longBinding == targetJSONRPC || o.longBinding == targetREST || o.longBinding == targetGRPC,
+		fmt.Sprintf("-long-binding %q: want jsonrpc, rest or grpc", o.longBinding))
+	check(o.longBinding == "" || o.via == viaConnector, fmt.Sprintf("-via %s: -long-binding needs the connector", o.via))
 	for _, c := range o.credentials {
 		check(c == targetAPIKey || c == targetOAuth2, fmt.Sprintf("-credentials %q: want apikey or oauth2", c))
 	}
@@ -409,8 +414,12 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		}
 	}
 	if o.longStreams > 0 {
+		label := fmt.Sprintf("%d long streams (%d×%s)", o.longStreams, o.longChunks, o.longDelay)
+		if o.longBinding != "" {
+			label += " " + targetLabels[o.longBinding]
+		}
 		levels = append(levels, level{
-			label: fmt.Sprintf("%d long streams (%d×%s)", o.longStreams, o.longChunks, o.longDelay), name: "long streams",
+			label: label, name: "long streams", target: o.longBinding,
 			chunks: o.longChunks, delay: o.longDelay,
 			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}})
 	}

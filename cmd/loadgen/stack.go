@@ -149,7 +149,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	if s.tenantID, s.agentID, s.tenantToken, err = s.addTenant(ctx, "loadgen"); err != nil {
 		return s, err
 	}
-	for _, t := range append(slices.Clip(o.bindings), o.credentials...) {
+	for _, t := range o.targetNames() {
 		if _, ok := s.targets[t]; ok {
 			continue
 		}
