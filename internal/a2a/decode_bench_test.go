@@ -1,7 +1,6 @@
 package a2a
 
 import (
-	"bytes"
 	"testing"
 )
 
@@ -27,21 +26,5 @@ func BenchmarkDecodeStreamEvent(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// BenchmarkSSEReader is the framing cost of a stream: the platform guide's sample stream split
-// into events (no JSON decoding).
-func BenchmarkSSEReader(b *testing.B) {
-	data := []byte(guideSSE)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r := newSSEReader(bytes.NewReader(data), 1<<20)
-		for {
-			if _, err := r.next(); err != nil {
-				break
-			}
-		}
 	}
 }

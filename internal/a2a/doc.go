@@ -99,7 +99,7 @@
 //
 // # SSE framing
 //
-// The reader follows the WHATWG event-stream rules and tolerates what real agents send: a leading
+// The reader (package sse) follows the WHATWG event-stream rules and tolerates what agents send: a leading
 // BOM; LF, CRLF and lone CR line endings; `data:` with or without the space; multi-line data
 // joined with "\n"; `id:`, `retry:` and unknown fields (ignored); comments; a last event without the
 // blank line before EOF (dispatched, unlike the standard, because agents close streams that way).

@@ -1,59 +1,13 @@
 package a2a
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
-	"testing/iotest"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
 )
-
-// FuzzSSEReader feeds arbitrary bytes to the SSE reader: it must never panic, never return an
-// event larger than its limit, and split the input the same way whether it arrives whole or one
-// byte at a time.
-func FuzzSSEReader(f *testing.F) {
-	for _, seed := range []string{
-		guideSSE,
-		"data: a\r\n\r\ndata: b\r\rdata:c\n\n",
-		"\xEF\xBB\xBF: keep-alive\n\nid: 1\nevent: ping\ndata: now\n\nretry: 10\n",
-		"data: {\"a\":\ndata: 1}\n\ndata: tail-without-blank-line",
-		"event: error\ndata: {\"code\":-32603,\"message\":\"x\"}\n\n",
-		"data\ndata:\ndata:  x\n\n:" + strings.Repeat("c", 300) + "\n",
-		"data: " + strings.Repeat("x", 300) + "\n\n",
-		"\r\n\r\r\n\n",
-	} {
-		f.Add([]byte(seed), uint16(64))
-	}
-	f.Fuzz(func(t *testing.T, input []byte, limit uint16) {
-		max := 1 + int(limit%512)
-		whole, errWhole := readAllSSE(bytes.NewReader(input), max)
-		split, errSplit := readAllSSE(iotest.OneByteReader(bytes.NewReader(input)), max)
-		for _, ev := range whole {
-			if len(ev.Data) > max {
-				t.Fatalf("event of %d bytes with limit %d", len(ev.Data), max)
-			}
-		}
-		if len(whole) != len(split) {
-			t.Fatalf("whole input gave %d events, byte by byte %d", len(whole), len(split))
-		}
-		for i := range whole {
-			if whole[i].Type != split[i].Type || !bytes.Equal(whole[i].Data, split[i].Data) {
-				t.Fatalf("event %d differs: %+v vs %+v", i, whole[i], split[i])
-			}
-		}
-		var pe *ProtocolError
-		switch {
-		case errWhole == io.EOF && errSplit == io.EOF:
-		case errors.As(errWhole, &pe) && pe.Kind == ProtocolEventTooLarge && errors.As(errSplit, &pe) && pe.Kind == ProtocolEventTooLarge:
-		default:
-			t.Fatalf("ends differ or unexpected: %v vs %v", errWhole, errSplit)
-		}
-	})
-}
 
 // FuzzDecodeResponse feeds arbitrary bytes to the JSON-RPC response decoder: it must never
 // panic, must return exactly one of an event or a typed error naming the method, and an event it

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/a2a-connector/a2a-connector/internal/a2a/sse"
 )
 
 // Stream is the answer to message/stream or tasks/resubscribe: a sequence of Events read with
@@ -20,7 +23,7 @@ type Stream struct {
 	method string
 
 	body   io.ReadCloser // nil once a JSON answer was read whole
-	sse    *sseReader    // nil for a JSON answer
+	sse    *sse.Reader   // nil for a JSON answer
 	single Event         // the one event of a JSON answer, until Next returns it
 	// recv yields the events of a gRPC stream (nil otherwise); onRelease returns its pooled
 	// connection.
@@ -80,9 +83,9 @@ func (c *Client) stream(ctx context.Context, ep Endpoint, op Op, params any, so 
 	switch mt := mediaType(resp.Header); {
 	case mt == "text/event-stream":
 		s.body = resp.Body
-		s.sse = newSSEReader(resp.Body, c.opts.MaxEventBytes)
+		s.sse = sse.NewReader(resp.Body, c.opts.MaxEventBytes)
 		if s.timer != nil {
-			s.sse.progress = s.markProgress
+			s.sse.SetProgress(s.markProgress)
 		}
 		return s, nil
 	case isJSONType(mt):
@@ -179,7 +182,7 @@ func (s *Stream) Next() (Event, error) {
 		return nil, s.fail(io.EOF)
 	}
 	for {
-		raw, err := s.sse.next()
+		raw, err := s.sse.Next()
 		if err != nil {
 			return nil, s.fail(s.readError(err))
 		}
@@ -250,15 +253,15 @@ func (s *Stream) readError(err error) error {
 	if errors.Is(err, io.EOF) {
 		return io.EOF
 	}
-	var pe *ProtocolError
-	if errors.As(err, &pe) {
-		return withMethod(s.method, pe)
+	var tooLarge *sse.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return withMethod(s.method, &ProtocolError{Kind: ProtocolEventTooLarge, Detail: tooLarge.Error()})
 	}
 	return fmt.Errorf("a2a %s: read event stream: %w", s.method, err)
 }
 
 // decode turns one SSE event into an Event; (nil, nil) means the event is to be skipped.
-func (s *Stream) decode(raw sseEvent) (Event, error) {
+func (s *Stream) decode(raw sse.Event) (Event, error) {
 	if trimmedEmpty(raw.Data) {
 		return nil, nil
 	}

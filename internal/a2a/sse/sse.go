@@ -1,4 +1,12 @@
-package a2a
+// Package sse reads a Server-Sent Events stream (WHATWG "event stream" framing) into events,
+// tolerant of what real A2A agents send and bounded whatever the input: at most one line and one
+// event's data, each capped near the limit, are held at a time.
+//
+// Deviations from the standard, on purpose: a last event without the blank line before EOF is
+// dispatched (agents close streams that way right after their final status); "id:" and "retry:"
+// are ignored (the client never reconnects with Last-Event-ID). It knows nothing of JSON-RPC or
+// A2A: what an event's data means is the caller's.
+package sse
 
 import (
 	"bufio"
@@ -8,11 +16,18 @@ import (
 	"io"
 )
 
-// sseEvent is one dispatched Server-Sent Event.
-type sseEvent struct {
+// TooLargeError is returned when an event's data or one line exceeds the Reader's limit.
+type TooLargeError struct {
+	Limit int // the Reader's maxEventBytes
+}
+
+func (e *TooLargeError) Error() string { return fmt.Sprintf("an event exceeds %d bytes", e.Limit) }
+
+// Event is one dispatched Server-Sent Event.
+type Event struct {
 	// Type is the "event:" field; empty means the default type "message".
 	Type string
-	// Data is the data lines joined with "\n". It is only valid until the next call to next.
+	// Data is the data lines joined with "\n". It is only valid until the next call to Next.
 	Data []byte
 }
 
@@ -23,15 +38,15 @@ const linePrefixAllowance = 16
 // large event arriving slowly does not look like a silent agent.
 const progressEvery = 4 << 10
 
-// sseBufferSize is the reader's own buffer (see newSSEReader).
-const sseBufferSize = 512
+// bufferSize is the reader's own buffer (see NewReader).
+const bufferSize = 512
 
 var utf8BOM = []byte("\xEF\xBB\xBF")
 
-// sseReader splits an event stream into events following the WHATWG rules, with the deviations
-// described in the package doc (the last event is dispatched at EOF even without a blank line).
-// It holds at most one line and one event's data, each capped near max, whatever the input.
-type sseReader struct {
+// Reader splits an event stream into events following the WHATWG rules, with the deviations
+// described in the package doc. It holds at most one line and one event's data, each capped near
+// its limit, whatever the input. It is not safe for concurrent use.
+type Reader struct {
 	br        *bufio.Reader
 	max       int
 	lineLimit int
@@ -41,35 +56,41 @@ type sseReader struct {
 	dataLines int
 	eventType string
 
-	// progress, when set, is called for every event line (not comments or blank lines) and
-	// every progressEvery bytes within a long one: the Stream's idle clock.
+	// progress, when set (SetProgress), is called for every event line (not comments or blank
+	// lines) and every progressEvery bytes within a long one: a caller's idle clock.
 	progress func()
 
 	started bool  // the first line (where a BOM may be) was seen
 	lastCR  bool  // the previous line ended with CR: a following LF belongs to it
-	err     error // sticky: once set, next returns it
+	err     error // sticky: once set, Next returns it
 }
 
-func newSSEReader(r io.Reader, maxEventBytes int) *sseReader {
-	return &sseReader{
+// NewReader returns a Reader of r whose events (and lines) may hold at most maxEventBytes of
+// data.
+func NewReader(r io.Reader, maxEventBytes int) *Reader {
+	return &Reader{
 		// Small: r is a response body, already buffered by the HTTP transport, so this buffer
 		// saves no system calls, only copies; under 10,000 open streams its size is memory.
-		br:        bufio.NewReaderSize(r, sseBufferSize),
+		br:        bufio.NewReaderSize(r, bufferSize),
 		max:       maxEventBytes,
 		lineLimit: maxEventBytes + linePrefixAllowance,
 	}
 }
 
-func (r *sseReader) tooLarge() error {
-	return &ProtocolError{Kind: ProtocolEventTooLarge, Detail: fmt.Sprintf("an event exceeds %d bytes", r.max)}
+// SetProgress makes the Reader call f for every event line it reads (not comments or blank
+// lines, so keep-alive padding is not progress) and for every 4 KiB within a long line, so that a
+// large event arriving slowly does not look like a silent peer.
+func (r *Reader) SetProgress(f func()) { r.progress = f }
+
+func (r *Reader) tooLarge() error {
+	return &TooLargeError{Limit: r.max}
 }
 
-// next returns the next event that has data. It returns io.EOF after the last one, a
-// *ProtocolError of kind event_too_large for an oversized event, or the read error. Errors are
-// sticky.
-func (r *sseReader) next() (sseEvent, error) {
+// Next returns the next event that has data. It returns io.EOF after the last one, a
+// *TooLargeError for an oversized event, or the read error. Errors are sticky.
+func (r *Reader) Next() (Event, error) {
 	if r.err != nil {
-		return sseEvent{}, r.err
+		return Event{}, r.err
 	}
 	for {
 		line, err := r.readLine()
@@ -82,7 +103,7 @@ func (r *sseReader) next() (sseEvent, error) {
 				return ev, nil
 			}
 			r.err = err
-			return sseEvent{}, err
+			return Event{}, err
 		}
 		if !r.started {
 			r.started = true
@@ -113,7 +134,7 @@ func (r *sseReader) next() (sseEvent, error) {
 			}
 			if size > r.max {
 				r.err = r.tooLarge()
-				return sseEvent{}, r.err
+				return Event{}, r.err
 			}
 			if r.dataLines > 0 {
 				r.data = append(r.data, '\n')
@@ -131,8 +152,8 @@ func (r *sseReader) next() (sseEvent, error) {
 
 // dispatch returns the pending event and clears the buffers. The returned Data aliases r.data,
 // which the next line overwrites.
-func (r *sseReader) dispatch() sseEvent {
-	ev := sseEvent{Type: r.eventType, Data: r.data}
+func (r *Reader) dispatch() Event {
+	ev := Event{Type: r.eventType, Data: r.data}
 	r.data = r.data[:0]
 	r.dataLines = 0
 	r.eventType = ""
@@ -143,7 +164,7 @@ func (r *sseReader) dispatch() sseEvent {
 // comment), calling progress at every progressEvery bytes of the line as the byte loop would.
 // It returns the line's length after the run, or 0 when nothing was taken; a result over
 // lineLimit means the line is too long (the run is not kept).
-func (r *sseReader) lineRun(comment bool) int {
+func (r *Reader) lineRun(comment bool) int {
 	buf, _ := r.br.Peek(r.br.Buffered())
 	if i := bytes.IndexAny(buf, "\r\n"); i >= 0 {
 		buf = buf[:i]
@@ -172,7 +193,7 @@ func (r *sseReader) lineRun(comment bool) int {
 // back as ":" alone, its content discarded unread into memory, so keep-alive padding costs
 // nothing. A last line without a terminator is returned before io.EOF. A line over lineLimit is an
 // event_too_large error.
-func (r *sseReader) readLine() ([]byte, error) {
+func (r *Reader) readLine() ([]byte, error) {
 	r.line = r.line[:0]
 	consumed := false
 	comment := false
