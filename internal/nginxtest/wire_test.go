@@ -1,6 +1,7 @@
 package nginxtest_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -109,55 +110,63 @@ func TestNginx_connection_close_costs_no_turn(t *testing.T) {
 	}
 }
 
-// TestNginx_agent_restart_costs_no_turn: an agent on the official SDK behind nginx (TLS, kept-
-// alive upstream connections) is restarted gracefully between turns: every turn succeeds. A
+// TestNginx_agent_restart_costs_no_turn: an agent on the official SDK behind nginx (plain and
+// TLS, kept-alive upstream connections) is restarted gracefully between turns: every turn succeeds. A
 // restart in the middle of a streamed turn (its grace shorter than the turn) ends that turn
 // cleanly, with an error, and the next turn succeeds.
 func TestNginx_agent_restart_costs_no_turn(t *testing.T) {
 	t.Parallel()
 	for _, b := range bindings {
-		t.Run(b.name, func(t *testing.T) {
-			t.Parallel()
-			agent := startSDKAgent(t, b.grpc())
-			n := proxy(t, b, agent.addr, true, keepLong)
-			c, ep := agentClient(t, n.RootCAs), endpoint(n, b, sdkPath(b))
-			for round := range rounds {
-				mustTurn(t, c, ep, round, "hello", sdkReply("hello"))
-				agent.restart(10 * time.Second)
-			}
-			mustTurn(t, c, ep, rounds, "hello", sdkReply("hello"))
-
-			// In flight: the first events have come through nginx when the agent goes.
-			ctx := t.Context()
-			s, err := c.SendStreamingMessage(ctx, ep, &a2a.SendMessageRequest{Message: a2a.Message{
-				Role: a2a.RoleUser, MessageID: "in-flight", Parts: a2a.Parts{a2a.TextPart(slowText)}}}, a2a.StreamOptions{})
-			if err != nil {
-				t.Fatalf("in-flight turn: %v", err)
-			}
-			defer s.Close()
-			for range 2 {
-				if _, err := s.Next(); err != nil {
-					t.Fatalf("in-flight turn, before the restart: %v", err)
-				}
-			}
-			ended := make(chan error, 1)
-			go func() {
-				_, err := readStream(s)
-				ended <- err
-			}()
-			agent.restart(100 * time.Millisecond)
-			select {
-			case err := <-ended:
-				if err == nil {
-					t.Errorf("in-flight turn completed across the agent's restart, which cut it")
-				}
-				t.Logf("in-flight turn ended: %v", err)
-			case <-time.After(turnTimeout):
-				t.Fatalf("in-flight turn still running %s after the agent's restart", turnTimeout)
-			}
-			mustTurn(t, c, ep, rounds+1, "hello", sdkReply("hello"))
-		})
+		for _, f := range fronts {
+			t.Run(b.name+"/"+f.name, func(t *testing.T) {
+				t.Parallel()
+				restartTurns(t, b, f.tls)
+			})
+		}
 	}
+}
+
+// restartTurns is one case of TestNginx_agent_restart_costs_no_turn.
+func restartTurns(t *testing.T, b binding, withTLS bool) {
+	agent := startSDKAgent(t, b.grpc())
+	n := proxy(t, b, agent.addr, withTLS, keepLong)
+	c, ep := agentClient(t, n.RootCAs), endpoint(n, b, sdkPath(b))
+	for round := range rounds {
+		mustTurn(t, c, ep, round, "hello", sdkReply("hello"))
+		agent.restart(10 * time.Second)
+	}
+	mustTurn(t, c, ep, rounds, "hello", sdkReply("hello"))
+
+	// In flight: the first events have come through nginx when the agent goes. The stream's
+	// deadline tells a turn the restart ended from one that never ended.
+	ctx, cancel := context.WithTimeout(t.Context(), turnTimeout)
+	defer cancel()
+	s, err := c.SendStreamingMessage(ctx, ep, &a2a.SendMessageRequest{Message: a2a.Message{
+		Role: a2a.RoleUser, MessageID: "in-flight", Parts: a2a.Parts{a2a.TextPart(slowText)}}}, a2a.StreamOptions{})
+	if err != nil {
+		t.Fatalf("in-flight turn: %v", err)
+	}
+	defer s.Close()
+	for range 2 {
+		if _, err := s.Next(); err != nil {
+			t.Fatalf("in-flight turn, before the restart: %v", err)
+		}
+	}
+	ended := make(chan error, 1)
+	go func() {
+		_, err := readStream(s)
+		ended <- err
+	}()
+	agent.restart(100 * time.Millisecond)
+	switch err := <-ended; {
+	case err == nil:
+		t.Errorf("in-flight turn completed across the agent's restart, which cut it")
+	case ctx.Err() != nil:
+		t.Fatalf("in-flight turn still running %s after the agent's restart: %v", turnTimeout, err)
+	default:
+		t.Logf("in-flight turn ended: %v", err)
+	}
+	mustTurn(t, c, ep, rounds+1, "hello", sdkReply("hello"))
 }
 
 // closingAgent starts the fixture agent of b behind a server that answers every request with
