@@ -209,8 +209,8 @@ func mustTurn(t *testing.T, c *a2a.Client, ep a2a.Endpoint, round int, text, wan
 	}
 }
 
-// sdkAgent is an agent on the official A2A Go SDK v2, on one loopback address for its whole
-// life, that can be restarted there as a redeployed process comes back: a stop with a bounded
+// sdkAgent is an agent on the official A2A Go SDK v2, on one loopback address of its own for its
+// whole life, that can be restarted there as a redeployed process comes back: a stop with a bounded
 // grace (the SDK's server: http.Server.Shutdown or grpc GracefulStop, then a hard stop), then a
 // new handler (the old one's tasks are gone) on the same address. Over HTTP it serves A2A 0.3
 // JSON-RPC at /v0 (the SDK's compat handler), 1.0 JSON-RPC at /v1 and 1.0 HTTP+JSON under
@@ -237,7 +237,8 @@ func sdkPath(b binding) string {
 
 func startSDKAgent(t *testing.T, grpc bool) *sdkAgent {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Its own address: nothing else can take its port while it restarts.
+	ln, err := net.Listen("tcp4", net.JoinHostPort(nginxtest.LoopbackIP(), "0"))
 	if err != nil {
 		t.Fatalf("listen: %v", err)
 	}
@@ -292,6 +293,7 @@ func (a *sdkAgent) serve(ln net.Listener) {
 func (a *sdkAgent) restart(grace time.Duration) {
 	a.t.Helper()
 	a.stop(grace)
+	a.stop = func(time.Duration) {}
 	// Go's listeners set SO_REUSEADDR: the address is free again at once, whatever the state
 	// of the old connections.
 	ln, err := net.Listen("tcp", a.addr)

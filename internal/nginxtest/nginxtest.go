@@ -161,11 +161,18 @@ func start(t testing.TB, bin, dir string, o Options) (*Nginx, error) {
 	return n, nil
 }
 
-// freeAddr returns a random 127.x.y.z address with a port free on it. Each nginx gets its own
-// address: no other test's server can be on it, and its client sockets are told apart by it.
+// LoopbackIP returns a random address in 127.0.0.0/8 other than 127.0.0.1 (which the kernel
+// picks as the source of every loopback connection). A server listening there has its address
+// to itself: no other test's server is on it, no client socket is bound to it, so the server can
+// stop and listen on it again (a restarted agent) without an ephemeral port taking its place,
+// and the connections to it are told apart by it.
+func LoopbackIP() string {
+	return net.IPv4(127, byte(1+rand.IntN(254)), byte(rand.IntN(256)), byte(1+rand.IntN(254))).String()
+}
+
+// freeAddr returns a LoopbackIP with a port free on it.
 func freeAddr() (string, error) {
-	ip := net.IPv4(127, byte(1+rand.IntN(254)), byte(rand.IntN(256)), byte(1+rand.IntN(254)))
-	ln, err := net.Listen("tcp4", net.JoinHostPort(ip.String(), "0"))
+	ln, err := net.Listen("tcp4", net.JoinHostPort(LoopbackIP(), "0"))
 	if err != nil {
 		return "", fmt.Errorf("find a free port: %w", err)
 	}

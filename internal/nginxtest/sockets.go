@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,21 +83,30 @@ func parseProcAddr(s string) (netip.AddrPort, error) {
 // fired, whatever the machine's speed.
 func (n *Nginx) WaitIdleClosed(t testing.TB) {
 	t.Helper()
-	var states []string
+	n.waitStates(t, "nginx to close the idle connections", "ESTABLISHED")
+}
+
+// WaitReleased waits until the client has closed its end of every connection to nginx: no
+// socket whose peer is Addr is ESTABLISHED or CLOSE_WAIT (closed by nginx, still held by the
+// client).
+func (n *Nginx) WaitReleased(t testing.TB) {
+	t.Helper()
+	n.waitStates(t, "the client to release its connections", "ESTABLISHED", "CLOSE_WAIT")
+}
+
+// waitStates waits until no client socket to nginx is in one of states.
+func (n *Nginx) waitStates(t testing.TB, what string, states ...string) {
+	t.Helper()
+	var have []string
 	err := poll(t.Context(), func() (bool, error) {
 		var err error
-		states, err = n.ClientStates()
+		have, err = n.ClientStates()
 		if err != nil {
 			return false, err
 		}
-		for _, s := range states {
-			if s == "ESTABLISHED" {
-				return false, nil
-			}
-		}
-		return true, nil
+		return !slices.ContainsFunc(have, func(s string) bool { return slices.Contains(states, s) }), nil
 	})
 	if err != nil {
-		t.Fatalf("nginxtest: waiting for nginx to close the idle connections to %s (client sockets: %v): %v", n.Addr, states, err)
+		t.Fatalf("nginxtest: waiting for %s to %s (client sockets: %v): %v", what, n.Addr, have, err)
 	}
 }

@@ -57,6 +57,25 @@ func TestNginx_idle_close_costs_no_turn(t *testing.T) {
 	}
 }
 
+// TestNginx_idle_close_is_released: the client releases a connection nginx closed while it
+// was idle (closes its end) on its own, without waiting for its next call or its own idle
+// timeout: no socket is left half-open (CLOSE_WAIT). Every binding, plain and TLS.
+func TestNginx_idle_close_is_released(t *testing.T) {
+	t.Parallel()
+	for _, b := range bindings {
+		for _, f := range fronts {
+			t.Run(b.name+"/"+f.name, func(t *testing.T) {
+				t.Parallel()
+				_, agent := fixtureAgent(t, b)
+				n := proxy(t, b, agent.Host, f.tls, "keepalive_timeout 300ms;")
+				mustTurn(t, agentClient(t, n.RootCAs), endpoint(n, b, agent.Path), 0, "hello", fixtureReply)
+				n.WaitIdleClosed(t)
+				n.WaitReleased(t)
+			})
+		}
+	}
+}
+
 // TestNginx_connection_close_costs_no_turn: turns back to back succeed when every answer
 // closes its connection: nginx's (keepalive_requests 1: Connection: close on HTTP/1.1, GOAWAY
 // on HTTP/2), the agent's behind nginx (nginx's upstream connection closes, the client's
