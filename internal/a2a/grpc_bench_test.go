@@ -41,18 +41,8 @@ func (benchGRPCAgent) SendStreamingMessage(_ *a2apb.SendMessageRequest, st grpc.
 
 // BenchmarkGRPCStream is one streaming turn (five events) over the gRPC binding against a
 // grpc-go agent on loopback, client and agent in this process: time, allocations and
-// goroutines started per turn, with the connector's transport (h2grpc) and grpc-go's.
+// goroutines started per turn (the agent's handler is one of them).
 func BenchmarkGRPCStream(b *testing.B) {
-	for _, grpcGo := range []bool{false, true} {
-		name := "h2grpc"
-		if grpcGo {
-			name = "grpc-go"
-		}
-		b.Run(name, func(b *testing.B) { benchGRPCStream(b, grpcGo) })
-	}
-}
-
-func benchGRPCStream(b *testing.B, grpcGo bool) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -66,7 +56,6 @@ func benchGRPCStream(b *testing.B, grpcGo bool) {
 	c := NewClient(&http.Client{}, ClientOptions{GRPC: GRPCOptions{
 		Dial:     func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) },
 		CheckURL: func(*url.URL) error { return nil },
-		GRPCGo:   grpcGo,
 	}})
 	defer c.Close()
 	ep := Endpoint{URL: "http://" + ln.Addr().String(), Wire: WireV1, Binding: BindingGRPC}
