@@ -21,6 +21,17 @@ type benchGRPCAgent struct {
 }
 
 func (benchGRPCAgent) SendStreamingMessage(_ *a2apb.SendMessageRequest, st grpc.ServerStreamingServer[a2apb.StreamResponse]) error {
+	for _, ev := range benchReply() {
+		if err := st.Send(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchReply is the stub agent's answer: a task, three text chunks of one artifact, the
+// completed status.
+func benchReply() []*a2apb.StreamResponse {
 	evs := []*a2apb.StreamResponse{{Payload: &a2apb.StreamResponse_Task{Task: &a2apb.Task{Id: "t", ContextId: "c",
 		Status: &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_SUBMITTED}}}}}
 	for i := range 3 {
@@ -31,12 +42,7 @@ func (benchGRPCAgent) SendStreamingMessage(_ *a2apb.SendMessageRequest, st grpc.
 	}
 	evs = append(evs, &a2apb.StreamResponse{Payload: &a2apb.StreamResponse_StatusUpdate{StatusUpdate: &a2apb.TaskStatusUpdateEvent{
 		TaskId: "t", ContextId: "c", Status: &a2apb.TaskStatus{State: a2apb.TaskState_TASK_STATE_COMPLETED}}}})
-	for _, ev := range evs {
-		if err := st.Send(ev); err != nil {
-			return err
-		}
-	}
-	return nil
+	return evs
 }
 
 // BenchmarkGRPCStream is one streaming turn (five events) over the gRPC binding against a
