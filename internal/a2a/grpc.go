@@ -156,6 +156,14 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 		if strings.Contains(st.Message(), "larger than max") {
 			return &ProtocolError{Method: method, Kind: ProtocolEventTooLarge, Detail: Clip(st.Message(), 200, "…")}
 		}
+	case codes.Unknown:
+		// grpc-go's UNKNOWN for an HTTP 200 whose content type is not gRPC's: a web page (a
+		// proxy's, a web server's) where the agent should be. The other bindings call a 2xx
+		// that is not A2A a protocol error; so does this one, rather than an agent's A2A error.
+		if _, rest, ok := strings.Cut(st.Message(), `received unexpected content-type "`); ok {
+			mt, _, _ := strings.Cut(rest, `"`)
+			return unexpectedType(method, mt)
+		}
 	}
 	e := &RPCError{Code: CodeInternalError, Message: st.Message(), Method: method}
 	if code, ok := grpcCodes[st.Code()]; ok {

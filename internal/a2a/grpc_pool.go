@@ -86,11 +86,11 @@ func newGRPCPool(o GRPCOptions) *grpcPool {
 // The flow-control windows of every connection, fixed: a fixed window turns off grpc-go's BDP
 // estimation, which after every burst of data sends the agent a window update and a PING (and
 // reads its ack) to size the window — one more write for the agent, a read and a wake-up of the
-// connection's goroutines for us, on every turn (docs/decisions.md, "gRPC flow-control windows
-// fixed"). The stream window is grpc-go's initial one (what a stream the reader has not caught
-// up with may buffer, as before; a message larger than it is let through whole with one window
-// update). The connection window is the most BDP estimation would grow to: grpc-go acknowledges
-// connection-level bytes as they arrive, so it bounds bytes in flight, not memory.
+// connection's goroutines for us, on every turn (docs/decisions.md, "Bindings"). The stream
+// window is grpc-go's initial one (what a stream the reader has not caught up with may buffer;
+// a message larger than it is let through whole with one window update). The connection window
+// is the most BDP estimation would grow to: grpc-go acknowledges connection-level bytes as they
+// arrive, so it bounds bytes in flight, not memory.
 const (
 	grpcStreamWindow = 64 << 10
 	grpcConnWindow   = 16 << 20

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -556,6 +558,54 @@ func TestGRPCHostileSettings(t *testing.T) {
 			h.close()
 			if tc.answered && h.whole.Load() != 2 {
 				t.Errorf("%d requests arrived whole, want 2", h.whole.Load())
+			}
+		})
+	}
+}
+
+// A web server where a gRPC agent should be (an HTTP/2 server that answers every request with
+// a page): a 200 page is a protocol error, as a 2xx that is not A2A is on the other bindings;
+// a 404 says the method is not there (METHOD_NOT_FOUND, the cue to fall back); a 503 is no
+// answer, a transport failure the breaker counts as "down".
+func TestGRPCNonGRPCAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		status int
+		check  func(error) bool
+		want   string
+	}{
+		{http.StatusOK, func(err error) bool {
+			var pe *ProtocolError
+			return errors.As(err, &pe) && pe.Kind == ProtocolUnexpectedContentType && pe.Detail == `content type "text/html"`
+		}, `*ProtocolError unexpected_content_type, content type "text/html"`},
+		{http.StatusNotFound, func(err error) bool {
+			var re *RPCError
+			return errors.As(err, &re) && re.Code == CodeMethodNotFound
+		}, "*RPCError METHOD_NOT_FOUND"},
+		{http.StatusServiceUnavailable, func(err error) bool {
+			var re *RPCError
+			return !errors.As(err, &re) && status.Code(err) == codes.Unavailable
+		}, "UNAVAILABLE, no *RPCError"},
+	} {
+		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var protocols http.Protocols
+			protocols.SetUnencryptedHTTP2(true)
+			srv := &http.Server{Protocols: &protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(tc.status)
+				io.WriteString(w, "<html><body>Welcome to nginx!</body></html>")
+			})}
+			go srv.Serve(ln) //nolint:errcheck // ends with Close
+			t.Cleanup(func() { srv.Close() })
+			c := wireClient(t)
+			n, err := wireTurn(t.Context(), c, "http://"+ln.Addr().String())
+			if n != 0 || !tc.check(err) {
+				t.Errorf("turn: %d events, %v (%T); want %s", n, err, err, tc.want)
 			}
 		})
 	}
