@@ -118,11 +118,16 @@ func (p *agentProcess) url() string { return "http://" + p.ln.Addr().String() }
 // wireClient is a Client that calls gRPC agents on loopback without retries.
 func wireClient(t *testing.T) *Client {
 	t.Helper()
+	return wireClientWith(t, GRPCOptions{})
+}
+
+// wireClientWith is wireClient with o's settings (its dialer and URL check are set here).
+func wireClientWith(t *testing.T, o GRPCOptions) *Client {
+	t.Helper()
 	var d net.Dialer
-	c := testClient(t, ClientOptions{MaxRetries: -1, GRPC: GRPCOptions{
-		Dial:     func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) },
-		CheckURL: func(*url.URL) error { return nil },
-	}})
+	o.Dial = func(ctx context.Context, addr string) (net.Conn, error) { return d.DialContext(ctx, "tcp", addr) }
+	o.CheckURL = func(*url.URL) error { return nil }
+	c := testClient(t, ClientOptions{MaxRetries: -1, GRPC: o})
 	t.Cleanup(c.Close)
 	return c
 }
@@ -313,6 +318,20 @@ func TestGRPCAgentConnectionLimits(t *testing.T) {
 				t.Errorf("%d connections accepted, want a new one after the agent closed the first", n)
 			}
 		})
+	}
+}
+
+// We close a connection that carried no call for ConnIdleTimeout ourselves (before a proxy in
+// front of the agent would), and the next turn connects again.
+func TestGRPCClosesIdleConnections(t *testing.T) {
+	t.Parallel()
+	p := startAgentProcess(t, "127.0.0.1:0", &wireAgent{})
+	c := wireClientWith(t, GRPCOptions{ConnIdleTimeout: 200 * time.Millisecond})
+	wantTurns(t, c, p.url(), 1)
+	waitFor(t, "the client closed its idle connection", func() bool { return p.ln.open.Load() == 0 })
+	wantTurns(t, c, p.url(), 3)
+	if n := p.ln.accepted.Load(); n < 2 {
+		t.Errorf("%d connections accepted, want a new one after the idle one was closed", n)
 	}
 }
 
