@@ -239,7 +239,8 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// Names lists every environment variable Load reads, in the order of the README table.
+// names lists every setting Load reads, in the order of the README table (besides the removed
+// ones below, which it reads only to say they are ignored).
 var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
