@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/base64"
+	"strings"
 	"testing"
 
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
 // TestHelp builds the real binary and runs it as a user would: every spelling of help prints the
@@ -29,4 +33,19 @@ func TestChatPrintsOnlyTheChat(t *testing.T) {
 	clitest.Run(t, clitest.Build(t, "connector"), []clitest.Case{
 		{Name: "chat", Args: []string{"chat", "-tenant", "t1", "-addr", "127.0.0.1:1"}, WantStdout: "session chat-", NoLogs: true},
 	})
+}
+
+// A deployment made for an older release may still set A2AC_GRPC_TRANSPORT, which is removed:
+// serve starts anyway and says so once, as a warning.
+func TestRemovedSettingIsIgnoredWithAWarning(t *testing.T) {
+	t.Parallel()
+	vars := map[string]string{"DATABASE_URL": "postgres://unused", "A2AC_GRPC_TRANSPORT": "grpc-go",
+		"A2AC_SECRET_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}
+	var stderr bytes.Buffer
+	if _, err := newMain(nil, func(k string) string { return vars[k] }, &stderr, telemetry.Options{}); err != nil {
+		t.Fatalf("serve refused a removed setting: %v", err)
+	}
+	if n := strings.Count(stderr.String(), `"level":"WARN","msg":"A2AC_GRPC_TRANSPORT is ignored: removed`); n != 1 {
+		t.Errorf("%d warnings naming the removed setting, want 1; logged:\n%s", n, stderr.String())
+	}
 }

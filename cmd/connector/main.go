@@ -180,7 +180,9 @@ func newMain(args []string, getenv func(string) string, stderr io.Writer, tel te
 		return nil, err
 	}
 	tel.MetricsAddr = cfg.MetricsAddr
-	return &Main{cfg: cfg, tel: tel, log: telemetry.NewLogger(stderr, cfg.LogLevel)}, nil
+	m := &Main{cfg: cfg, tel: tel, log: telemetry.NewLogger(stderr, cfg.LogLevel)}
+	cfg.WarnIgnored(m.log)
+	return m, nil
 }
 
 // GRPCAddr is the address the gRPC server listens on (with A2AC_GRPC_ADDR=127.0.0.1:0, the port
@@ -247,7 +249,6 @@ func (m *Main) Open(ctx context.Context) error {
 		MeterProvider:  tp.MeterProvider,
 		Breaker:        breaker,
 		RetryBudget:    budget,
-		GRPCGo:         cfg.GRPCGo,
 		OnFallback:     st.MarkOnFallback,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.

@@ -55,8 +55,8 @@ func TestMemoryPerOpenTurn(t *testing.T) {
 		agent func(t *testing.T) *pacedAgent
 	}{
 		{"jsonrpc", func(t *testing.T) *pacedAgent { return newPacedAgent(t, 3, time.Second) }},
-		// Over gRPC each open turn holds an HTTP/2 connection of its own (internal/h2grpc: one
-		// call per connection, read on the turn's goroutine).
+		// Over gRPC every open turn is a stream on grpc-go's one connection to the agent, with
+		// grpc-go's context watcher goroutine per streaming call.
 		{"grpc", func(t *testing.T) *pacedAgent {
 			return newPacedAgentOn(t, fixtureagent.NewGRPC(t), connector.CardProfile{Name: "paced", ProtocolVersion: "1.0",
 				EndpointBinding: fixtureagent.BindingGRPC, Streaming: true}, 3, time.Second)

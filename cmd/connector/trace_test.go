@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
+	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
@@ -276,6 +278,71 @@ func TestTraceContextPassesThroughWithTelemetryOff(t *testing.T) {
 	}
 	if tp := got[1].Get("Traceparent"); tp != "" {
 		t.Errorf("a turn without trace context sent traceparent %q", tp)
+	}
+}
+
+// The trace context reaches a gRPC agent as it reaches an HTTP one, in the call's metadata
+// (seen by a2a-go v2's gRPC handler): with telemetry off the engine's own traceparent, with it
+// on a traceparent in the engine's trace whose parent is the turn's invoke span (gRPC agent
+// calls have no client span of their own); the engine's tracestate either way, never its
+// baggage.
+func TestTraceContextReachesGRPCAgents(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		telemetry bool
+	}{{"telemetry_off", false}, {"telemetry_on", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			spans := tracetest.NewInMemoryExporter()
+			var opts []stackOption
+			if tc.telemetry {
+				opts = append(opts, withTelemetry(telemetry.Options{SpanExporter: spans}))
+			}
+			s := startStack(t, nil, opts...)
+			var mu sync.Mutex
+			var got []metadata.MD
+			const key = "k3y-of-the-grpc-agent"
+			peer := sdkagent.New(t, sdkagent.Options{Streaming: true, GRPCOnly: true, APIKey: key,
+				ObserveGRPC: func(method string, md metadata.MD, _ any) {
+					mu.Lock()
+					got = append(got, md.Copy())
+					mu.Unlock()
+				}})
+			a := s.register(t, peer.CardURL, key)
+			engine := trace.NewSpanContext(trace.SpanContextConfig{
+				TraceID:    trace.TraceID{0x5c, 0x1e, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
+				SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
+				TraceFlags: trace.FlagsSampled,
+			})
+			traceparent := fmt.Sprintf("00-%s-%s-01", engine.TraceID(), engine.SpanID())
+			ctx := metadata.AppendToOutgoingContext(t.Context(), "traceparent", traceparent,
+				"tracestate", "platform=dialog", "baggage", "platform.user=u-1234")
+			final := handleTurn(t, ctx, s, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: "s-grpc-trace",
+				TurnId: uuid.NewString(), AgentId: a.ID, Text: "hello"})
+			wantOutcome(t, turnResult{final: final}, pb.Outcome_OUTCOME_COMPLETED)
+
+			want := traceparent
+			if tc.telemetry {
+				trace := waitForSpan(t, spans, pb.Connector_ServiceDesc.ServiceName+"/HandleTurn")
+				inv := only(t, trace, func(sp tracetest.SpanStub) bool { return sp.Name == "invoke.Turn" })
+				want = fmt.Sprintf("00-%s-%s-01", engine.TraceID(), inv.SpanContext.SpanID())
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != 1 {
+				t.Fatalf("the agent got %d calls, want 1", len(got))
+			}
+			if tp := got[0].Get("traceparent"); len(tp) != 1 || tp[0] != want {
+				t.Errorf("agent got traceparent %q, want %q", tp, want)
+			}
+			if ts := got[0].Get("tracestate"); len(ts) != 1 || ts[0] != "platform=dialog" {
+				t.Errorf("agent got tracestate %q, want the engine's %q", ts, "platform=dialog")
+			}
+			if b := got[0].Get("baggage"); len(b) != 0 {
+				t.Errorf("agent got baggage %q; the platform's baggage must not leave it", b)
+			}
+		})
 	}
 }
 

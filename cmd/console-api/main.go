@@ -159,7 +159,9 @@ func serveConfig(getenv func(string) string) (config.Config, error) {
 
 // newMain is the server cfg describes; getenv carries the OTEL_* settings.
 func newMain(cfg config.Config, getenv func(string) string, stderr io.Writer) *Main {
-	return &Main{cfg: cfg, getenv: getenv, log: telemetry.NewLogger(stderr, cfg.LogLevel)}
+	m := &Main{cfg: cfg, getenv: getenv, log: telemetry.NewLogger(stderr, cfg.LogLevel)}
+	cfg.WarnIgnored(m.log)
+	return m
 }
 
 // Addr is the address the HTTP server listens on (with A2AC_CONSOLE_ADDR=127.0.0.1:0, the port
@@ -218,7 +220,6 @@ func (m *Main) Open(ctx context.Context) error {
 		MeterProvider:  tp.MeterProvider,
 		Breaker:        breaker,
 		RetryBudget:    budget,
-		GRPCGo:         cfg.GRPCGo,
 	}
 	st := store.New(pool.Pool)
 	invOpts.OnFallback = st.MarkOnFallback

@@ -121,10 +121,12 @@
 // # gRPC
 //
 // gRPC calls go through the same Client methods, retry rules, budget and Stream (its timer is
-// reset per message: frames are not seen byte by byte). Connections are pooled per target
-// (scheme and host:port), up to GRPCOptions.ConnsPerTarget (default one): a call takes the least
-// busy one and a new one is dialed only when every one carries a call. They are dialed through
-// GRPCOptions.Dial (the SSRF guard), never through a proxy. Headers travel as metadata, with
-// A2A-Version on 1.0 and the trace context; statuses and their ErrorInfo become the same
-// *RPCError codes as JSON-RPC's, UNAVAILABLE before an answer a transport error.
+// reset per message: frames are not seen byte by byte). They are made with grpc-go, one client
+// connection per target (scheme and host:port) that multiplexes every call to it on one HTTP/2
+// connection, reconnects after a GOAWAY and closes the connection after
+// GRPCOptions.ConnIdleTimeout without calls. Connections are dialed through GRPCOptions.Dial
+// (the SSRF guard), never through a proxy. Headers travel as metadata, with A2A-Version on 1.0
+// and the W3C trace context (traceparent, tracestate); statuses and their ErrorInfo become the
+// same *RPCError codes as JSON-RPC's, UNAVAILABLE before an answer a transport error, and a
+// 2xx that is not gRPC a *ProtocolError, as on the other bindings.
 package a2a

@@ -11,7 +11,6 @@ import (
 
 	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/propagation"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -29,7 +28,10 @@ import (
 
 // grpcMetadata is the call's service parameters as gRPC metadata: the endpoint's headers (the
 // API key under every name the card asks, extensions), A2A-Version (1.0 only: 0.3 has none), and
-// the trace context.
+// the W3C trace context of ctx (traceparent, and tracestate when there is one), so that the
+// agent joins the turn's trace as it does over HTTP (telemetry.AgentTransport). The propagator
+// is named here rather than taken from otel's global, which nothing sets; baggage stays inside
+// the platform.
 func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 	h := make(http.Header, len(ep.Header)+3)
 	for k, vs := range ep.Header {
@@ -38,7 +40,7 @@ func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 	if ep.Wire == WireV1 {
 		d.header(h)
 	}
-	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(h))
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(h))
 	md := make(metadata.MD, len(h))
 	for k, vs := range h {
 		md[strings.ToLower(k)] = append([]string(nil), vs...)
@@ -153,6 +155,14 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 	case codes.ResourceExhausted:
 		if strings.Contains(st.Message(), "larger than max") {
 			return &ProtocolError{Method: method, Kind: ProtocolEventTooLarge, Detail: Clip(st.Message(), 200, "…")}
+		}
+	case codes.Unknown:
+		// grpc-go's UNKNOWN for an HTTP 200 whose content type is not gRPC's: a web page (a
+		// proxy's, a web server's) where the agent should be. The other bindings call a 2xx
+		// that is not A2A a protocol error; so does this one, rather than an agent's A2A error.
+		if _, rest, ok := strings.Cut(st.Message(), `received unexpected content-type "`); ok {
+			mt, _, _ := strings.Cut(rest, `"`)
+			return unexpectedType(method, mt)
 		}
 	}
 	e := &RPCError{Code: CodeInternalError, Message: st.Message(), Method: method}

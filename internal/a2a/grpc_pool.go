@@ -17,8 +17,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-
-	"github.com/a2a-connector/a2a-connector/internal/h2grpc"
 )
 
 // GRPCOptions configure the gRPC binding of a Client. Without Dial, gRPC interfaces are refused.
@@ -31,81 +29,68 @@ type GRPCOptions struct {
 	CheckURL func(*url.URL) error
 	// TLSConfig is the client TLS of https interfaces (nil: system roots, TLS 1.2 or later).
 	TLSConfig *tls.Config
-	// MaxConns bounds the pooled connections, all targets together (default 256). Past it, the
-	// least recently used idle one is closed.
-	MaxConns int
-	// ConnsPerTarget is how many connections one target (scheme and host:port) may have
-	// (default 1). A call takes the least busy one and opens another only when every one
-	// already carries a call, so a quiet agent keeps one connection and a busy one can spread
-	// its streams over several HTTP/2 connections instead of one connection's reader and
-	// flow-control window. One is the default because four measured no better at c=10 on two
-	// cores and cost more CPU per turn (each connection has its own reader and writer
-	// goroutines to wake); see docs/performance.md.
-	ConnsPerTarget int
-	// IdleTimeout closes a pooled connection unused this long (default 5 minutes), checked
-	// whenever a connection is taken.
-	IdleTimeout time.Duration
-	// GRPCGo makes the calls with grpc-go's own transport (a reader, a writer and a context
-	// watcher goroutine per connection and call, several calls multiplexed on a connection),
-	// instead of internal/h2grpc's, which runs each call on its caller's goroutine with one
-	// call per connection (the default; docs/decisions.md, "Bindings (issue 23)").
-	// ConnsPerTarget applies to grpc-go's only.
-	GRPCGo bool
+	// ConnIdleTimeout closes an agent's connection after this long without a call in flight
+	// (default 30 s); the next call connects again. It is well below the idle timeouts of what
+	// commonly stands in front of an agent (nginx's keepalive_timeout 75 s and its
+	// grpc_read_timeout 60 s, cloud load balancers' 60 s), so that we close a quiet connection
+	// before a proxy does: a proxy that closes it first races our next call, which then finds
+	// a connection being torn down. Reconnecting after 30 s of quiet costs one handshake.
+	ConnIdleTimeout time.Duration
+	// MaxTargets bounds the agent endpoints (scheme and host:port) that have a client, all
+	// together (default 256). Past it, the least recently used one without a call in flight is
+	// closed.
+	MaxTargets int
+	// TargetIdleTimeout closes the client of an endpoint unused this long (default 5 minutes),
+	// checked when calls are made: its connection went with ConnIdleTimeout already, this
+	// frees what grpc-go keeps per client (its channel, resolver and balancer state) for
+	// agents no one calls any more.
+	TargetIdleTimeout time.Duration
 }
 
-// grpcPool holds the client connection of each target: with h2grpc one per target (its
-// transport pools the HTTP/2 connections under it), with grpc-go up to ConnsPerTarget.
+// grpcPool holds one grpc-go client connection (a channel: it dials, multiplexes every call to
+// the endpoint on one HTTP/2 connection within the agent's MaxConcurrentStreams, reconnects
+// after a GOAWAY or a broken connection) per endpoint target.
 type grpcPool struct {
 	o      GRPCOptions
-	h2     *h2grpc.Transport // nil with GRPCGo
 	mu     sync.Mutex
-	conns  map[string][]*grpcConn
-	total  int
+	conns  map[string]*grpcConn
+	swept  time.Time // when closeUnusedLocked last looked
 	closed bool
 }
 
-// clientConn is what a generated client calls through, and its Close.
-type clientConn interface {
-	grpc.ClientConnInterface
-	Close() error
-}
-
 type grpcConn struct {
-	cc       clientConn
+	key      string
+	cc       *grpc.ClientConn
 	client   a2apb.A2AServiceClient
 	clientV0 a2apbv0.A2AServiceClient // A2A 0.3's service (package a2a.v1) on the same connection
 	lastUsed time.Time
 	inUse    int
-	// dialErr is the last error of the dialer, so that a refusal by the guard is reported as
-	// such rather than as gRPC's "connection error" text.
+	// dialErr is the error of the dialer's last attempt (nil once one succeeded), so that a
+	// refusal by the guard is reported as such rather than as gRPC's "connection error" text.
 	dialErr atomic.Pointer[error]
 }
 
 func newGRPCPool(o GRPCOptions) *grpcPool {
-	if o.MaxConns <= 0 {
-		o.MaxConns = 256
+	if o.ConnIdleTimeout <= 0 {
+		o.ConnIdleTimeout = 30 * time.Second
 	}
-	if o.ConnsPerTarget <= 0 {
-		o.ConnsPerTarget = 1
+	if o.MaxTargets <= 0 {
+		o.MaxTargets = 256
 	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = 5 * time.Minute
+	if o.TargetIdleTimeout <= 0 {
+		o.TargetIdleTimeout = 5 * time.Minute
 	}
-	p := &grpcPool{o: o, conns: make(map[string][]*grpcConn)}
-	if !o.GRPCGo && o.Dial != nil {
-		p.h2 = h2grpc.New(h2grpc.Options{Dial: o.Dial, TLSConfig: o.TLSConfig, IdleTimeout: o.IdleTimeout})
-	}
-	return p
+	return &grpcPool{o: o, conns: make(map[string]*grpcConn)}
 }
 
 // The flow-control windows of every connection, fixed: a fixed window turns off grpc-go's BDP
 // estimation, which after every burst of data sends the agent a window update and a PING (and
 // reads its ack) to size the window — one more write for the agent, a read and a wake-up of the
-// connection's goroutines for us, on every turn (docs/decisions.md, "Bindings (issue 23)").
-// The stream window is grpc-go's initial one (what a stream the reader has not caught
-// up with may buffer, as before; a message larger than it is let through whole with one window
-// update). The connection window is the most BDP estimation would grow to: grpc-go acknowledges
-// connection-level bytes as they arrive, so it bounds bytes in flight, not memory.
+// connection's goroutines for us, on every turn (docs/decisions.md, "Bindings"). The stream
+// window is grpc-go's initial one (what a stream the reader has not caught up with may buffer;
+// a message larger than it is let through whole with one window update). The connection window
+// is the most BDP estimation would grow to: grpc-go acknowledges connection-level bytes as they
+// arrive, so it bounds bytes in flight, not memory.
 const (
 	grpcStreamWindow = 64 << 10
 	grpcConnWindow   = 16 << 20
@@ -152,7 +137,8 @@ func (p *grpcPool) targetOf(raw string) (grpcTarget, error) {
 	return t, nil
 }
 
-// acquire returns a pooled connection for the interface URL, dialing lazily; release it.
+// acquire returns the client of the interface URL's target, made on first use (grpc-go
+// connects on the first call); release it when the call ends.
 func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
 	if p.o.Dial == nil {
 		return nil, errGRPCNotConfigured
@@ -164,51 +150,40 @@ func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
 	now := time.Now()
 
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.closed {
+		p.mu.Unlock()
 		return nil, errors.New("the gRPC connections are closed")
 	}
-	p.closeIdleLocked(now)
-	conns := p.conns[t.key]
-	var least *grpcConn
-	for _, c := range conns {
-		if least == nil || c.inUse < least.inUse {
-			least = c
+	stale := p.closeUnusedLocked(now)
+	c := p.conns[t.key]
+	if c == nil {
+		if len(p.conns) >= p.o.MaxTargets {
+			stale = append(stale, p.evictLocked()...)
 		}
+		if c, err = p.dial(t); err != nil {
+			p.mu.Unlock()
+			closeAll(stale)
+			return nil, err
+		}
+		p.conns[t.key] = c
 	}
-	if least != nil && (least.inUse == 0 || len(conns) >= p.o.ConnsPerTarget) {
-		least.inUse++
-		least.lastUsed = now
-		return least, nil
-	}
-	if p.total >= p.o.MaxConns {
-		p.evictLocked()
-	}
-	c, err := p.dial(t)
-	if err != nil {
-		return nil, err
-	}
-	c.lastUsed, c.inUse = now, 1
-	p.conns[t.key] = append(conns, c)
-	p.total++
+	c.inUse++
+	c.lastUsed = now
+	p.mu.Unlock()
+	closeAll(stale)
 	return c, nil
 }
 
-// h2Target is an h2grpc target whose Close closes nothing: the transport's idle connections
-// of every target are closed with the pool (close).
-type h2Target struct{ *h2grpc.Target }
+func (p *grpcPool) release(c *grpcConn) {
+	p.mu.Lock()
+	c.inUse--
+	c.lastUsed = time.Now()
+	p.mu.Unlock()
+}
 
-func (h2Target) Close() error { return nil }
-
-// dial makes the client of one connection to t; grpc-go connects on its first call, h2grpc on
-// each call that finds no idle connection.
+// dial makes the client of t. It does not connect: grpc-go does on the first call.
 func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
-	c := &grpcConn{}
-	if p.h2 != nil {
-		tg := h2Target{p.h2.Target(t.hostport, t.secure, func(err error) { c.dialErr.Store(&err) })}
-		c.cc, c.client, c.clientV0 = tg, a2apb.NewA2AServiceClient(tg), a2apbv0.NewA2AServiceClient(tg)
-		return c, nil
-	}
+	c := &grpcConn{key: t.key}
 	creds := insecure.NewCredentials()
 	if t.secure {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
@@ -224,6 +199,8 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 			conn, err := dial(ctx, addr)
 			if err != nil {
 				c.dialErr.Store(&err)
+			} else {
+				c.dialErr.Store(nil)
 			}
 			return conn, err
 		}),
@@ -231,6 +208,10 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 		grpc.WithNoProxy(),
 		grpc.WithStaticStreamWindowSize(grpcStreamWindow),
 		grpc.WithStaticConnWindowSize(grpcConnWindow),
+		// No client keepalive pings: a server's default enforcement (grpc-go's MinTime of five
+		// minutes) answers more frequent pings with GOAWAY "too_many_pings", and the idle
+		// timeout below already keeps connections younger than any proxy's idle limit.
+		grpc.WithIdleTimeout(p.o.ConnIdleTimeout),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC client for %s: %w", t.hostport, err)
@@ -239,76 +220,55 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 	return c, nil
 }
 
-// closeIdleLocked closes the connections nobody used for IdleTimeout.
-func (p *grpcPool) closeIdleLocked(now time.Time) {
-	for k, conns := range p.conns {
-		kept := conns[:0]
-		for _, c := range conns {
-			if c.inUse == 0 && now.Sub(c.lastUsed) > p.o.IdleTimeout {
-				c.cc.Close()
-				p.total--
-				continue
-			}
-			kept = append(kept, c)
-		}
-		p.setLocked(k, kept)
+// closeUnusedLocked forgets the clients nobody used for TargetIdleTimeout and returns them for
+// closing outside the lock. It looks at most four times per TargetIdleTimeout, so that a call
+// does not walk every target.
+func (p *grpcPool) closeUnusedLocked(now time.Time) []*grpcConn {
+	if now.Sub(p.swept) < p.o.TargetIdleTimeout/4 {
+		return nil
 	}
+	p.swept = now
+	var out []*grpcConn
+	for k, c := range p.conns {
+		if c.inUse == 0 && now.Sub(c.lastUsed) > p.o.TargetIdleTimeout {
+			delete(p.conns, k)
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
-// evictLocked closes the least recently used idle connection, if any.
-func (p *grpcPool) evictLocked() {
+// evictLocked forgets the least recently used client without a call in flight, if any, and
+// returns it for closing outside the lock.
+func (p *grpcPool) evictLocked() []*grpcConn {
 	var oldest *grpcConn
-	oldestKey := ""
-	for k, conns := range p.conns {
-		for _, c := range conns {
-			if c.inUse == 0 && (oldest == nil || c.lastUsed.Before(oldest.lastUsed)) {
-				oldest, oldestKey = c, k
-			}
+	for _, c := range p.conns {
+		if c.inUse == 0 && (oldest == nil || c.lastUsed.Before(oldest.lastUsed)) {
+			oldest = c
 		}
 	}
 	if oldest == nil {
-		return
+		return nil
 	}
-	oldest.cc.Close()
-	p.total--
-	kept := p.conns[oldestKey][:0]
-	for _, c := range p.conns[oldestKey] {
-		if c != oldest {
-			kept = append(kept, c)
-		}
-	}
-	p.setLocked(oldestKey, kept)
+	delete(p.conns, oldest.key)
+	return []*grpcConn{oldest}
 }
 
-// setLocked stores a target's connections, forgetting a target that has none left.
-func (p *grpcPool) setLocked(key string, conns []*grpcConn) {
-	if len(conns) == 0 {
-		delete(p.conns, key)
-		return
+func closeAll(cs []*grpcConn) {
+	for _, c := range cs {
+		c.cc.Close()
 	}
-	p.conns[key] = conns
 }
 
-func (p *grpcPool) release(c *grpcConn) {
-	p.mu.Lock()
-	c.inUse--
-	c.lastUsed = time.Now()
-	p.mu.Unlock()
-}
-
-// close closes every connection; later calls fail.
+// close closes every client (calls in flight end with CANCELED); later calls fail.
 func (p *grpcPool) close() {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.closed = true
-	if p.h2 != nil {
-		p.h2.Close()
-	}
-	for k, conns := range p.conns {
-		for _, c := range conns {
-			c.cc.Close()
-		}
+	all := make([]*grpcConn, 0, len(p.conns))
+	for k, c := range p.conns {
+		all = append(all, c)
 		delete(p.conns, k)
 	}
-	p.total = 0
+	p.mu.Unlock()
+	closeAll(all)
 }

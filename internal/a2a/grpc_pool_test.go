@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/connectivity"
 )
 
 func testPool(o GRPCOptions) *grpcPool {
@@ -14,54 +16,61 @@ func testPool(o GRPCOptions) *grpcPool {
 	return newGRPCPool(o)
 }
 
-// A quiet target keeps one connection; calls at the same time spread over up to ConnsPerTarget,
-// then share the least busy one.
-func TestGRPCPool_spreads_busy_targets_over_several_connections(t *testing.T) {
-	p := testPool(GRPCOptions{ConnsPerTarget: 3})
+// One client per target, however many calls are in flight: grpc-go multiplexes them.
+func TestGRPCPool_one_client_per_target(t *testing.T) {
+	t.Parallel()
+	p := testPool(GRPCOptions{})
 	defer p.close()
 	a, _ := p.acquire("http://agent:50051")
+	b, _ := p.acquire("http://agent:50051/")
 	p.release(a)
-	b, _ := p.acquire("http://agent:50051")
-	if a != b {
-		t.Fatal("an idle connection was not reused")
+	c, _ := p.acquire("HTTP://agent:50051")
+	if a != b || a != c || a.inUse != 2 {
+		t.Fatalf("calls to one target got different clients (%p %p %p) or in use %d, want one in use 2", a, b, c, a.inUse)
 	}
-	c, _ := p.acquire("http://agent:50051")
-	d, _ := p.acquire("http://agent:50051")
-	if c == b || d == b || c == d {
-		t.Fatal("concurrent calls share a connection while the target has fewer than 3")
+	other, _ := p.acquire("http://agent:50052")
+	secure, _ := p.acquire("https://agent:50051")
+	if other == a || secure == a || other == secure {
+		t.Error("another port or scheme shares the first target's client")
 	}
-	e, _ := p.acquire("http://agent:50051")
-	if e.inUse != 2 {
-		t.Errorf("a fourth call went to a connection with %d calls, want the least busy (2)", e.inUse)
-	}
-	if n := len(p.conns["http://agent:50051"]); n != 3 || p.total != 3 {
-		t.Errorf("%d connections (total %d), want 3", n, p.total)
-	}
-	other, _ := p.acquire("http://other:50051")
-	if other == a || other == c || other == d {
-		t.Error("another target got a connection of the first")
+	if len(p.conns) != 3 {
+		t.Errorf("%d clients, want 3", len(p.conns))
 	}
 }
 
-// MaxConns counts every target's connections; the least recently used idle one goes first, and
-// idle ones past IdleTimeout are closed.
-func TestGRPCPool_bounds_and_idle(t *testing.T) {
-	p := testPool(GRPCOptions{MaxConns: 2, IdleTimeout: time.Hour})
+// MaxTargets bounds the clients: the least recently used one without a call goes first (it is
+// closed), one with a call in flight is never closed; clients unused past TargetIdleTimeout are
+// closed.
+func TestGRPCPool_bounds_and_unused_targets(t *testing.T) {
+	t.Parallel()
+	p := testPool(GRPCOptions{MaxTargets: 2, TargetIdleTimeout: time.Hour})
 	defer p.close()
 	a, _ := p.acquire("http://a:1")
 	p.release(a)
-	b, _ := p.acquire("http://b:1")
-	p.release(b)
+	busy, _ := p.acquire("http://busy:1")
 	c, _ := p.acquire("http://c:1")
-	if _, ok := p.conns["http://a:1"]; ok || p.total != 2 {
-		t.Errorf("a not evicted: %v, total %d", p.conns, p.total)
+	if _, ok := p.conns["http://a:1"]; ok || a.cc.GetState() != connectivity.Shutdown {
+		t.Errorf("a not evicted and closed: %v, state %v", p.conns, a.cc.GetState())
+	}
+	d, _ := p.acquire("http://d:1")
+	if busy.cc.GetState() == connectivity.Shutdown || c.cc.GetState() == connectivity.Shutdown || len(p.conns) != 3 {
+		t.Errorf("a client with a call in flight was closed, or the bound dropped a call: %d clients", len(p.conns))
 	}
 	p.release(c)
-	b.lastUsed = time.Now().Add(-2 * time.Hour)
-	if _, err := p.acquire("http://c:1"); err != nil {
+	p.release(d)
+	c.lastUsed = time.Now().Add(-2 * time.Hour)
+	p.swept = time.Time{}
+	if _, err := p.acquire("http://d:1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := p.conns["http://b:1"]; ok || p.total != 1 {
-		t.Errorf("idle b not closed: total %d", p.total)
+	if _, ok := p.conns["http://c:1"]; ok || c.cc.GetState() != connectivity.Shutdown {
+		t.Errorf("unused c not closed: %v", p.conns)
+	}
+	p.close()
+	if busy.cc.GetState() != connectivity.Shutdown {
+		t.Error("close left a client open")
+	}
+	if _, err := p.acquire("http://a:1"); err == nil {
+		t.Error("a call after close got a client")
 	}
 }

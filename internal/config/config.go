@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -56,10 +57,9 @@ type Config struct {
 	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
 	Admission     AdmissionCaps
 	LimitsRefresh time.Duration
-	// GRPCGo (A2AC_GRPC_TRANSPORT=grpc-go) calls gRPC agents with grpc-go's own client
-	// transport instead of the default, internal/h2grpc: an operator's way back should an agent
-	// need what h2grpc leaves out.
-	GRPCGo bool
+	// Ignored says, one line each, which removed settings are still set (see removed): the
+	// binaries log them at start and run as if they were not.
+	Ignored []string
 }
 
 // AdmissionCaps are the default concurrent-turn caps of a process; 0 means the built-in default.
@@ -125,12 +125,10 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 		}
 		c.AllowInsecureHTTP = b
 	}
-	switch v := getenv("A2AC_GRPC_TRANSPORT"); v {
-	case "", "h2grpc":
-	case "grpc-go":
-		c.GRPCGo = true
-	default:
-		bad("A2AC_GRPC_TRANSPORT", "%q is neither h2grpc nor grpc-go", v)
+	for _, r := range removed {
+		if getenv(r.name) != "" {
+			c.Ignored = append(c.Ignored, r.name+" is ignored: "+r.why)
+		}
 	}
 	if v := getenv("A2AC_ALLOWED_CIDRS"); v != "" {
 		p, err := netguard.ParseCIDRs(v)
@@ -241,7 +239,8 @@ func orDefault(v, def string) string {
 	return v
 }
 
-// Names lists every environment variable Load reads, in the order of the README table.
+// names lists every setting Load reads, in the order of the README table (besides the removed
+// ones below, which it reads only to say they are ignored).
 var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
@@ -250,7 +249,20 @@ var names = []string{
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",
 	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
-	"A2AC_GRPC_TRANSPORT",
+}
+
+// WarnIgnored logs each of c.Ignored as a warning: once, as a binary starts.
+func (c Config) WarnIgnored(log *slog.Logger) {
+	for _, line := range c.Ignored {
+		log.Warn(line)
+	}
+}
+
+// removed are settings that no longer do anything. One left set (say, in a deployment made for
+// an older release) must not stop an upgraded process from starting, since nothing is lost by
+// ignoring it; Load reports it in Config.Ignored, with why, so the operator can drop it.
+var removed = []struct{ name, why string }{
+	{"A2AC_GRPC_TRANSPORT", "removed; gRPC agents are always called with grpc-go's transport"},
 }
 
 // FlagName is the command-line flag that mirrors an environment variable:
@@ -262,9 +274,12 @@ func FlagName(env string) string {
 // WithFlags registers one flag per setting on fs and returns a getenv in which a flag given on
 // the command line wins over the environment. Call fs.Parse before using the result.
 func WithFlags(fs *flag.FlagSet, getenv func(string) string) func(string) string {
-	set := make(map[string]*string, len(names))
+	set := make(map[string]*string, len(names)+len(removed))
 	for _, n := range names {
 		set[n] = fs.String(FlagName(n), "", "overrides $"+n)
+	}
+	for _, r := range removed {
+		set[r.name] = fs.String(FlagName(r.name), "", "ignored: "+r.why)
 	}
 	return func(name string) string {
 		if v, ok := set[name]; ok && *v != "" {

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"encoding/base64"
 	"flag"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +151,36 @@ func TestAdmissionCaps(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}
+	}
+}
+
+// A removed setting left set does not stop a process from starting: Load says it is ignored,
+// whatever its value, and WarnIgnored logs that once. Its flag is still accepted.
+func TestRemovedSettingIsIgnoredWithAWarning(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"grpc-go", "h2grpc", "anything"} {
+		cfg, err := Load(env(map[string]string{"A2AC_GRPC_TRANSPORT": v}), Need{})
+		if err != nil {
+			t.Fatalf("A2AC_GRPC_TRANSPORT=%s: %v", v, err)
+		}
+		if len(cfg.Ignored) != 1 || !strings.HasPrefix(cfg.Ignored[0], "A2AC_GRPC_TRANSPORT is ignored: removed") {
+			t.Errorf("A2AC_GRPC_TRANSPORT=%s: Ignored = %q", v, cfg.Ignored)
+		}
+		var logged bytes.Buffer
+		cfg.WarnIgnored(slog.New(slog.NewTextHandler(&logged, nil)))
+		if n := strings.Count(logged.String(), "level=WARN"); n != 1 || !strings.Contains(logged.String(), "A2AC_GRPC_TRANSPORT") {
+			t.Errorf("logged %d warnings: %s", n, logged.String())
+		}
+	}
+	if cfg, err := Load(env(nil), Need{}); err != nil || cfg.Ignored != nil {
+		t.Errorf("nothing set: Ignored = %q, %v", cfg.Ignored, err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	getenv := WithFlags(fs, env(nil))
+	if err := fs.Parse([]string{"-grpc-transport", "grpc-go"}); err != nil {
+		t.Fatalf("the removed setting's flag: %v", err)
+	}
+	if cfg, _ := Load(getenv, Need{}); len(cfg.Ignored) != 1 {
+		t.Errorf("the removed setting's flag: Ignored = %q", cfg.Ignored)
 	}
 }

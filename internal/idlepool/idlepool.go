@@ -1,8 +1,9 @@
 // Package idlepool keeps a transport's idle connections per key (a scheme and host:port) for
 // reuse: the most recently used first, at most MaxPerKey per key and Max in all (past that the
-// key's oldest goes), each closed once it has been idle for Timeout. internal/h1 (HTTP/1.1) and
-// internal/h2grpc (gRPC over HTTP/2) pool their connections with it: both run a call on its
-// caller's goroutine with one call per connection, so what they pool is the same.
+// key's oldest goes), each closed once it has been idle for Timeout. internal/h1 (HTTP/1.1)
+// pools its connections with it: it runs a call on its caller's goroutine with one call per
+// connection. It does not pool multiplexed connections (gRPC agents are called through
+// grpc-go, which keeps its own).
 //
 // A connection embeds State, which holds its timer, so that putting one back allocates nothing
 // after the first time.

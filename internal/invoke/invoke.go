@@ -100,9 +100,6 @@ type Options struct {
 	// Observe, when set, is told how the agent answered each call of every turn, on every
 	// binding (a2a.Exchange): the console's "check my agent" judges agents by it.
 	Observe func(a2a.Exchange)
-	// GRPCGo calls gRPC agents with grpc-go's transport instead of internal/h2grpc's
-	// (a2a.GRPCOptions.GRPCGo; A2AC_GRPC_TRANSPORT).
-	GRPCGo bool
 	// OnFallback, when set, is told that an agent's turns moved to its card's fallback
 	// interface (its preferred one refused the version or binding) at the agent's revision,
 	// once per agent, card and replica, in the background and bounded by CancelTimeout; an
@@ -269,7 +266,7 @@ func New(o Options) *Invoker {
 	if o.GRPCPolicy != nil {
 		pol = *o.GRPCPolicy
 	}
-	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL, GRPCGo: o.GRPCGo}
+	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	return &Invoker{
 		tokens:  o.Tokens,
 		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),

@@ -63,7 +63,6 @@ func agentClient(t *testing.T, roots *x509.CertPool) *a2a.Client {
 	c := a2a.NewClient(hc, a2a.ClientOptions{GRPC: a2a.GRPCOptions{
 		Dial: pol.Dialer(0), CheckURL: pol.CheckURL,
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
-		GRPCGo:    true,
 	}})
 	t.Cleanup(c.Close)
 	return c
