@@ -15,6 +15,7 @@ import (
 	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -212,6 +213,15 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 		// minutes) answers more frequent pings with GOAWAY "too_many_pings", and the idle
 		// timeout below already keeps connections younger than any proxy's idle limit.
 		grpc.WithIdleTimeout(p.o.ConnIdleTimeout),
+		// grpc-go's default reconnect backoff grows to 120 s: an agent that was down for a few
+		// minutes would stay unreachable that long after it is back, every call in between
+		// failing at once, and the breaker's probe after its cool-down would not reach it.
+		// grpc-go's shape (1.6×, 20 % jitter) from a shorter start, capped at the breaker's
+		// scale; a dead agent still costs at most a dial every few seconds.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
+			MinConnectTimeout: 5 * time.Second,
+		}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC client for %s: %w", t.hostport, err)
