@@ -152,6 +152,14 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 		// No answer from the agent: a transport failure to the caller (resumed mid-stream,
 		// "down" for the breaker), with gRPC's words kept for the log.
 		return fmt.Errorf("a2a %s: %w", method, err)
+	case codes.Internal:
+		// grpc-go's INTERNAL for an RST_STREAM (INTERNAL_ERROR, PROTOCOL_ERROR, ...) with no
+		// gRPC status: the stream was cut — by a proxy whose agent died, or by the agent's
+		// HTTP/2 layer — so no answer of the agent's, and a transport failure like an HTTP
+		// stream's unexpected EOF, not an A2A INTERNAL error.
+		if strings.HasPrefix(st.Message(), "stream terminated by RST_STREAM") {
+			return fmt.Errorf("a2a %s: %w", method, err)
+		}
 	case codes.ResourceExhausted:
 		if strings.Contains(st.Message(), "larger than max") {
 			return &ProtocolError{Method: method, Kind: ProtocolEventTooLarge, Detail: Clip(st.Message(), 200, "…")}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/url"
@@ -732,4 +733,31 @@ func keysOf(m map[string]metadata.MD, mu *sync.Mutex) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A stream reset with INTERNAL_ERROR (what nginx's grpc_pass sends when the agent behind it
+// dies mid-stream, and what an HTTP/2 server sends when its handler panics) is the connection
+// failing, not the agent's A2A error: the turn sees a transport failure it may resume from, as
+// an HTTP agent's cut stream reads "unexpected EOF", and never an *RPCError INTERNAL.
+func TestGRPCStreamResetIsATransportFailure(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var protocols http.Protocols
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Protocols: &protocols, Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/grpc")
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // RST_STREAM INTERNAL_ERROR, no trailers
+	}), ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln) //nolint:errcheck // ends with Close
+	t.Cleanup(func() { srv.Close() })
+	n, err := wireTurn(t.Context(), wireClient(t), "http://"+ln.Addr().String())
+	var re *RPCError
+	if n != 0 || err == nil || errors.As(err, &re) || errors.Is(err, errTurnDeadline) {
+		t.Fatalf("turn: %d events, %v (%T); want no event and a transport failure, not an *RPCError", n, err, err)
+	}
 }
