@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
@@ -22,21 +24,32 @@ import (
 
 // registerAsConsole registers cardURL with apiKey the way console-api does, extended card
 // included: the agents service sends the credentials through an invoker, and the card fetcher
-// asks for the extended card on that invoker's wire client, in the agent's binding.
-func (r registrar) registerAsConsole(t *testing.T, cardURL, apiKey string) (connector.Agent, []connector.Problem) {
+// asks for the extended card on that invoker's wire client, in the agent's binding. roots, when
+// not nil, verifies TLS servers (A2AC_AGENT_CA_FILE's pool).
+func (r registrar) registerAsConsole(t *testing.T, cardURL, apiKey string, roots *x509.CertPool) (connector.Agent, []connector.Problem) {
+	t.Helper()
+	var cred *credential.Credential
+	if apiKey != "" {
+		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: apiKey}
+	}
+	return r.registerWithCredential(t, cardURL, cred, roots)
+}
+
+// registerWithCredential is registerAsConsole with any kind of credential (nil: none).
+func (r registrar) registerWithCredential(t *testing.T, cardURL string, cred *credential.Credential, roots *x509.CertPool) (connector.Agent, []connector.Problem) {
 	t.Helper()
 	box, err := secret.New(r.secretKey)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pol := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
-	inv := invoke.New(invoke.Options{Secrets: box, GRPCPolicy: &pol,
-		Client: netguard.NewClient(pol, netguard.ClientOptions{InlineHTTP1: true})})
+	inv := invoke.New(invoke.Options{Secrets: box, GRPCPolicy: &pol, RootCAs: roots,
+		Client: netguard.NewClient(pol, netguard.ClientOptions{InlineHTTP1: true, RootCAs: roots})})
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	svc := agents.New(agents.Config{Store: r.store, Secrets: box, Authorizer: inv, Cards: cardfetch.New(cardfetch.Options{
-		Client: netguard.NewClient(pol, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true, Agents: inv,
+		Client: netguard.NewClient(pol, netguard.ClientOptions{MaxRedirects: 3, RootCAs: roots}), AllowInsecureHTTP: true, Agents: inv,
 	})})
-	a, warnings, err := svc.Register(t.Context(), r.tenant, cardURL, apiKey)
+	a, warnings, err := svc.RegisterWith(t.Context(), r.tenant, cardURL, cred)
 	if err != nil {
 		t.Fatalf("register %s: %v", cardURL, err)
 	}
@@ -89,7 +102,7 @@ func TestConversationWithAnA2A03GoSDKAgentOverGRPCAtABareAddress(t *testing.T) {
 	const key = "sk-go-v03"
 	peer := sdkagent.NewV03(t, sdkagent.OptionsV03{GRPCBareAddress: true, APIKey: key, ExtendedSkill: "storm_warnings"})
 	s := startStack(t, nil)
-	a, warnings := s.registerAsConsole(t, peer.CardURL, key)
+	a, warnings := s.registerAsConsole(t, peer.CardURL, key, nil)
 	if a.ProtocolVersion != "0.3.0" || a.EndpointBinding != "GRPC" || a.EndpointURL != peer.GRPCURL {
 		t.Fatalf("registered A2A %s %s at %s, want 0.3.0 GRPC at %s", a.ProtocolVersion, a.EndpointBinding, a.EndpointURL, peer.GRPCURL)
 	}
@@ -116,7 +129,7 @@ func TestExtendedCardOfA2A03JSAgentsOnEveryBinding(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			s := startStack(t, nil)
-			a, warnings := s.registerAsConsole(t, "http://127.0.0.1:"+ports[i]+"/.well-known/agent-card.json", "sk-js-extended")
+			a, warnings := s.registerAsConsole(t, "http://127.0.0.1:"+ports[i]+"/.well-known/agent-card.json", "sk-js-extended", nil)
 			if binding := tt.stored; a.EndpointBinding != binding || a.ProtocolVersion != "0.3.0" {
 				t.Fatalf("registered A2A %s %q at %s, want 0.3.0 over %s", a.ProtocolVersion, a.EndpointBinding, a.EndpointURL, binding)
 			}

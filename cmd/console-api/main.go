@@ -198,9 +198,12 @@ func (m *Main) Open(ctx context.Context) error {
 		tp.MeterProvider, breakers.Publish)
 	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
+		// Agents, their token URLs, cards and JWKS are verified against the system roots plus
+		// A2AC_AGENT_CA_FILE, on every binding.
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport}),
+			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots}),
 		GRPCPolicy:     &agentPolicy,
+		RootCAs:        cfg.AgentRoots,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,
 		Logger:         log,
@@ -216,7 +219,7 @@ func (m *Main) Open(ctx context.Context) error {
 	cards := cardfetch.New(cardfetch.Options{
 		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
 		// which may hold a token. cardfetch records the host only.
-		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
+		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3, RootCAs: cfg.AgentRoots}),
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
 		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
 			SupportedExtensions: cfg.SupportedExtensions}),

@@ -2,6 +2,8 @@ package a2a
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"iter"
@@ -11,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strings"
 	"testing"
 
 	sdk03 "github.com/a2aproject/a2a-go/a2a"
@@ -24,11 +27,14 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
+	"github.com/a2a-connector/a2a-connector/internal/neterr"
+	"github.com/a2a-connector/a2a-connector/internal/testca"
 )
 
 // The extended card is asked for of real SDK agents, one per binding and generation: a2a-go
@@ -277,6 +283,53 @@ func TestGetExtendedAgentCardIsCapped(t *testing.T) {
 			var pe *ProtocolError
 			if !errors.As(err, &pe) || (pe.Kind != ProtocolBodyTooLarge && pe.Kind != ProtocolEventTooLarge) {
 				t.Errorf("err = %v, want the answer refused as too large", err)
+			}
+		})
+	}
+}
+
+// A gRPC agent whose certificate the Client does not trust (a private CA it was not given)
+// fails with the certificate error itself, not gRPC's UNAVAILABLE text, so that callers can
+// say why; given the CA, the same call succeeds.
+func TestGRPCUntrustedCertificateIsATLSError(t *testing.T) {
+	t.Parallel()
+	ca := testca.New(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(grpc.Creds(credentials.NewTLS(ca.ServerTLS(t))))
+	sdkgrpc.NewHandler(a2asrv.NewHandler(idleExecutor{}, a2asrv.WithExtendedAgentCard(extendedCardV1("https://"+ln.Addr().String())))).RegisterWith(gs)
+	go gs.Serve(ln) //nolint:errcheck // ends with Stop
+	t.Cleanup(gs.Stop)
+	ep := Endpoint{URL: "https://" + ln.Addr().String(), Wire: WireV1, Binding: BindingGRPC}
+
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(ca.PEM)
+	for _, tc := range []struct {
+		name    string
+		roots   *x509.CertPool
+		trusted bool
+	}{{"system_roots", nil, false}, {"with_the_ca", roots, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := grpcTestOptions()
+			// grpc-go's transport: the one gRPC transport the connector keeps.
+			o.GRPCGo = true
+			if tc.roots != nil {
+				o.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: tc.roots}
+			}
+			c := NewClient(testHTTPClient(t), ClientOptions{GRPC: o, MaxRetries: -1})
+			t.Cleanup(c.Close)
+			_, err := c.GetExtendedAgentCard(t.Context(), ep, 0)
+			if tc.trusted {
+				if err != nil {
+					t.Fatalf("with the CA: %v", err)
+				}
+				return
+			}
+			if neterr.Classify(err) != neterr.TLS || !strings.Contains(neterr.Reason(err), "certificate") {
+				t.Errorf("err = %v (%s), want the refused certificate", err, neterr.Reason(err))
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package sdkagent
 
 import (
 	"context"
+	"crypto/tls"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	sdksrv "github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/a2asrv/eventqueue"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 )
 
 // OptionsV03 shape the same weather agent built on the A2A Go SDK's previous major version,
@@ -27,13 +29,17 @@ type OptionsV03 struct {
 	// ExtendedSkill, when set, is a skill only the authenticated extended card lists (the
 	// card says it offers one; GetAgentCard answers it).
 	ExtendedSkill string
+	// TLS, when set, serves gRPC and the card over TLS with it (GRPCURL and CardURL are then
+	// https://; a bare address in the card then means TLS to the connector).
+	TLS *tls.Config
 }
 
 // ServerV03 is a running a2a-go v0.3.15 agent.
 type ServerV03 struct {
-	// CardURL is where its card is served (http, the well-known path).
+	// CardURL is where its card is served (the well-known path).
 	CardURL string
-	// GRPCURL is its gRPC interface as the connector calls it: "http://127.0.0.1:port".
+	// GRPCURL is its gRPC interface as the connector calls it: "http://127.0.0.1:port", or
+	// https:// with TLS.
 	GRPCURL string
 }
 
@@ -59,17 +65,31 @@ func NewV03(tb testing.TB, o OptionsV03) *ServerV03 {
 		opts = append(opts, sdksrv.WithExtendedAgentCard(ext))
 	}
 	handler := sdksrv.NewHandler(executorV03{}, opts...)
-	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, o.APIKey)
+	var creds []grpc.ServerOption
+	if o.TLS != nil {
+		creds = append(creds, grpc.Creds(credentials.NewTLS(o.TLS)))
+	}
+	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, o.APIKey, creds...)
+	addr := strings.TrimPrefix(s.GRPCURL, "http://")
+	if o.TLS != nil {
+		s.GRPCURL = "https://" + addr
+	}
 	card.URL = s.GRPCURL
 	if o.GRPCBareAddress {
-		card.URL = strings.TrimPrefix(s.GRPCURL, "http://")
+		card.URL = addr
 	}
 	*ext = *card
 	ext.Skills = append(append([]sdk.AgentSkill(nil), card.Skills...),
 		sdk.AgentSkill{ID: o.ExtendedSkill, Name: o.ExtendedSkill, Description: "For members only.", Tags: []string{"weather"}})
 	mux := http.NewServeMux()
 	mux.Handle(sdksrv.WellKnownAgentCardPath, sdksrv.NewStaticAgentCardHandler(card))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	if o.TLS != nil {
+		srv.TLS = o.TLS.Clone()
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	tb.Cleanup(srv.Close)
 	s.CardURL = srv.URL + sdksrv.WellKnownAgentCardPath
 	return s
