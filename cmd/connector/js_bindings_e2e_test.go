@@ -90,6 +90,15 @@ const jsAgentDir = "../../internal/invoke/testdata/js-agent"
 // HTTP+JSON agent and of its gRPC agent's card. It skips without Node.js, except under CI.
 func startJSBindingAgents(t *testing.T) (rest, grpcOrigin string) {
 	t.Helper()
+	ports := runJSAgents(t, "bindings.mjs", regexp.MustCompile(`(?m)^A2A_BINDING_PORTS=(\d+) (\d+)\r?\n`))
+	return "http://127.0.0.1:" + ports[0], "http://127.0.0.1:" + ports[1]
+}
+
+// runJSAgents runs `node script` in jsAgentDir (its packages installed first) until the test
+// ends and returns the ports its first stdout line matching re announces (re's submatches). It
+// skips without Node.js, except under CI.
+func runJSAgents(t *testing.T, script string, re *regexp.Regexp) []string {
+	t.Helper()
 	tool := func(name string) string {
 		p, err := exec.LookPath(name)
 		if err != nil {
@@ -107,9 +116,9 @@ func startJSBindingAgents(t *testing.T) (rest, grpcOrigin string) {
 	}
 	npmCI(t, npm, dir)
 
-	out := &portsLine{re: regexp.MustCompile(`(?m)^A2A_BINDING_PORTS=(\d+) (\d+)\r?\n`), ready: make(chan []string, 1)}
+	out := &portsLine{re: re, ready: make(chan []string, 1)}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(t.Context(), node, "bindings.mjs")
+	cmd := exec.CommandContext(t.Context(), node, script)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -130,13 +139,13 @@ func startJSBindingAgents(t *testing.T) (rest, grpcOrigin string) {
 	})
 	select {
 	case ports := <-out.ready:
-		return "http://127.0.0.1:" + ports[0], "http://127.0.0.1:" + ports[1]
+		return ports
 	case err := <-exited:
-		t.Fatalf("bindings.mjs exited: %v\n%s", err, stderr.String())
+		t.Fatalf("%s exited: %v\n%s", script, err, stderr.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("bindings.mjs announced no ports")
+		t.Fatalf("%s announced no ports", script)
 	}
-	return "", ""
+	return nil
 }
 
 // npmCI installs dir's pinned packages unless they are installed from the same lock file,

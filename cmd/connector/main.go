@@ -239,9 +239,12 @@ func (m *Main) Open(ctx context.Context) error {
 	agentPolicy := cfg.Policy()
 	st := store.New(pool.Pool)
 	m.inv = invoke.New(invoke.Options{
+		// Agents, and their token URLs, are verified against the system roots plus
+		// A2AC_AGENT_CA_FILE, on every binding.
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport}),
+			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots}),
 		GRPCPolicy:     &agentPolicy,
+		RootCAs:        cfg.AgentRoots,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,
 		Logger:         log,

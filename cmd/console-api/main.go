@@ -193,16 +193,6 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cards := cardfetch.New(cardfetch.Options{
-		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
-		// which may hold a token. cardfetch records the host only.
-		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3}),
-		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
-		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
-			SupportedExtensions: cfg.SupportedExtensions}),
-		TracerProvider: tp.TracerProvider,
-		MeterProvider:  tp.MeterProvider,
-	})
 	// Try-it and "check my agent" turns share this process's breaker and retry budget.
 	breakers := health.NewBreakerPublisher(health.NewStore(pool.Pool), health.ReplicaName("console-api"), log)
 	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
@@ -210,9 +200,12 @@ func (m *Main) Open(ctx context.Context) error {
 		tp.MeterProvider, breakers.Publish)
 	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
+		// Agents, their token URLs, cards and JWKS are verified against the system roots plus
+		// A2AC_AGENT_CA_FILE, on every binding.
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport}),
+			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots}),
 		GRPCPolicy:     &agentPolicy,
+		RootCAs:        cfg.AgentRoots,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,
 		Logger:         log,
@@ -224,6 +217,19 @@ func (m *Main) Open(ctx context.Context) error {
 	st := store.New(pool.Pool)
 	invOpts.OnFallback = st.MarkOnFallback
 	m.inv = invoke.New(invOpts)
+	cards := cardfetch.New(cardfetch.Options{
+		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
+		// which may hold a token. cardfetch records the host only.
+		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3, RootCAs: cfg.AgentRoots}),
+		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
+			SupportedExtensions: cfg.SupportedExtensions}),
+		TracerProvider: tp.TracerProvider,
+		MeterProvider:  tp.MeterProvider,
+		// Authenticated extended cards are asked for on the client turns use, in the agent's
+		// own binding.
+		Agents: m.inv,
+	})
 	// Test conversations ("try it") run through the connector's own session router: holds,
 	// continuation and release work as for the dialog engine, in sessions of their own.
 	// They are not recorded for the agent's health view (no Health), which shows production

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 )
 
@@ -84,6 +85,7 @@ type Transport interface {
 	GetTask(ctx context.Context, ep Endpoint, r GetTaskRequest) (*Task, error)
 	CancelTask(ctx context.Context, ep Endpoint, r CancelTaskRequest) (*Task, error)
 	SubscribeToTask(ctx context.Context, ep Endpoint, r SubscribeToTaskRequest, so StreamOptions) (*Stream, error)
+	GetExtendedAgentCard(ctx context.Context, ep Endpoint, maxBytes int64) (json.RawMessage, error)
 }
 
 var _ Transport = (*Client)(nil)

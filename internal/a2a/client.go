@@ -3,6 +3,7 @@ package a2a
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
@@ -174,6 +175,14 @@ func (c *Client) SubscribeToTask(ctx context.Context, ep Endpoint, r SubscribeTo
 	return c.stream(ctx, ep, OpSubscribeToTask, r, so)
 }
 
+// GetExtendedAgentCard calls GetExtendedAgentCard (0.3: agent/getAuthenticatedExtendedCard,
+// GET /v1/card, gRPC GetAgentCard) with the endpoint's credentials and returns the agent's
+// authenticated extended card as JSON of its generation (1.0 or 0.3), as its card URL would
+// serve it, at most maxBytes of answer (<= 0: MaxBodyBytes). See card.go.
+func (c *Client) GetExtendedAgentCard(ctx context.Context, ep Endpoint, maxBytes int64) (json.RawMessage, error) {
+	return c.extendedCard(ctx, ep, maxBytes)
+}
+
 // Method returns the JSON-RPC method of op on wire w ("message/stream",
 // "SendStreamingMessage", ...), for logs and traces.
 func Method(w Wire, op Op) string { return dialectOf(w).method(op) }
@@ -280,15 +289,20 @@ func (c *Client) unary(ctx context.Context, ep Endpoint, op Op, params any) (Eve
 
 // readBody reads a whole JSON answer, at most MaxBodyBytes.
 func (c *Client) readBody(ctx context.Context, method string, r io.Reader) ([]byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r, c.opts.MaxBodyBytes+1))
+	return c.readBodyMax(ctx, method, r, c.opts.MaxBodyBytes)
+}
+
+// readBodyMax reads a whole JSON answer, at most limit bytes.
+func (c *Client) readBodyMax(ctx context.Context, method string, r io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
 	if err != nil {
 		if cause := context.Cause(ctx); cause != nil {
 			return nil, fmt.Errorf("a2a %s: read response: %w", method, cause)
 		}
 		return nil, fmt.Errorf("a2a %s: read response: %w", method, err)
 	}
-	if int64(len(body)) > c.opts.MaxBodyBytes {
-		return nil, &ProtocolError{Method: method, Kind: ProtocolBodyTooLarge, Detail: fmt.Sprintf("response body exceeds %d bytes", c.opts.MaxBodyBytes)}
+	if int64(len(body)) > limit {
+		return nil, &ProtocolError{Method: method, Kind: ProtocolBodyTooLarge, Detail: fmt.Sprintf("response body exceeds %d bytes", limit)}
 	}
 	return body, nil
 }

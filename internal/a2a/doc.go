@@ -49,6 +49,9 @@
 //     yields Events until io.EOF. A JSON body instead of an event stream is accepted: a JSON-RPC
 //     error becomes *RPCError from the call itself, a result becomes a Stream of that one event.
 //   - GetTask (tasks/get) and CancelTask (tasks/cancel): the *Task.
+//   - GetExtendedAgentCard (0.3 agent/getAuthenticatedExtendedCard, GET /v1/card, gRPC
+//     GetAgentCard): the authenticated extended card as JSON of its generation, capped by the
+//     caller (card.go). A "not found" without an A2A reason is the not-configured error there.
 //
 // Errors, all prefixed "a2a <method>: ", are one of:
 //

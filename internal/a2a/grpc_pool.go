@@ -191,7 +191,7 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 		if p.o.TLSConfig != nil {
 			tc = p.o.TLSConfig.Clone()
 		}
-		creds = credentials.NewTLS(tc)
+		creds = handshakeRecorder{credentials.NewTLS(tc), func(err error) { c.dialErr.Store(&err) }}
 	}
 	dial := p.o.Dial
 	cc, err := grpc.NewClient("passthrough:///"+t.hostport,

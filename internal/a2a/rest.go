@@ -31,6 +31,8 @@ func restRoute(op Op, taskID string) (method, path string) {
 		return http.MethodGet, "/tasks/" + id
 	case OpCancelTask:
 		return http.MethodPost, "/tasks/" + id + ":cancel"
+	case OpGetExtendedAgentCard:
+		return http.MethodGet, "/extendedAgentCard"
 	default:
 		// Both SDKs accept POST (a2a-go v2 only POST; @a2a-js/sdk GET and POST).
 		return http.MethodPost, "/tasks/" + id + ":subscribe"
@@ -80,6 +82,7 @@ func restRequest(ctx context.Context, ep Endpoint, cl call, params any, accept s
 		body, err = marshalBody(struct {
 			Metadata map[string]any `json:"metadata,omitempty"`
 		}{p.Metadata})
+	case extendedCardParams:
 	default:
 		err = fmt.Errorf("no HTTP+JSON request for %T", params)
 	}

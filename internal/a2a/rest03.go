@@ -29,6 +29,7 @@ import (
 //	GET  {url}/v1/tasks/{id}            ?historyLength=N    → Task
 //	POST {url}/v1/tasks/{id}:cancel                         → Task (202 in @a2a-js)
 //	GET  {url}/v1/tasks/{id}:subscribe                      → SSE of StreamResponse
+//	GET  {url}/v1/card                                      → AgentCard (the extended one)
 //
 // Bodies are the proto-JSON of the 0.3 proto. The requests are the ones the 0.3 gRPC binding
 // sends (grpcRequestV0), written with protojson; answers are read into the same 0.3 proto types
@@ -126,6 +127,8 @@ func restV0Route(op Op, taskID string) (method, path string) {
 		return http.MethodGet, "/v1/tasks/" + id
 	case OpCancelTask:
 		return http.MethodPost, "/v1/tasks/" + id + ":cancel"
+	case OpGetExtendedAgentCard:
+		return http.MethodGet, "/v1/card"
 	default:
 		// The 0.3 proto maps TaskSubscription to GET (a2a-python serves only GET;
 		// @a2a-js/sdk GET and POST).
@@ -157,6 +160,7 @@ func restV0Request(ctx context.Context, ep Endpoint, cl call, params any, accept
 	case CancelTaskRequest:
 		taskID = p.ID
 		body, err = restV0Marshal(&a2apbv0.CancelTaskRequest{Name: "tasks/" + p.ID})
+	case extendedCardParams:
 	default:
 		err = fmt.Errorf("no A2A 0.3 HTTP+JSON request for %T", params)
 	}

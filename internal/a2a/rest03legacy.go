@@ -74,6 +74,7 @@ func restLegacyRequest(ctx context.Context, ep Endpoint, cl call, params any, ac
 		taskID = p.ID
 	case SubscribeToTaskRequest:
 		taskID = p.ID
+	case extendedCardParams:
 	default:
 		err = fmt.Errorf("no A2A 0.3 HTTP+JSON request for %T", params)
 	}

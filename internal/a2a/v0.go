@@ -23,6 +23,8 @@ func (v0Dialect) method(op Op) string {
 		return a2av0.MethodTasksGet
 	case OpCancelTask:
 		return a2av0.MethodTasksCancel
+	case OpGetExtendedAgentCard:
+		return a2av0.MethodGetExtendedCard
 	default:
 		return a2av0.MethodTasksResubscribe
 	}
@@ -49,6 +51,8 @@ func (v0Dialect) encodeParams(_ Op, params any, _ string) ([]byte, error) {
 		return marshalBody(a2av0.TaskIDParams{ID: p.ID, Metadata: p.Metadata})
 	case SubscribeToTaskRequest:
 		return marshalBody(a2av0.TaskIDParams{ID: p.ID})
+	case extendedCardParams:
+		return []byte("{}"), nil
 	default:
 		return nil, fmt.Errorf("a2a: no A2A 0.x params for %T", params)
 	}

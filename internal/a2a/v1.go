@@ -23,6 +23,8 @@ func (v1Dialect) method(op Op) string {
 		return MethodGetTask
 	case OpCancelTask:
 		return MethodCancelTask
+	case OpGetExtendedAgentCard:
+		return MethodGetExtendedAgentCard
 	default:
 		return MethodSubscribeToTask
 	}
@@ -81,6 +83,10 @@ func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) 
 		return marshalBody(v1TaskParams{ID: p.ID, Metadata: p.Metadata, Tenant: tenant})
 	case SubscribeToTaskRequest:
 		return marshalBody(v1TaskParams{ID: p.ID, Tenant: tenant})
+	case extendedCardParams:
+		return marshalBody(struct {
+			Tenant string `json:"tenant,omitempty"`
+		}{tenant})
 	default:
 		return nil, fmt.Errorf("a2a: no A2A 1.0 params for %T", params)
 	}

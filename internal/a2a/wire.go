@@ -55,6 +55,8 @@ const (
 	OpGetTask
 	OpCancelTask
 	OpSubscribeToTask
+	// OpGetExtendedAgentCard asks for the authenticated extended card (card.go).
+	OpGetExtendedAgentCard
 )
 
 // JSON-RPC methods of A2A 1.0.
@@ -64,6 +66,7 @@ const (
 	MethodGetTask              = "GetTask"
 	MethodCancelTask           = "CancelTask"
 	MethodSubscribeToTask      = "SubscribeToTask"
+	MethodGetExtendedAgentCard = "GetExtendedAgentCard"
 )
 
 // VersionHeader is the A2A 1.0 header naming the protocol version of a request. A 1.0 server

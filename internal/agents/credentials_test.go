@@ -47,7 +47,10 @@ func TestRegisterWithBearerTokenBehindAuthenticatedCard(t *testing.T) {
 			c["url"] = srv.URL + "/a2a"
 			_ = json.NewEncoder(w).Encode(c)
 		case r.Method == http.MethodPost && r.URL.Path == "/a2a":
-			var req struct{ Method string }
+			var req struct {
+				ID     json.RawMessage
+				Method string
+			}
 			body := http.MaxBytesReader(w, r.Body, 1<<20)
 			raw := json.RawMessage{}
 			_ = json.NewDecoder(body).Decode(&raw)
@@ -55,7 +58,7 @@ func TestRegisterWithBearerTokenBehindAuthenticatedCard(t *testing.T) {
 			if req.Method == "agent/getAuthenticatedExtendedCard" {
 				c := bearerCard(map[string]any{"id": "private", "name": "Private", "description": "For members.", "tags": []any{"x"}})
 				c["url"] = srv.URL + "/a2a"
-				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": 1, "result": c})
+				_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": c})
 				return
 			}
 			fx.ServeHTTP(w, requestWithBody(r, raw))

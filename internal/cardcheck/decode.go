@@ -30,9 +30,10 @@ type cardDoc struct {
 }
 
 // v0Doc is where an A2A 0.2/0.3 card says the agent is. Cards served by SDKs that speak both
-// generations (their 0.3 face) also list supportedInterfaces.
+// generations (their 0.3 face) also list supportedInterfaces. Its urls are checked by
+// v0URLForms, not by a url tag: a gRPC one may be a bare "host:port".
 type v0Doc struct {
-	URL                  string           `json:"url" validate:"required,maxbytes=4096,url"`
+	URL                  string           `json:"url" validate:"required,maxbytes=4096"`
 	ProtocolVersion      string           `json:"protocolVersion" validate:"required,maxbytes=4096"`
 	PreferredTransport   string           `json:"preferredTransport" validate:"maxbytes=4096"`
 	AdditionalInterfaces []interfaceDoc   `json:"additionalInterfaces" validate:"max=50,dive"`
@@ -68,7 +69,7 @@ type skillDoc struct {
 
 // interfaceDoc is an A2A 0.3 additionalInterfaces entry.
 type interfaceDoc struct {
-	URL       string `json:"url" validate:"required,maxbytes=4096,url"`
+	URL       string `json:"url" validate:"required,maxbytes=4096"`
 	Transport string `json:"transport" validate:"required,maxbytes=4096"`
 }
 

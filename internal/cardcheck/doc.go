@@ -49,7 +49,10 @@
 //     and protocolVersion (required), not a URL: gRPC entries may carry host:port. A gRPC entry
 //     without an http(s) scheme (host:port, grpc://, grpcs://) is called in the scheme the card
 //     was served with (CheckAt; grpcs:// is https) and warned about; without the card's URL
-//     (Check) it is not called.
+//     (Check) it is not called. The same holds in a 0.x card for url with preferredTransport
+//     GRPC and for GRPC additionalInterfaces entries (a2a-go v0.3's gRPC sample writes
+//     "127.0.0.1:9000", @a2a-js/sdk 0.3's README "localhost:4001"): their urls must be absolute
+//     URLs or, on a GRPC interface, such an address (invalid_url otherwise).
 //   - No JSONRPC entry at all in a 1.0 card is unsupported_transport at supportedInterfaces,
 //     naming every offer ("GRPC 1.0 (supportedInterfaces[0])"); JSONRPC only in versions other
 //     than 1.x/0.2.x/0.3.x is unsupported_protocol_version there; beside a usable one, such an

@@ -128,6 +128,37 @@ func (o offer) withGRPCURL(scheme string) offer {
 	return o
 }
 
+// v0URLForms reports the urls of a 0.x card that are neither an absolute URL nor, on a gRPC
+// interface, a gRPC address (a bare "host:port", grpc:// or grpcs://, as a2a-go v0.3's gRPC
+// sample and @a2a-js/sdk 0.3's write it: grpcURL). Whether the platform calls a url, and in
+// which scheme, is decided where an interface is chosen.
+func v0URLForms(doc *v0Doc, c *collector) {
+	check := func(path, raw, transport string) {
+		if raw == "" || c.covered(path) || absoluteURL(raw) {
+			return
+		}
+		if strings.EqualFold(strings.TrimSpace(transport), "GRPC") {
+			if _, ok := grpcURL(strings.TrimSpace(raw), "https"); ok {
+				return
+			}
+			c.errorf(path, CodeInvalidURL, "%s must be an absolute URL such as https://agent.example.com:443, or a gRPC address such as agent.example.com:443.", path)
+			return
+		}
+		c.errorf(path, CodeInvalidURL, "%s must be an absolute URL such as https://agent.example.com/a2a.", path)
+	}
+	check("url", doc.URL, doc.PreferredTransport)
+	for i, in := range doc.AdditionalInterfaces {
+		check(memberPath(indexPath("additionalInterfaces", i), "url"), in.URL, in.Transport)
+	}
+}
+
+// absoluteURL is what the validator's url rule accepts: a URL with a scheme and a host (or an
+// opaque part: "localhost:9000" parses as scheme "localhost").
+func absoluteURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && u.Scheme != "" && (u.Host != "" || u.Opaque != "" || u.Fragment != "")
+}
+
 func hasHTTPScheme(raw string) bool {
 	u, err := url.Parse(raw)
 	return err == nil && (strings.EqualFold(u.Scheme, "https") || strings.EqualFold(u.Scheme, "http")) && u.Host != ""

@@ -211,6 +211,7 @@ func (k *Checker) interfacesV0(obj map[string]any, scheme string, p *connector.C
 	var doc v0Doc
 	decodeTree(obj, reflect.ValueOf(&doc).Elem(), "", c)
 	k.structRules(&doc, c)
+	v0URLForms(&doc, c)
 	blankInterfaceFields(doc.SupportedInterfaces, c)
 	checkProtocolVersion(doc.ProtocolVersion, c)
 	offers := supportedOffers(doc.SupportedInterfaces, scheme)

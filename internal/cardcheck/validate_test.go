@@ -718,3 +718,102 @@ func TestValidateMessagesNameThePath(t *testing.T) {
 		}
 	}
 }
+
+// TestGRPCAddressWithoutSchemeV0 is TestGRPCAddressWithoutScheme for A2A 0.3 cards: a gRPC url
+// (the top-level one with preferredTransport GRPC, or an additionalInterfaces entry) written as
+// a bare host:port, as a2a-go v0.3's gRPC sample and @a2a-js/sdk 0.3 write it, is called in the
+// scheme the card was served with and warned about; it is never an invalid URL. A bare address
+// on a JSON-RPC or HTTP+JSON interface still is.
+func TestGRPCAddressWithoutSchemeV0(t *testing.T) {
+	t.Parallel()
+	const overHTTP, overHTTPS = "http://127.0.0.1:9001/.well-known/agent-card.json", "https://agent.example.com/.well-known/agent-card.json"
+	grpcTop := func(url string) func(c map[string]any) {
+		return func(c map[string]any) {
+			c["protocolVersion"], c["url"], c["preferredTransport"] = "0.3.0", url, "GRPC"
+		}
+	}
+	tests := []struct {
+		name, cardURL string
+		mutate        func(c map[string]any)
+		endpoint      string // the endpoint called; "" none
+		binding       string
+		fallback      *connector.Interface
+		errors        []pc // exact set
+		warnings      []pc // exact set
+	}{
+		{name: "url_over_http", mutate: grpcTop("127.0.0.1:9000"), cardURL: overHTTP,
+			endpoint: "http://127.0.0.1:9000", binding: "GRPC", warnings: []pc{{"url", CodeRecommended}}},
+		{name: "url_over_https", mutate: grpcTop("agent.example.com:443"), cardURL: overHTTPS,
+			endpoint: "https://agent.example.com:443", binding: "GRPC", warnings: []pc{{"url", CodeRecommended}}},
+		{name: "ipv6_url", mutate: grpcTop("[::1]:9000"), cardURL: overHTTPS,
+			endpoint: "https://[::1]:9000", binding: "GRPC", warnings: []pc{{"url", CodeRecommended}}},
+		{name: "grpcs_url_over_http_is_tls", mutate: grpcTop("grpcs://agent.example.com:443"), cardURL: overHTTP,
+			endpoint: "https://agent.example.com:443", binding: "GRPC", warnings: []pc{{"url", CodeRecommended}}},
+		{
+			// The card's URL is not known ("check this JSON"): not called, and said why; the
+			// address is no invalid URL.
+			name: "url_with_card_url_unknown", mutate: grpcTop("127.0.0.1:9000"),
+			errors: []pc{{"preferredTransport", CodeUnsupportedTransport}},
+		},
+		{
+			name: "additional_interface_as_fallback", cardURL: overHTTPS,
+			mutate: func(c map[string]any) {
+				c["protocolVersion"] = "0.3.0"
+				c["additionalInterfaces"] = []any{map[string]any{"url": "agent.example.com:50051", "transport": "GRPC"}}
+			},
+			endpoint: "https://agent.example.com/a2a", binding: "",
+			fallback: &connector.Interface{URL: "https://agent.example.com:50051", ProtocolVersion: "0.3.0", Binding: "GRPC"},
+		},
+		{
+			// preferredTransport GRPC at an https url; the bare entry is listed too.
+			name: "additional_interface_chosen_after_unusable_url", cardURL: overHTTP,
+			mutate: func(c map[string]any) {
+				grpcTop("grpc.example.com:9000/path")(c)
+				c["additionalInterfaces"] = []any{map[string]any{"url": "127.0.0.1:9000", "transport": "GRPC"}}
+			},
+			endpoint: "http://127.0.0.1:9000", binding: "GRPC", warnings: []pc{{"additionalInterfaces[0].url", CodeRecommended}},
+		},
+		{name: "path_after_an_address_literal_is_invalid", mutate: grpcTop("127.0.0.1:9000/a2a"), cardURL: overHTTP,
+			errors: []pc{{"url", CodeInvalidURL}, {"preferredTransport", CodeUnsupportedTransport}}},
+		{name: "jsonrpc_url_as_an_address_is_invalid", cardURL: overHTTP,
+			mutate: func(c map[string]any) { c["protocolVersion"], c["url"] = "0.3.0", "127.0.0.1:9000" },
+			errors: []pc{{"url", CodeInvalidURL}}},
+		{
+			name: "jsonrpc_additional_interface_as_an_address_is_invalid", cardURL: overHTTPS,
+			mutate: func(c map[string]any) {
+				c["protocolVersion"] = "0.3.0"
+				c["additionalInterfaces"] = []any{map[string]any{"url": "127.0.0.1:9000", "transport": "JSONRPC"}}
+			},
+			endpoint: "https://agent.example.com/a2a", errors: []pc{{"additionalInterfaces[0].url", CodeInvalidURL}},
+		},
+	}
+	k := New(Options{AllowInsecureHTTP: true})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := cardchecktest.BaseCard()
+			tt.mutate(c)
+			r := k.CheckAt(cardchecktest.MustJSON(c), tt.cardURL)
+			checkInvariants(t, r)
+			for _, want := range []struct {
+				sev  connector.Severity
+				list []pc
+			}{{connector.SeverityError, tt.errors}, {connector.SeverityWarning, tt.warnings}} {
+				w := append([]pc{}, want.list...)
+				cardchecktest.SortPathCodes(w)
+				if diff := cmp.Diff(w, cardchecktest.PathCodes(r.Problems, want.sev)); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", want.sev, diff)
+				}
+			}
+			if tt.endpoint == "" {
+				return
+			}
+			if r.Profile.EndpointURL != tt.endpoint || r.Profile.EndpointBinding != tt.binding {
+				t.Errorf("endpoint %q %q, want %q %q", r.Profile.EndpointBinding, r.Profile.EndpointURL, tt.binding, tt.endpoint)
+			}
+			if diff := cmp.Diff(tt.fallback, r.Profile.Fallback); diff != "" {
+				t.Errorf("fallback (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

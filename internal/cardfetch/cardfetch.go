@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -50,6 +51,10 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	// MeterProvider counts fetches by result (a2ac.card.fetches); nil: no metrics.
 	MeterProvider metric.MeterProvider
+	// Agents asks agents for their authenticated extended card (FetchExtended). The binaries
+	// give the invoker, whose wire client turns use; nil: an a2a.Client of the Fetcher's own
+	// over Client, which calls JSON-RPC and HTTP+JSON interfaces but no gRPC ones.
+	Agents Agents
 }
 
 // Fetcher fetches agent cards. It is safe for concurrent use.
@@ -60,6 +65,7 @@ type Fetcher struct {
 	maxBytes      int64
 	checker       *cardcheck.Checker
 	obs           *observer
+	agents        Agents
 }
 
 // New returns a Fetcher with o's settings, defaults filled in.
@@ -71,6 +77,7 @@ func New(o Options) *Fetcher {
 		maxBytes:      o.MaxBytes,
 		checker:       o.Checker,
 		obs:           newObserver(o.TracerProvider, o.MeterProvider),
+		agents:        o.Agents,
 	}
 	if f.client == nil {
 		f.client = netguard.NewClient(netguard.Policy{AllowInsecureHTTP: o.AllowInsecureHTTP},
@@ -84,6 +91,10 @@ func New(o Options) *Fetcher {
 	}
 	if f.checker == nil {
 		f.checker = cardcheck.New(cardcheck.Options{AllowInsecureHTTP: o.AllowInsecureHTTP, MaxBytes: f.maxBytes})
+	}
+	if f.agents == nil {
+		// Without gRPC options it holds no connections, so nothing needs closing.
+		f.agents = a2a.NewClient(f.client, a2a.ClientOptions{})
 	}
 	return f
 }

@@ -5,8 +5,10 @@
 //
 // It fetches only through the SSRF-guarded client it is given (internal/netguard), reads at most
 // MaxBytes, follows at most the client's redirects, and accepts only JSON. It does not parse or
-// judge cards (internal/cardcheck does), store them, call agents, or choose HTTP statuses for the
-// console: it reports typed fetch errors and leaves those choices to its callers. Its spans and
+// judge cards (internal/cardcheck does), store them, speak A2A itself (the authenticated extended
+// card is asked for through Options.Agents, the wire client turns use: FetchExtended), or choose
+// HTTP statuses for the console: it reports typed fetch errors and leaves those choices to its
+// callers. Its spans and
 // metrics carry the card URL's host only, never the URL (which may hold a token) or the card.
 //
 // # Fetching: decisions where the design is silent

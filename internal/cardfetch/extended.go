@@ -1,77 +1,76 @@
 package cardfetch
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/a2a"
 )
 
+// Agents asks an agent for its authenticated extended card (a2a.Client.GetExtendedAgentCard):
+// in the binaries, the wire client turns use (*invoke.Invoker), so the card is asked for on the
+// same guarded clients, gRPC connections and retry budget, in the interface's own binding.
+type Agents interface {
+	GetExtendedAgentCard(ctx context.Context, ep a2a.Endpoint, maxBytes int64) (json.RawMessage, error)
+}
+
+// ExtendedError is an authenticated extended card that could not be had. Error says what
+// failed, for the tenant: the status, the A2A error code or the kind of failure, never the
+// transport's words (addresses, resolvers); Err keeps them for logs.
+type ExtendedError struct {
+	URL string // the interface asked
+	Why string
+	Err error
+}
+
+func (e *ExtendedError) Error() string { return fmt.Sprintf("extended card from %s: %s", e.URL, e.Why) }
+
+func (e *ExtendedError) Unwrap() error { return e.Err }
+
 // FetchExtended asks the agent for its authenticated extended card, with the credentials in
-// hdr, on the JSON-RPC interface the profile chose: A2A 1.0 GetExtendedAgentCard, 0.3
-// agent/getAuthenticatedExtendedCard. It returns the extended card's skills, judged like a
+// hdr, on the interface the profile chose, in its binding and generation (A2A 1.0
+// GetExtendedAgentCard on JSON-RPC, HTTP+JSON and gRPC; 0.3 agent/getAuthenticatedExtendedCard,
+// GET /v1/card and gRPC GetAgentCard). It returns the extended card's skills, judged like a
 // card's (a card that is not valid gives none: the public card's skills stay). Bounded by the
-// fetch timeout and size cap, through the guarded client, never following a redirect with the
-// credentials to another host.
+// fetch timeout and size cap, through Options.Agents; never following a redirect.
 func (f *Fetcher) FetchExtended(ctx context.Context, p connector.CardProfile, hdr http.Header) ([]connector.Skill, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	method, params := "agent/getAuthenticatedExtendedCard", map[string]any{}
-	v1 := strings.HasPrefix(p.ProtocolVersion, "1.")
-	if v1 {
-		method = "GetExtendedAgentCard"
-		if p.EndpointTenant != "" {
-			params["tenant"] = p.EndpointTenant
-		}
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.EndpointURL, bytes.NewReader(body))
+	// cardcheck chose a binding the connector speaks; an unknown name (a profile stored by a
+	// newer replica) is tried as JSON-RPC, as turns do.
+	binding, _ := a2a.BindingFor(p.EndpointBinding)
+	ep := a2a.Endpoint{URL: p.EndpointURL, Wire: a2a.WireFor(p.ProtocolVersion), Binding: binding,
+		Tenant: p.EndpointTenant, Header: hdr, BudgetKey: p.EndpointURL}
+	raw, err := f.agents.GetExtendedAgentCard(ctx, ep, f.maxBytes)
 	if err != nil {
-		return nil, fmt.Errorf("extended card: %w", err)
+		return nil, &ExtendedError{URL: p.EndpointURL, Why: explainExtended(ctx, err), Err: err}
 	}
-	for k, v := range hdr {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if v1 {
-		req.Header.Set(A2AVersionHeader, "1.0")
-	}
-	c := *f.client
-	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("extended card from %s: %s", p.EndpointURL, classify(ctx, err))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("extended card from %s: HTTP %d", p.EndpointURL, resp.StatusCode)
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, f.maxBytes+1))
-	if err != nil || int64(len(raw)) > f.maxBytes {
-		return nil, fmt.Errorf("extended card from %s: body unreadable or over %d bytes", p.EndpointURL, f.maxBytes)
-	}
-	var rpc struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(raw, &rpc); err != nil {
-		return nil, fmt.Errorf("extended card from %s: not JSON-RPC", p.EndpointURL)
-	}
-	if rpc.Error != nil {
-		return nil, fmt.Errorf("extended card from %s: agent error %d", p.EndpointURL, rpc.Error.Code)
-	}
-	rep := f.checker.Check(rpc.Result)
+	// The card came from the interface: a gRPC address without a scheme in it is called in
+	// the interface's scheme.
+	rep := f.checker.CheckAt(raw, p.EndpointURL)
 	if !rep.Valid || len(rep.Profile.Skills) == 0 {
-		return nil, fmt.Errorf("extended card from %s: not a valid card", p.EndpointURL)
+		return nil, &ExtendedError{URL: p.EndpointURL, Why: "not a valid card"}
 	}
 	return rep.Profile.Skills, nil
+}
+
+// explainExtended says why the extended card could not be had, in the tenant's terms.
+func explainExtended(ctx context.Context, err error) string {
+	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+		if hse.RPC != nil {
+			return fmt.Sprintf("HTTP %d, agent error %d", hse.StatusCode, hse.RPC.Code)
+		}
+		return fmt.Sprintf("HTTP %d", hse.StatusCode)
+	}
+	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
+		return fmt.Sprintf("agent error %d", rpc.Code)
+	}
+	if pe, ok := errors.AsType[*a2a.ProtocolError](err); ok {
+		return "not an A2A answer (" + string(pe.Kind) + ")"
+	}
+	return string(classify(ctx, err))
 }

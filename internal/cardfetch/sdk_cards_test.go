@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 
+	sdkv03 "github.com/a2aproject/a2a-go/a2a"
+	sdksrvv03 "github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -258,5 +260,64 @@ func TestSDKCardsJSDualServerShowsItsOneZeroFace(t *testing.T) {
 	}
 	if !slices.Equal(got.Raw, v1) {
 		t.Errorf("fetched the 0.3 face:\n%s", got.Raw)
+	}
+}
+
+// TestSDKCardsA2AGoV03GRPCSample serves the card of a2a-go v0.3.15's hello-world gRPC server
+// (examples/helloworld/server/grpc: url "127.0.0.1:<grpc port>", preferredTransport GRPC) with
+// that SDK's own card handler. The bare address is called over TLS, since the card came over
+// https, with a warning; as the sample writes it (no version, no protocolVersion) the card
+// misses only what the platform requires of every card.
+func TestSDKCardsA2AGoV03GRPCSample(t *testing.T) {
+	t.Parallel()
+	sample := func() *sdkv03.AgentCard {
+		return &sdkv03.AgentCard{
+			Name:               "Hello World Agent",
+			Description:        "Just a hello world agent",
+			URL:                "127.0.0.1:9000",
+			PreferredTransport: sdkv03.TransportProtocolGRPC,
+			DefaultInputModes:  []string{"text"},
+			DefaultOutputModes: []string{"text"},
+			Capabilities:       sdkv03.AgentCapabilities{Streaming: true},
+			Skills: []sdkv03.AgentSkill{{
+				ID: "hello_world", Name: "Hello, world!", Description: "Returns a 'Hello, world!'",
+				Tags: []string{"hello world"}, Examples: []string{"hi", "hello"},
+			}},
+		}
+	}
+	ready := sample()
+	ready.ProtocolVersion, ready.Version = "0.3.0", "1.0.0"
+	for _, tc := range []struct {
+		name    string
+		card    *sdkv03.AgentCard
+		version string
+		errors  []pc
+	}{
+		{name: "as_the_sample_writes_it", card: sample(), errors: []pc{{"version", "required"}, {"protocolVersion", "required"}}},
+		{name: "with_the_versions_the_platform_requires", card: ready, version: "0.3.0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base, f := serveSDK(t, func(mux *http.ServeMux, _ string) {
+				mux.Handle(sdksrvv03.WellKnownAgentCardPath, sdksrvv03.NewStaticAgentCardHandler(tc.card))
+			})
+			got, rep, err := f.FetchAndValidate(t.Context(), base)
+			if err != nil {
+				t.Fatalf("FetchAndValidate: %v", err)
+			}
+			checkInvariants(t, rep)
+			want := append([]pc{}, tc.errors...)
+			cardchecktest.SortPathCodes(want)
+			if diff := cmp.Diff(want, cardchecktest.PathCodes(rep.Problems, connector.SeverityError)); diff != "" {
+				t.Fatalf("errors (-want +got):\n%s\ncard: %s", diff, got.Raw)
+			}
+			if diff := cmp.Diff([]pc{{"url", "recommended"}}, cardchecktest.PathCodes(rep.Problems, connector.SeverityWarning)); diff != "" {
+				t.Errorf("warnings (-want +got):\n%s", diff)
+			}
+			p := rep.Profile
+			if p.EndpointURL != "https://127.0.0.1:9000" || p.EndpointBinding != "GRPC" || p.ProtocolVersion != tc.version {
+				t.Errorf("endpoint %s %q %q, want GRPC %q over TLS", p.EndpointBinding, p.EndpointURL, p.ProtocolVersion, "https://127.0.0.1:9000")
+			}
+		})
 	}
 }

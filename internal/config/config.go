@@ -5,11 +5,14 @@
 package config
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +48,12 @@ type Config struct {
 	// DebugAddr, when set (A2AC_DEBUG_ADDR), serves Go's pprof profiles at
 	// http://DebugAddr/debug/pprof/ — for an operator's port-forward, never a Service.
 	DebugAddr string
+	// AgentCAFile (A2AC_AGENT_CA_FILE) is a PEM bundle of CA certificates trusted toward
+	// agents besides the system roots; AgentRoots is the pool that results, to verify every
+	// TLS connection to agents and their endpoints (agent calls on every binding, card and
+	// JWKS fetches, extended cards, token URLs). Nil when unset: the system roots alone.
+	AgentCAFile string
+	AgentRoots  *x509.CertPool
 	// BreakerFailures (A2AC_BREAKER_FAILURES, default 3; 0 turns breaking off) consecutive
 	// "agent is down" turns open an agent's circuit breaker for BreakerCooldown (5s), doubling
 	// per failed probe up to BreakerMaxCooldown (2m). RetryBudgetPercent (20) is the share of an
@@ -137,6 +146,13 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 		}
 		c.AllowedCIDRs = p
 	}
+	if c.AgentCAFile = getenv("A2AC_AGENT_CA_FILE"); c.AgentCAFile != "" {
+		roots, err := agentRoots(c.AgentCAFile)
+		if err != nil {
+			bad("A2AC_AGENT_CA_FILE", "%v", err)
+		}
+		c.AgentRoots = roots
+	}
 	c.SupportedExtensions = splitList(getenv("A2AC_SUPPORTED_EXTENSIONS"))
 	c.HoldTTL = duration(getenv, "A2AC_HOLD_TTL", 10*time.Minute, bad)
 	c.TurnTimeout = duration(getenv, "A2AC_TURN_TIMEOUT", 30*time.Second, bad)
@@ -175,6 +191,44 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 // Policy is the outbound-call policy for netguard clients.
 func (c Config) Policy() netguard.Policy {
 	return netguard.Policy{AllowedCIDRs: c.AllowedCIDRs, AllowInsecureHTTP: c.AllowInsecureHTTP}
+}
+
+// agentRoots is the system roots plus every certificate of the PEM bundle at path. A bundle
+// that holds no certificate, or one that does not parse, is an error: an operator who set the
+// file meant it to be trusted, and a turn failing later on a TLS error would hide why. Blocks
+// of other types (a private key put there by mistake) are errors too.
+//
+// A per-agent CA would be added to a clone of this pool, for that agent's connections only.
+func agentRoots(path string) (*x509.CertPool, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	roots, err := x509.SystemCertPool()
+	if err != nil {
+		return nil, fmt.Errorf("the system roots, to add %s to: %w", path, err)
+	}
+	n := 0
+	for rest := raw; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		n++
+		if block.Type != "CERTIFICATE" {
+			return nil, fmt.Errorf("%s: PEM block %d is a %s, want only CERTIFICATE blocks", path, n, block.Type)
+		}
+		cert, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: certificate %d: %w", path, n, err)
+		}
+		roots.AddCert(cert)
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s holds no PEM certificate (want -----BEGIN CERTIFICATE----- blocks)", path)
+	}
+	return roots, nil
 }
 
 // SecretBox builds the API-key sealer from the current and previous keys.
@@ -244,7 +298,7 @@ func orDefault(v, def string) string {
 var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
-	"A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
+	"A2AC_AGENT_CA_FILE", "A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
 	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",

@@ -2,12 +2,18 @@ package config
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"flag"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/testca"
 )
 
 var goodKey = base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
@@ -182,5 +188,61 @@ func TestRemovedSettingIsIgnoredWithAWarning(t *testing.T) {
 	}
 	if cfg, _ := Load(getenv, Need{}); len(cfg.Ignored) != 1 {
 		t.Errorf("the removed setting's flag: Ignored = %q", cfg.Ignored)
+	}
+}
+
+// TestAgentCAFile: the bundle is added to the system roots; a file that cannot be read, holds
+// no certificate, a broken one, or something else than certificates stops the start with one
+// line naming the setting.
+func TestAgentCAFile(t *testing.T) {
+	t.Parallel()
+	ca := testca.New(t)
+	dir := t.TempDir()
+	file := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	other := testca.New(t)
+	bundle := file("bundle.pem", append(append([]byte("# our CAs\n"), ca.PEM...), other.PEM...))
+
+	cfg, err := Load(env(map[string]string{"A2AC_AGENT_CA_FILE": bundle}), Need{})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want, err := x509.SystemCertPool()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range [][]byte{ca.PEM, other.PEM} {
+		if !want.AppendCertsFromPEM(p) {
+			t.Fatal("test CA does not parse")
+		}
+	}
+	if cfg.AgentCAFile != bundle || cfg.AgentRoots == nil || !cfg.AgentRoots.Equal(want) {
+		t.Errorf("AgentRoots is not the system roots plus the bundle")
+	}
+	if cfg, err := Load(env(nil), Need{}); err != nil || cfg.AgentRoots != nil {
+		t.Errorf("unset: roots %v, err %v; want none (the system roots alone)", cfg.AgentRoots, err)
+	}
+
+	key := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: []byte("secret")})
+	broken := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte("not DER")})
+	for _, tc := range []struct{ name, path, want string }{
+		{"missing_file", filepath.Join(dir, "nope.pem"), "no such file"},
+		{"not_pem", file("text.pem", []byte("hello")), "holds no PEM certificate"},
+		{"broken_certificate", file("broken.pem", append(append([]byte{}, ca.PEM...), broken...)), "certificate 2"},
+		{"private_key", file("key.pem", append(append([]byte{}, ca.PEM...), key...)), "PEM block 2 is a PRIVATE KEY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Load(env(map[string]string{"A2AC_AGENT_CA_FILE": tc.path}), Need{})
+			if err == nil || !strings.HasPrefix(err.Error(), "A2AC_AGENT_CA_FILE: ") || !strings.Contains(err.Error(), tc.want) ||
+				strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "secret") {
+				t.Errorf("err = %v, want one line naming A2AC_AGENT_CA_FILE and %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -14,6 +14,8 @@ package invoke
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -58,6 +60,10 @@ type Options struct {
 	// allows it. Nil: the zero Policy (https to public addresses only). Give the one Client's
 	// policy.
 	GRPCPolicy *netguard.Policy
+	// RootCAs verifies agents' certificates on gRPC (HTTP calls verify with Client's, which
+	// should be built with the same pool: netguard.ClientOptions.RootCAs); nil: the system
+	// roots. The binaries give the system roots plus A2AC_AGENT_CA_FILE.
+	RootCAs *x509.CertPool
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
 	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
@@ -267,6 +273,9 @@ func New(o Options) *Invoker {
 		pol = *o.GRPCPolicy
 	}
 	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
+	if o.RootCAs != nil {
+		grpcOpts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
+	}
 	return &Invoker{
 		tokens:  o.Tokens,
 		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),

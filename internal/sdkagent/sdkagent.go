@@ -191,9 +191,9 @@ func New(tb testing.TB, o Options) *Server {
 	return s
 }
 
-// startGRPC serves a gRPC server (register adds the A2A service) on loopback until the test
-// ends and returns its URL.
-func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), apiKey string) string {
+// startGRPC serves a gRPC server (register adds the A2A service, extra are further server
+// options) on loopback until the test ends and returns its URL.
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), apiKey string, extra ...grpc.ServerOption) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -232,7 +232,7 @@ func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, 
 			return next(srv, ss)
 		}),
 	}
-	gs := grpc.NewServer(opts...)
+	gs := grpc.NewServer(append(opts, extra...)...)
 	register(gs)
 	go gs.Serve(ln) //nolint:errcheck // ends with Stop below
 	tb.Cleanup(gs.Stop)

@@ -24,6 +24,8 @@ const (
 	MethodTasksGet         = "tasks/get"
 	MethodTasksCancel      = "tasks/cancel"
 	MethodTasksResubscribe = "tasks/resubscribe"
+	// MethodGetExtendedCard is 0.3's; 0.2.x has no extended card.
+	MethodGetExtendedCard = "agent/getAuthenticatedExtendedCard"
 )
 
 // DecodeError is why DecodeEvent could not make an Event of a result.
