@@ -238,7 +238,7 @@ func (m *Main) Open(ctx context.Context) error {
 	st := store.New(pool.Pool)
 	m.inv = invoke.New(invoke.Options{
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport}),
+			WrapTransport: tp.AgentTransport, Logger: log}),
 		GRPCPolicy:     &agentPolicy,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,

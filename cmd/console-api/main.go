@@ -209,7 +209,7 @@ func (m *Main) Open(ctx context.Context) error {
 	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport}),
+			WrapTransport: tp.AgentTransport, Logger: log}),
 		GRPCPolicy:     &agentPolicy,
 		Secrets:        box,
 		TurnTimeout:    cfg.TurnTimeout,
