@@ -24,6 +24,7 @@ import (
 // Content-Length) is net/http's reader, exercised here through the same bytes; what is fuzzed
 // is what h1 adds around it: the header cap, 1xx skipping, releasing and pooling connections.
 func FuzzH1Response(f *testing.F) {
+	needsSocketCheck(f)
 	for _, seed := range []string{
 		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst",
 		"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirstHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray",

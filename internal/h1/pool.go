@@ -20,7 +20,7 @@ type pool struct {
 	max, maxPerKey int
 	timeout, every time.Duration
 	// dropped is told of each connection found dead or dirty while idle (for the log), outside
-	// the lock.
+	// the lock, before it is closed.
 	dropped func(c *conn, v idleVerdict)
 
 	mu      sync.Mutex
@@ -60,8 +60,8 @@ func (p *pool) get(key string) (c *conn, ok bool) {
 		// The check runs on the caller's goroutine, outside the lock: the connection is the
 		// caller's now.
 		if v := c.idleCheck(); v != idleClean {
-			c.close()
 			p.dropped(c, v)
+			c.close()
 			continue
 		}
 		return c, true
@@ -149,8 +149,8 @@ func (p *pool) sweep() {
 		}
 		p.mu.Unlock()
 		if v != idleClean {
-			c.close()
 			p.dropped(c, v)
+			c.close()
 		}
 	}
 	p.mu.Lock()
