@@ -242,7 +242,7 @@ func (m *Main) Open(ctx context.Context) error {
 		// Agents, and their token URLs, are verified against the system roots plus
 		// A2AC_AGENT_CA_FILE, on every binding.
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots}),
+			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots, Logger: log}),
 		GRPCPolicy:     &agentPolicy,
 		RootCAs:        cfg.AgentRoots,
 		Secrets:        box,

@@ -14,6 +14,14 @@
 // keep-alive rules) is the standard library's. What this package adds is the connection pool,
 // TLS, cancellation and the limits.
 //
+// A connection is shared by everyone who calls the same scheme, host and port (every tenant
+// with an agent there), so no response may ever be read as the answer to a later request: a
+// connection is pooled only when nothing is left past the response (in its read buffer or, over
+// TLS, in crypto/tls's), and an idle one is reused only when its socket's receive queue is
+// empty and open (recv with MSG_PEEK|MSG_DONTWAIT: a FIN, a 408 or stray bytes drop it). The
+// same check, run over the whole pool once a second while it holds anything, releases the
+// connections servers closed while idle.
+//
 // It refuses what the agent calls do not need: HTTP/2 (TLS offers only http/1.1 in ALPN),
 // proxies, protocol upgrades (101), compression (nothing asks for gzip, so nothing is undone),
 // and Expect: 100-continue. Dialing is the caller's (netguard passes its SSRF-checked dialer).
@@ -26,14 +34,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/a2a-connector/a2a-connector/internal/idlepool"
 )
 
 // Options configure a Transport. Dial is required; zero values elsewhere mean the defaults.
@@ -58,6 +65,10 @@ type Options struct {
 	// ReadBufferSize and WriteBufferSize size each connection's buffers (default 4 KiB). A
 	// read into a larger slice bypasses the read buffer.
 	ReadBufferSize, WriteBufferSize int
+	// Logger is told of connections dropped for bytes a server sent past a response or on an
+	// idle connection (a warning: the agent or a proxy frames responses wrongly) and, at debug
+	// level, of 408s. Nil discards. Never with any of the bytes.
+	Logger *slog.Logger
 }
 
 // Transport is an http.RoundTripper for http and https URLs over HTTP/1.1 with keep-alive. It
@@ -65,7 +76,8 @@ type Options struct {
 // to its end returns the connection to the pool, a body closed early closes the connection.
 type Transport struct {
 	o    Options
-	idle *idlepool.Pool[*conn] // per scheme://host:port
+	log  *slog.Logger
+	idle *pool // per scheme://host:port
 }
 
 var _ http.RoundTripper = (*Transport)(nil)
@@ -101,14 +113,23 @@ func New(o Options) *Transport {
 	}
 	o.TLSConfig = o.TLSConfig.Clone()
 	o.TLSConfig.NextProtos = []string{"http/1.1"}
-	return &Transport{o: o, idle: idlepool.New[*conn](idlepool.Options{Max: o.MaxIdleConns, MaxPerKey: o.MaxIdleConnsPerHost, Timeout: o.IdleConnTimeout})}
+	t := &Transport{o: o, log: o.Logger}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	t.idle = newPool(o.MaxIdleConns, o.MaxIdleConnsPerHost, o.IdleConnTimeout, t.droppedIdle)
+	return t
 }
 
-// RoundTrip sends req and returns its response once the headers are read. A request sent on a
-// pooled connection that the server had already closed is sent again on a new connection when
-// that is safe: nothing of a response was read, and the request is idempotent (a GET, HEAD,
-// OPTIONS or TRACE, or one with an Idempotency-Key or X-Idempotency-Key header, which may be
-// nil to mark it without sending it; net/http's rule) with a body it can produce again.
+// RoundTrip sends req and returns its response once the headers are read. A request is sent
+// again, on another connection, only when it never reached the server:
+//   - it met a pooled connection the server had closed, nothing of a response was read, and the
+//     request is idempotent (a GET, HEAD, OPTIONS or TRACE, or one with an Idempotency-Key or
+//     X-Idempotency-Key header, which may be nil to mark it without sending it; net/http's
+//     rule) with a body it can produce again;
+//   - or it was answered 408 on a pooled connection (the server gave up waiting for a request
+//     there before this one arrived; RFC 9110 lets the client repeat it) and its body can be
+//     produced again: once, on a new connection.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, addr, err := hostKey(req.URL)
 	if err != nil {
@@ -117,36 +138,60 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	send := req
+	dial := false // the next attempt takes a new connection
 	for {
-		c, reused, err := t.conn(ctx, key, addr, req.URL.Hostname())
+		c, reused, err := t.conn(ctx, key, addr, req.URL.Hostname(), dial)
 		if err != nil {
 			closeBody(send)
 			return nil, err
 		}
 		resp, err := c.roundTrip(ctx, send)
 		if err == nil {
-			resp.Request = req
-			return resp, nil
+			if resp.StatusCode != http.StatusRequestTimeout || !reused || dial || ctx.Err() != nil || !rewindable(req) {
+				resp.Request = req
+				return resp, nil
+			}
+			resp.Body.Close() // a 408's connection is never pooled: this closes it
+			t.log.DebugContext(ctx, "h1: 408 on a pooled connection; request sent again on a new one", "addr", addr)
+			dial = true
+		} else {
+			c.close()
+			if !reused || c.received > 0 || ctx.Err() != nil || !resendable(req) {
+				return nil, err
+			}
+			// The server closed the pooled connection before this request reached it (servers
+			// drop idle keep-alive connections after a few seconds), between the check of the
+			// connection and the request: send it again.
 		}
-		c.close()
-		if !reused || c.received > 0 || ctx.Err() != nil || !resendable(req) {
-			return nil, err
-		}
-		// The server closed the pooled connection before this request reached it (servers drop
-		// idle keep-alive connections after a few seconds): send it again on a fresh one.
 		if send, err = rewound(req); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// CloseIdleConnections closes every pooled connection. Connections in use are not affected.
-func (t *Transport) CloseIdleConnections() { t.idle.CloseIdle() }
+// droppedIdle logs a pooled connection dropped for what its server did while it was idle.
+func (t *Transport) droppedIdle(c *conn, v idleVerdict) {
+	switch {
+	case v == idleBytes && c.tls == nil:
+		t.log.Warn("h1: bytes nobody asked for on an idle connection (the agent or a proxy frames responses wrongly); connection dropped",
+			"addr", c.key)
+	case v == idleBytes:
+		// Over TLS they are records, which may be a close_notify alert as well as a stray reply.
+		t.log.Debug("h1: records on an idle TLS connection; connection dropped", "addr", c.key)
+	case v == idle408:
+		t.log.Debug("h1: 408 on an idle connection; connection dropped", "addr", c.key)
+	}
+}
 
-// conn returns a pooled connection to key (reused = true) or dials a new one.
-func (t *Transport) conn(ctx context.Context, key, addr, host string) (c *conn, reused bool, err error) {
-	if c, ok := t.idle.Get(key); ok {
-		return c, true, nil
+// CloseIdleConnections closes every pooled connection. Connections in use are not affected.
+func (t *Transport) CloseIdleConnections() { t.idle.closeIdle() }
+
+// conn returns a pooled connection to key (reused = true), unless dial, or dials a new one.
+func (t *Transport) conn(ctx context.Context, key, addr, host string, dial bool) (c *conn, reused bool, err error) {
+	if !dial {
+		if c, ok := t.idle.get(key); ok {
+			return c, true, nil
+		}
 	}
 	c, err = t.dial(ctx, key, addr, host)
 	return c, false, err
@@ -159,6 +204,7 @@ func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, er
 		return nil, err
 	}
 	c := &conn{t: t, key: key}
+	c.peeker.init(nc)
 	if strings.HasPrefix(key, "https:") {
 		cfg := t.o.TLSConfig
 		if cfg.ServerName == "" {
@@ -174,7 +220,7 @@ func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, er
 			return nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
 		}
 		state := tc.ConnectionState()
-		c.tls = &state
+		c.tls, c.tc = &state, tc
 		nc = tc
 	}
 	c.nc = nc
@@ -184,30 +230,88 @@ func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, er
 	return c, nil
 }
 
-// put returns c to the pool, or closes it when the pool is full.
-func (t *Transport) put(c *conn) { t.idle.Put(c.key, c) }
-
 // conn is one HTTP/1.1 connection: a socket and its two buffers.
 type conn struct {
 	t       *Transport
 	key     string
 	nc      net.Conn
 	tls     *tls.ConnectionState
+	tc      *tls.Conn // nc, over TLS
 	counter countingReader
 	br      *bufio.Reader
 	bw      *bufio.Writer
+	peeker  peeker // the TCP socket's receive queue, looked at while idle
 
 	// received counts response bytes read since the current request was written.
 	received int64
 
-	idlepool.State
+	// Kept by the pool, under its lock.
+	pooled bool
+	since  time.Time
+
 	closeOnce sync.Once
 }
 
 func (c *conn) close() { c.closeOnce.Do(func() { c.nc.Close() }) }
 
-// Close implements idlepool.Conn.
-func (c *conn) Close() { c.close() }
+// idleVerdict is what the peer of an idle connection did while it sat in the pool.
+type idleVerdict int
+
+const (
+	idleClean  idleVerdict = iota // nothing: it may carry a request
+	idleClosed                    // it closed or reset the connection
+	idle408                       // it sent a 408, giving up on a request that never came
+	idleBytes                     // it sent bytes nobody asked for: a response's tail, a reply too many
+)
+
+// idleCheck looks at c's socket without reading from it. Over TLS it sees records, not what
+// they carry; what crypto/tls had already read was checked when the last response ended
+// (leftover), and nothing reads c while it is idle.
+func (c *conn) idleCheck() idleVerdict {
+	pending, closed := c.peeker.peek()
+	switch {
+	case closed:
+		return idleClosed
+	case len(pending) == 0:
+		return idleClean
+	case c.tls == nil && is408(pending):
+		return idle408
+	}
+	return idleBytes
+}
+
+// is408 reports whether b starts a 408 response (net/http's is408Message).
+func is408(b []byte) bool {
+	return len(b) >= len("HTTP/1.x 408") && string(b[:len("HTTP/1.")]) == "HTTP/1." && string(b[len("HTTP/1.x "):len("HTTP/1.x 408")]) == "408"
+}
+
+// leftover reports how many bytes the server sent past the response just read that c already
+// holds: in its read buffer or, over TLS, decrypted or whole records in crypto/tls's buffers.
+// -1 means the TLS layer found the connection closed (a close_notify) or broken.
+func (c *conn) leftover() int {
+	if n := c.br.Buffered(); n > 0 {
+		return n
+	}
+	if c.tc == nil {
+		return 0
+	}
+	// A read whose deadline has passed returns what crypto/tls holds and never reaches the
+	// socket: the past deadline fails the socket read at once, and crypto/tls does not keep
+	// that timeout as the connection's error (it keeps only errors that are not Temporary), so
+	// the connection stays usable once the deadline is cleared.
+	var b [1]byte
+	c.tc.SetReadDeadline(aLongTimeAgo)
+	n, err := c.tc.Read(b[:])
+	c.tc.SetReadDeadline(time.Time{})
+	var ne net.Error
+	switch {
+	case n > 0:
+		return n
+	case errors.As(err, &ne) && ne.Timeout():
+		return 0
+	}
+	return -1
+}
 
 // interrupt makes a blocked read or write on c return at once.
 func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
@@ -251,7 +355,9 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response
 		resp.TLS = c.tls
 	}
 	b := &body{c: c, rc: resp.Body, stop: stop, ctx: ctx,
-		reusable: !resp.Close && !req.Close}
+		// A server that answers 408 has given up on the connection (RFC 9110 asks it to
+		// close it); RoundTrip may send the request again and must not meet it in the pool.
+		reusable: !resp.Close && !req.Close && resp.StatusCode != http.StatusRequestTimeout}
 	if resp.Body == http.NoBody {
 		// Nothing follows the headers (HEAD, 204, 304, Content-Length: 0): the connection is
 		// free now.
@@ -319,7 +425,8 @@ func (b *body) Read(p []byte) (int, error) {
 }
 
 // finish releases the connection once: back to the pool after a body read to its end (err is
-// io.EOF or nil) when it can carry another request, else closed.
+// io.EOF or nil) when it can carry another request and nothing follows the response, else
+// closed.
 func (b *body) finish(err error) {
 	b.mu.Lock()
 	if b.done {
@@ -335,8 +442,17 @@ func (b *body) finish(err error) {
 	// stop reports false when the context's interrupt already ran (or runs now): the
 	// connection's deadline is spoiled, so it is not reused.
 	if b.stop() && err == io.EOF && b.reusable {
-		b.c.t.put(b.c)
-		return
+		n := b.c.leftover()
+		if n == 0 {
+			b.c.t.idle.put(b.c)
+			return
+		}
+		if n > 0 {
+			// The next request's answer would start with these bytes: a reply too many, or the
+			// tail of this one beyond a Content-Length too small.
+			b.c.t.log.Warn("h1: bytes past the end of a response (the agent or a proxy frames responses wrongly); connection dropped",
+				"addr", b.c.key, "bytes_seen", n)
+		}
 	}
 	b.c.close()
 }
@@ -409,7 +525,7 @@ func hostKey(u *url.URL) (key, addr string, err error) {
 // resendable reports whether req may be sent again after its connection failed before any
 // response byte: idempotent by method or by an idempotency key, with a body it can rewind.
 func resendable(req *http.Request) bool {
-	if req.Body != nil && req.Body != http.NoBody && req.GetBody == nil {
+	if !rewindable(req) {
 		return false
 	}
 	switch req.Method {
@@ -421,6 +537,11 @@ func resendable(req *http.Request) bool {
 		_, ok = req.Header["X-Idempotency-Key"]
 	}
 	return ok
+}
+
+// rewindable reports whether req's body can be produced again (or it has none).
+func rewindable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 }
 
 // rewound returns a shallow copy of req with a fresh body.

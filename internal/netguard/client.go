@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -45,6 +46,9 @@ type ClientOptions struct {
 	// its connection goroutines cost ~0.1 ms a call and 8 KiB of stacks per open stream
 	// (docs/decisions.md#runtime: agent calls go over HTTP/1.1 on the caller's goroutine).
 	InlineHTTP1 bool
+	// Logger is told, with InlineHTTP1, of connections dropped because an agent sent bytes
+	// past a response or on an idle connection (internal/h1). Nil discards.
+	Logger *slog.Logger
 }
 
 const defaultTimeout = 5 * time.Second
@@ -77,6 +81,7 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 			IdleConnTimeout:        90 * time.Second,
 			ReadBufferSize:         1 << 10,
 			WriteBufferSize:        1 << 10,
+			Logger:                 o.Logger,
 		})
 	} else {
 		next = newTransport(o, dial, tlsConfig, maxResponseHeaderBytes)
