@@ -57,6 +57,11 @@ func TestMemoryPerOpenTurn(t *testing.T) {
 		{"jsonrpc", func(t *testing.T) *pacedAgent { return newPacedAgent(t, 3, time.Second) }},
 		// Over gRPC every open turn is a stream on grpc-go's one connection to the agent, with
 		// grpc-go's context watcher goroutine per streaming call.
+		// HTTP+JSON streams like JSON-RPC (SSE over internal/h1), with 1.0's paths and JSON.
+		{"rest", func(t *testing.T) *pacedAgent {
+			return newPacedAgentOn(t, fixtureagent.NewREST(t), connector.CardProfile{Name: "paced", ProtocolVersion: "1.0",
+				EndpointBinding: fixtureagent.BindingHTTPJSON, Streaming: true}, 3, time.Second)
+		}},
 		{"grpc", func(t *testing.T) *pacedAgent {
 			return newPacedAgentOn(t, fixtureagent.NewGRPC(t), connector.CardProfile{Name: "paced", ProtocolVersion: "1.0",
 				EndpointBinding: fixtureagent.BindingGRPC, Streaming: true}, 3, time.Second)
