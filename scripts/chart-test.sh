@@ -12,7 +12,8 @@
 #               unknown fields; and the validator must reject deploy/helm/test/invalid/*.yaml
 #   content     deploy/helm/test/assert-render.mjs on the minimal and production renders (hook
 #               Job, Secret ordering, PDBs, HPAs, securityContext, probes, drain timing, ...),
-#               which must also fail on a render with the hardening removed
+#               which must also fail on a render with the hardening removed; and the agent
+#               CA mount on the minimal (none), production (ConfigMap) and variant (Secret) renders
 #   bad values  values.schema.json and the templates' checks reject bad values at render time
 #   notes       NOTES.txt renders the next steps (tenant, port-forward, grpcurl)
 #   roll        a config change changes the pods' checksum annotation
@@ -142,10 +143,12 @@ rendered=()
 render minimal -f "$testdir/values-minimal.yaml" && rendered+=("$tmp/minimal.yaml")
 render production -f "$testdir/values-production.yaml" && rendered+=("$tmp/production.yaml")
 # No migration hook (so the Secret is an ordinary object), no metrics, a pre-existing
-# ServiceAccount, autoscaling on with the chart's default resources.
+# ServiceAccount, autoscaling on with the chart's default resources, the agent CA bundle from a
+# Secret under another key (production takes it from a ConfigMap).
 render variant -f "$testdir/values-minimal.yaml" --set migration.enabled=false --set metrics.enabled=false \
 	--set serviceAccount.create=false --set serviceAccount.name=platform-workloads \
-	--set connector.autoscaling.enabled=true --set consoleApi.pdb.enabled=false &&
+	--set connector.autoscaling.enabled=true --set consoleApi.pdb.enabled=false \
+	--set agentCA.secret=agent-pki --set agentCA.key=bundle.pem &&
 	rendered+=("$tmp/variant.yaml")
 if [[ -f $tmp/variant.yaml ]]; then
 	if grep -q 'helm.sh/hook' "$tmp/variant.yaml" || grep -q 'kind: ServiceAccount' "$tmp/variant.yaml" ||
@@ -182,7 +185,7 @@ fi
 
 # --- rendered content ----------------------------------------------------------------------------
 step "rendered content"
-for profile in minimal production; do
+for profile in minimal production variant; do
 	[[ -f $tmp/$profile.yaml ]] || continue
 	if assert_render "$profile" "$tmp/$profile.yaml" >"$tmp/assert-$profile.log" 2>&1; then
 		pass "content $profile" "$(tail -n 1 "$tmp/assert-$profile.log" | sed 's/^[a-z]*: //')"
@@ -199,6 +202,24 @@ if [[ -f $tmp/production.yaml ]]; then
 		fail "content checks can fail" "a render without readOnlyRootFilesystem and the pre-install hook passed"
 	else
 		pass "content checks can fail" "weakened render: $(tail -n 1 "$tmp/assert-weakened.log" | sed 's/^[a-z]*: //')"
+	fi
+	# And the agent CA checks: a writable mount, and a variable that misses the mounted file.
+	ca_bit=0
+	for weaken in '/readOnly: true$/d' 's|value: "/etc/a2a-connector/agent-ca/ca.crt"|value: "/etc/a2a-connector/agent-ca/ca.pem"|'; do
+		sed -e "$weaken" "$tmp/production.yaml" >"$tmp/weakened-ca.yaml"
+		if cmp -s "$tmp/production.yaml" "$tmp/weakened-ca.yaml"; then
+			printf 'chart-test: sed %s changed nothing in the production render\n' "$weaken" >&2
+		elif assert_render production "$tmp/weakened-ca.yaml" >"$tmp/assert-weakened-ca.log" 2>&1; then
+			printf 'chart-test: the agent CA checks passed a render weakened by sed %s\n' "$weaken" >&2
+		else
+			ca_bit=$((ca_bit + 1))
+			grep 'FAIL' "$tmp/assert-weakened-ca.log" | sed 's/^/  weakened: /' >&2
+		fi
+	done
+	if ((ca_bit == 2)); then
+		pass "agent CA checks can fail" "writable mount, A2AC_AGENT_CA_FILE off the mounted file: both fail"
+	else
+		fail "agent CA checks can fail" "${ca_bit}/2 weakened renders failed (output above)"
 	fi
 fi
 
@@ -240,6 +261,9 @@ expect_refused 'connector.inflightStale: 15sec' '/connector/inflightStale.*does 
 expect_refused 'preStop sleep on Kubernetes 1.29' 'needs Kubernetes >= 1.30' --set consoleApi.preStopSleepSeconds=5 --kube-version 1.29.0
 expect_refused 'HPA maxReplicas < minReplicas' 'maxReplicas \(1\) is below minReplicas' --set connector.autoscaling.enabled=true --set connector.autoscaling.minReplicas=3 --set connector.autoscaling.maxReplicas=1
 expect_refused 'PDB with neither bound' 'set minAvailable or maxUnavailable' --set connector.pdb.maxUnavailable=null
+expect_refused 'agentCA: both configMap and secret' "/agentCA/secret.*must be ''" --set agentCA.configMap=agent-ca --set agentCA.secret=agent-pki
+expect_refused 'agentCA.key empty' '/agentCA/key.*minLength' --set agentCA.configMap=agent-ca --set agentCA.key=
+expect_refused 'agentCA.key a path' '/agentCA/key.*does not match pattern' --set agentCA.configMap=agent-ca --set agentCA.key=certs/ca.crt
 if ((bad_ok == bad_n)); then
 	pass "bad values refused" "${bad_ok}/${bad_n} (schema types, enums, patterns, typos, required)"
 else

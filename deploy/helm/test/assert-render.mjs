@@ -2,18 +2,20 @@
 // validity (validate.mjs): the migration hook and its ordering, the hardening of every pod,
 // probes, drain timing, autoscaling and disruption budgets, config wiring.
 //
-//   node assert-render.mjs minimal|production FILE
+//   node assert-render.mjs minimal|production|variant FILE
 //
 // minimal:    deploy/helm/test/values-minimal.yaml (chart-created Secret, no HPA, no extras)
 // production: deploy/helm/test/values-production.yaml (existingSecret, HPAs, OTel, ServiceMonitor,
-//             Ingress, preStop sleep)
+//             Ingress, preStop sleep, agent CA bundle from a ConfigMap)
+// variant:    chart-test.sh's variant render (minimal plus a Secret as the agent CA bundle, under
+//             another key); only the agent CA checks
 // Prints one line per check; exit status 1 when any fails.
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 
 const [profile, file] = process.argv.slice(2);
-if (!["minimal", "production"].includes(profile) || !file) {
-  console.error("usage: node assert-render.mjs minimal|production FILE");
+if (!["minimal", "production", "variant"].includes(profile) || !file) {
+  console.error("usage: node assert-render.mjs minimal|production|variant FILE");
   process.exit(2);
 }
 const docs = parseAllDocuments(readFileSync(file, "utf8"))
@@ -41,6 +43,47 @@ const console_ = one("Deployment", "-console-api");
 const job = one("Job", "-migrate");
 const config = all("ConfigMap")[0];
 check("two Deployments: connector and console-api", connector && console_ && all("Deployment").length === 2);
+
+// --- private CA toward agents (agentCA) ----------------------------------------------------------
+// What each render's values ask for: the source of the bundle, or null (nothing mounted).
+const agentCA = {
+  minimal: null,
+  production: { source: "configMap", name: "agent-ca", key: "ca.crt" },
+  variant: { source: "secret", name: "agent-pki", key: "bundle.pem" },
+}[profile];
+for (const o of [connector, console_]) {
+  if (!o) continue;
+  const pod = o.spec.template.spec;
+  const c = pod.containers[0];
+  const envs = (c.env ?? []).filter((e) => e.name === "A2AC_AGENT_CA_FILE");
+  const caVolumes = (pod.volumes ?? []).filter((v) => v.configMap || v.secret);
+  const name = o.metadata.name;
+  if (!agentCA) {
+    check(`${name}: no agent CA (no A2AC_AGENT_CA_FILE, no ConfigMap or Secret volume)`, envs.length === 0 && caVolumes.length === 0, JSON.stringify([envs, caVolumes]));
+    continue;
+  }
+  const file = envs[0]?.value ?? "";
+  check(`${name}: A2AC_AGENT_CA_FILE set once, as a plain value`, envs.length === 1 && !envs[0].valueFrom && file.startsWith("/"), JSON.stringify(envs));
+  // The mount whose folder holds the file, and the volume behind it.
+  const mount = (c.volumeMounts ?? []).find((m) => file === `${m.mountPath.replace(/\/$/, "")}/${file.split("/").pop()}`);
+  const vol = (pod.volumes ?? []).find((v) => v.name === mount?.name);
+  const src = vol?.[agentCA.source];
+  const srcName = agentCA.source === "secret" ? src?.secretName : src?.name;
+  check(`${name}: the agent CA folder is mounted read-only (readOnly: true, no subPath)`, mount?.readOnly === true && !mount?.subPath, JSON.stringify(mount));
+  check(`${name}: the agent CA volume is the ${agentCA.source} ${agentCA.name}`, srcName === agentCA.name && !vol?.[agentCA.source === "secret" ? "configMap" : "secret"], JSON.stringify(vol));
+  const items = src?.items ?? [];
+  check(
+    `${name}: A2AC_AGENT_CA_FILE is the mount path + the key ${agentCA.key}, the only key projected`,
+    items.length === 1 && items[0].key === agentCA.key && file === `${mount?.mountPath}/${items[0].path}` && items[0].path === agentCA.key,
+    JSON.stringify({ file, mountPath: mount?.mountPath, items }),
+  );
+}
+const jobEnv = job?.spec.template.spec.containers[0]?.env ?? [];
+check("migration Job: no agent CA (it calls no agent)", !jobEnv.some((e) => e.name === "A2AC_AGENT_CA_FILE"));
+if (profile === "variant") {
+  console.log(`${profile}: ${passed} passed, ${failed} failed`);
+  process.exit(failed === 0 ? 0 : 1);
+}
 
 // --- migration hook ----------------------------------------------------------------------------
 check("migration Job is a pre-install,pre-upgrade hook", ann(job)["helm.sh/hook"] === "pre-install,pre-upgrade", ann(job)["helm.sh/hook"]);

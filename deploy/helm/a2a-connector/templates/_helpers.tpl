@@ -253,3 +253,53 @@ replicas: {{ .replicaCount }}
 {{- $s.keys.databaseUrl -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The private CA bundle toward agents (agentCA): mounted at this folder, the file is its key.
+*/}}
+{{- define "a2ac.agentCADir" -}}
+/etc/a2a-connector/agent-ca
+{{- end -}}
+
+{{/* Whether agentCA names a ConfigMap or a Secret. */}}
+{{- define "a2ac.agentCAEnabled" -}}
+{{- if or .Values.agentCA.configMap .Values.agentCA.secret -}}true{{- end -}}
+{{- end -}}
+
+{{/* A2AC_AGENT_CA_FILE of the long-running containers, when agentCA is set. */}}
+{{- define "a2ac.agentCAEnv" -}}
+{{- if include "a2ac.agentCAEnabled" . -}}
+- name: A2AC_AGENT_CA_FILE
+  value: {{ printf "%s/%s" (include "a2ac.agentCADir" .) .Values.agentCA.key | quote }}
+{{- end -}}
+{{- end -}}
+
+{{/* The read-only mount of the agentCA volume (a container's volumeMounts entry). */}}
+{{- define "a2ac.agentCAVolumeMount" -}}
+{{- if include "a2ac.agentCAEnabled" . -}}
+- name: agent-ca
+  mountPath: {{ include "a2ac.agentCADir" . }}
+  readOnly: true
+{{- end -}}
+{{- end -}}
+
+{{/*
+The agentCA volume (a pod's volumes entry). Only the bundle's key is projected: a Secret such
+as cert-manager's also holds tls.key, which has no business in these pods.
+*/}}
+{{- define "a2ac.agentCAVolume" -}}
+{{- $ca := .Values.agentCA -}}
+{{- if include "a2ac.agentCAEnabled" . -}}
+- name: agent-ca
+  {{- if $ca.configMap }}
+  configMap:
+    name: {{ $ca.configMap | quote }}
+  {{- else }}
+  secret:
+    secretName: {{ $ca.secret | quote }}
+  {{- end }}
+    items:
+      - key: {{ $ca.key | quote }}
+        path: {{ $ca.key | quote }}
+{{- end -}}
+{{- end -}}
