@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,11 +294,20 @@ func (a *sdkAgent) restart(grace time.Duration) {
 	a.t.Helper()
 	a.stop(grace)
 	a.stop = func(time.Duration) {}
-	// Go's listeners set SO_REUSEADDR: the address is free again at once, whatever the state
-	// of the old connections.
-	ln, err := net.Listen("tcp", a.addr)
-	if err != nil {
-		a.t.Fatalf("listen again on %s: %v", a.addr, err)
+	// Go's listeners set SO_REUSEADDR, so TIME_WAIT does not hold the address; but a socket of
+	// the old process not yet closed (an accepted connection the server is still tearing down)
+	// can refuse the bind for a moment on a busy machine. Wait for the address, not for a time.
+	var ln net.Listener
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var err error
+		if ln, err = net.Listen("tcp", a.addr); err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EADDRINUSE) || time.Now().After(deadline) {
+			a.t.Fatalf("listen again on %s: %v", a.addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	a.serve(ln)
 }
