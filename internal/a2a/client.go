@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"io"
 	"mime"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/google/uuid"
 )
@@ -505,3 +506,18 @@ func Clip(s string, n int, more string) string {
 
 // trimmedEmpty reports whether b is empty or only whitespace.
 func trimmedEmpty(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// eventName names the type of ev for error messages.
+func eventName(ev Event) string {
+	switch ev.(type) {
+	case *Task:
+		return "task"
+	case *Message:
+		return "message"
+	case *TaskStatusUpdateEvent:
+		return "status update"
+	case *TaskArtifactUpdateEvent:
+		return "artifact update"
+	}
+	return "nothing"
+}

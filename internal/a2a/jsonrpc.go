@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 	"math"
 	"strconv"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // JSONRPCVersion is the only "jsonrpc" value accepted and sent.

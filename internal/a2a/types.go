@@ -67,11 +67,31 @@ func canonicalState(s TaskState) TaskState {
 		return TaskStateCanceled
 	}
 	if !strings.HasPrefix(string(s), "TASK_STATE_") {
-		if v1, ok := statesV0[string(s)]; ok {
+		if v1, ok := StateOfV0(string(s)); ok {
 			return v1
 		}
 	}
 	return s
+}
+
+// statesV0 are the 0.x spellings of the states (package a2av0's TaskState values).
+var statesV0 = map[string]TaskState{
+	"submitted":      TaskStateSubmitted,
+	"working":        TaskStateWorking,
+	"input-required": TaskStateInputRequired,
+	"auth-required":  TaskStateAuthRequired,
+	"completed":      TaskStateCompleted,
+	"failed":         TaskStateFailed,
+	"canceled":       TaskStateCanceled,
+	"rejected":       TaskStateRejected,
+	"unknown":        TaskStateUnspecified,
+}
+
+// StateOfV0 is the 1.0 state of a 0.x state's spelling ("completed", ...); ok is false for a
+// spelling 0.x does not define.
+func StateOfV0(s string) (state TaskState, ok bool) {
+	state, ok = statesV0[s]
+	return state, ok
 }
 
 // canonicalRole is canonicalState for roles: "agent" and "user" are taken as the 1.0 roles.
@@ -237,21 +257,6 @@ func (*Task) isEvent()                    {}
 func (*Message) isEvent()                 {}
 func (*TaskStatusUpdateEvent) isEvent()   {}
 func (*TaskArtifactUpdateEvent) isEvent() {}
-
-// eventName names the type of ev for error messages.
-func eventName(ev Event) string {
-	switch ev.(type) {
-	case *Task:
-		return "task"
-	case *Message:
-		return "message"
-	case *TaskStatusUpdateEvent:
-		return "status update"
-	case *TaskArtifactUpdateEvent:
-		return "artifact update"
-	}
-	return "nothing"
-}
 
 // MarshalJSON writes the message with a non-null parts array, which the schema requires.
 func (m Message) MarshalJSON() ([]byte, error) {

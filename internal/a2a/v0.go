@@ -167,22 +167,9 @@ func partFromV0(p *a2av0.Part) Part {
 	return out
 }
 
-// statesV0 are the 0.x spellings of the states.
-var statesV0 = map[string]TaskState{
-	string(a2av0.TaskStateSubmitted):     TaskStateSubmitted,
-	string(a2av0.TaskStateWorking):       TaskStateWorking,
-	string(a2av0.TaskStateInputRequired): TaskStateInputRequired,
-	string(a2av0.TaskStateAuthRequired):  TaskStateAuthRequired,
-	string(a2av0.TaskStateCompleted):     TaskStateCompleted,
-	string(a2av0.TaskStateFailed):        TaskStateFailed,
-	string(a2av0.TaskStateCanceled):      TaskStateCanceled,
-	string(a2av0.TaskStateRejected):      TaskStateRejected,
-	string(a2av0.TaskStateUnknown):       TaskStateUnspecified,
-}
-
 // stateFromV0 is the 1.0 state of a 0.x one; a state 0.x does not define keeps its spelling.
 func stateFromV0(s a2av0.TaskState) TaskState {
-	if v1, ok := statesV0[string(s)]; ok {
+	if v1, ok := StateOfV0(string(s)); ok {
 		return v1
 	}
 	return TaskState(s)

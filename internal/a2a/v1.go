@@ -1,42 +1,16 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+
+	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
-	"net/http"
 )
-
-// v1Dialect is A2A 1.0 (the spec's a2a.proto in its JSON form, as the official SDKs speak it).
-// Results decode straight into the core model, whose JSON is 1.0's; requests are written from
-// wire structs that carry the tenant and leave out what the spec leaves out.
-type v1Dialect struct{}
-
-func (v1Dialect) method(op Op) string {
-	switch op {
-	case OpSendMessage:
-		return MethodSendMessage
-	case OpStreamMessage:
-		return MethodSendStreamingMessage
-	case OpGetTask:
-		return MethodGetTask
-	case OpCancelTask:
-		return MethodCancelTask
-	case OpGetExtendedAgentCard:
-		return MethodGetExtendedAgentCard
-	default:
-		return MethodSubscribeToTask
-	}
-}
-
-func (v1Dialect) header(h http.Header) {
-	h.Set(VersionHeader, "1.0")
-	// Servers of either generation read one of the two names; sending both costs a header.
-	if ext := h.Get(LegacyExtensionsHeader); ext != "" && h.Get(ExtensionsHeader) == "" {
-		h.Set(ExtensionsHeader, ext)
-	}
-}
 
 type v1SendParams struct {
 	Message       v1Message      `json:"message"`
@@ -69,7 +43,9 @@ type v1TaskParams struct {
 	Tenant        string         `json:"tenant,omitempty"`
 }
 
-func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) {
+// EncodeParamsV1 writes the params of a 1.0 request (*SendMessageRequest, GetTaskRequest,
+// CancelTaskRequest or SubscribeToTaskRequest) with the tenant ("" none) in 1.0's JSON.
+func EncodeParamsV1(params any, tenant string) ([]byte, error) {
 	switch p := params.(type) {
 	case *SendMessageRequest:
 		w := v1SendParams{Message: v1MessageOf(&p.Message), Metadata: p.Metadata, Tenant: tenant}
@@ -83,10 +59,6 @@ func (v1Dialect) encodeParams(op Op, params any, tenant string) ([]byte, error) 
 		return marshalBody(v1TaskParams{ID: p.ID, Metadata: p.Metadata, Tenant: tenant})
 	case SubscribeToTaskRequest:
 		return marshalBody(v1TaskParams{ID: p.ID, Tenant: tenant})
-	case extendedCardParams:
-		return marshalBody(struct {
-			Tenant string `json:"tenant,omitempty"`
-		}{tenant})
 	default:
 		return nil, fmt.Errorf("a2a: no A2A 1.0 params for %T", params)
 	}
@@ -146,13 +118,6 @@ type v1Wrapper struct {
 	ArtifactUpdate *TaskArtifactUpdateEvent `json:"artifactUpdate"`
 }
 
-func (v1Dialect) decodeResult(op Op, result []byte) (Event, error) {
-	if op == OpGetTask || op == OpCancelTask {
-		return decodeV1Task(result)
-	}
-	return DecodeEventV1(result)
-}
-
 // DecodeEventV1 decodes an A2A 1.0 SendMessage result or stream event ({"task": …},
 // {"message": …}, {"statusUpdate": …} or {"artifactUpdate": …}) into an Event. A result with none of the four members is a *ProtocolError of kind
 // "unknown_kind"; malformed JSON is "bad_json".
@@ -179,9 +144,9 @@ func DecodeEventV1(data []byte) (Event, error) {
 	return ev, nil
 }
 
-// decodeV1Task decodes the bare Task that GetTask and CancelTask return (a {"task": …} wrapper
+// DecodeTaskV1 decodes the bare Task that GetTask and CancelTask return (a {"task": …} wrapper
 // is accepted too).
-func decodeV1Task(data []byte) (Event, error) {
+func DecodeTaskV1(data []byte) (Event, error) {
 	var probe struct {
 		Task json.RawMessage `json:"task"`
 	}
@@ -221,3 +186,28 @@ func normalizeStatus(s *TaskStatus) {
 		s.Message.Role = canonicalRole(s.Message.Role)
 	}
 }
+
+// marshalBody writes request params with the go-json-experiment encoder in its
+// encoding/json-compatible mode, which gives the bytes encoding/json gives (the request tests pin
+// them) at less cost: Message and Part write into the one encoder (MarshalJSONTo), where
+// encoding/json calls their MarshalJSON, which marshals on its own, and then scans and compacts
+// that output again.
+//
+// Two differences are bridged: encoding/json.Number (a string type to go-json-experiment) is
+// written as the number it holds, and invalid UTF-8, which encoding/json writes as the escape
+// \ufffd and go-json-experiment as the character itself, sends the value to encoding/json (the
+// output then has U+FFFD, which valid input hardly ever has).
+func marshalBody(v any) ([]byte, error) {
+	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1(), marshalBodyOptions)
+	if err != nil || bytes.Contains(b, replacementChar) {
+		return json.Marshal(v)
+	}
+	return b, nil
+}
+
+var (
+	marshalBodyOptions = jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, n json.Number) error {
+		return jsonv1.Number(n).MarshalJSONTo(enc)
+	}))
+	replacementChar = []byte("\uFFFD")
+)

@@ -1,14 +1,8 @@
 package a2a
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"strings"
-
-	jsonv2 "github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // Wire is a generation of the A2A JSON-RPC wire. The Client speaks each one with its own dialect
@@ -102,27 +96,48 @@ func dialectOf(w Wire) dialect {
 	return v0Dialect{}
 }
 
-// marshalBody writes request params with the go-json-experiment encoder in its
-// encoding/json-compatible mode, which gives the bytes encoding/json gives (the request tests pin
-// them) at less cost: Message and Part write into the one encoder (MarshalJSONTo), where
-// encoding/json calls their MarshalJSON, which marshals on its own, and then scans and compacts
-// that output again.
-//
-// Two differences are bridged: encoding/json.Number (a string type to go-json-experiment) is
-// written as the number it holds, and invalid UTF-8, which encoding/json writes as the escape
-// \ufffd and go-json-experiment as the character itself, sends the value to encoding/json (the
-// output then has U+FFFD, which valid input hardly ever has).
-func marshalBody(v any) ([]byte, error) {
-	b, err := jsonv2.Marshal(v, jsonv1.DefaultOptionsV1(), marshalBodyOptions)
-	if err != nil || bytes.Contains(b, replacementChar) {
-		return json.Marshal(v)
+// v1Dialect is A2A 1.0 (the spec's a2a.proto in its JSON form, as the official SDKs speak it).
+// Results decode straight into the core model, whose JSON is 1.0's; requests are written from
+// wire structs that carry the tenant and leave out what the spec leaves out.
+type v1Dialect struct{}
+
+func (v1Dialect) method(op Op) string {
+	switch op {
+	case OpSendMessage:
+		return MethodSendMessage
+	case OpStreamMessage:
+		return MethodSendStreamingMessage
+	case OpGetTask:
+		return MethodGetTask
+	case OpCancelTask:
+		return MethodCancelTask
+	case OpGetExtendedAgentCard:
+		return MethodGetExtendedAgentCard
+	default:
+		return MethodSubscribeToTask
 	}
-	return b, nil
 }
 
-var (
-	marshalBodyOptions = jsonv2.WithMarshalers(jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, n json.Number) error {
-		return jsonv1.Number(n).MarshalJSONTo(enc)
-	}))
-	replacementChar = []byte("\uFFFD")
-)
+func (v1Dialect) header(h http.Header) {
+	h.Set(VersionHeader, "1.0")
+	// Servers of either generation read one of the two names; sending both costs a header.
+	if ext := h.Get(LegacyExtensionsHeader); ext != "" && h.Get(ExtensionsHeader) == "" {
+		h.Set(ExtensionsHeader, ext)
+	}
+}
+
+func (v1Dialect) encodeParams(_ Op, params any, tenant string) ([]byte, error) {
+	if _, ok := params.(extendedCardParams); ok {
+		return marshalBody(struct {
+			Tenant string `json:"tenant,omitempty"`
+		}{tenant})
+	}
+	return EncodeParamsV1(params, tenant)
+}
+
+func (v1Dialect) decodeResult(op Op, result []byte) (Event, error) {
+	if op == OpGetTask || op == OpCancelTask {
+		return DecodeTaskV1(result)
+	}
+	return DecodeEventV1(result)
+}
