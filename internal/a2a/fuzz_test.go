@@ -101,7 +101,7 @@ func FuzzDecodeEventV1(f *testing.F) {
 			roles = append(roles, e.Role)
 		}
 		for _, s := range states {
-			if _, isV0 := statesV0[string(s)]; isV0 || s == "TASK_STATE_CANCELLED" {
+			if _, isV0 := StateOfV0(string(s)); isV0 || s == "TASK_STATE_CANCELLED" {
 				t.Fatalf("state %q left in another spelling", s)
 			}
 		}

@@ -37,7 +37,9 @@ func structToPB(m map[string]any) (*structpb.Struct, error) {
 	if s, err := structpb.NewStruct(m); err == nil {
 		return s, nil
 	}
-	b, err := marshalBody(m)
+	// encoding/json's bytes, which marshalBody in the client gives too (a rare path: values
+	// NewStruct does not take, such as json.Number).
+	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

@@ -53,9 +53,10 @@ func statusToV0(s TaskStatus) a2av0.TaskStatus {
 }
 
 func stateToV0(s TaskState) a2av0.TaskState {
-	for v0, v1 := range statesV0 {
-		if v1 == s {
-			return a2av0.TaskState(v0)
+	for _, v0 := range []a2av0.TaskState{a2av0.TaskStateSubmitted, a2av0.TaskStateWorking, a2av0.TaskStateInputRequired, a2av0.TaskStateAuthRequired,
+		a2av0.TaskStateCompleted, a2av0.TaskStateFailed, a2av0.TaskStateCanceled, a2av0.TaskStateRejected, a2av0.TaskStateUnknown} {
+		if v1, _ := StateOfV0(string(v0)); v1 == s {
+			return v0
 		}
 	}
 	return a2av0.TaskState(s)

@@ -132,7 +132,7 @@ func (v1Dialect) encodeParams(_ Op, params any, tenant string) ([]byte, error) {
 			Tenant string `json:"tenant,omitempty"`
 		}{tenant})
 	}
-	return EncodeParamsV1(params, tenant)
+	return encodeParamsV1(params, tenant)
 }
 
 func (v1Dialect) decodeResult(op Op, result []byte) (Event, error) {
