@@ -14,8 +14,8 @@ import (
 
 // The core model: A2A 1.0's objects (a2a.proto's messages) as plain Go types named after the
 // spec. Every generation and binding converts to and from them: the 1.0 JSON is their JSON
-// (the tags below), 0.x JSON goes through package a2av0 (v0.go), the protos field by field
-// (grpc_pb.go, grpc_pb_v0.go). Callers above the wire see only these.
+// (the tags below), 0.x JSON goes through package a2av0 (the client's 0.x dialect), the protos field
+// by field (package pbconv). Callers above the wire see only these.
 
 // Role says who sent a Message.
 type Role string
@@ -278,7 +278,7 @@ func (a Artifact) MarshalJSON() ([]byte, error) {
 
 // partJSON is a part in 1.0's JSON form. The 0.x forms ("kind", a "file" object) are read too,
 // since some agents mix them into the 1.0 wire.
-type partJSON struct {
+type PartJSON struct {
 	Text      *string         `json:"text,omitempty"`
 	Raw       *string         `json:"raw,omitempty"`
 	URL       *string         `json:"url,omitempty"`
@@ -300,10 +300,10 @@ type partFileJSON struct {
 
 // MarshalJSON writes the part's one content member, then its file name, media type and
 // metadata (v1PartOf).
-func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(v1PartOf(&p)) }
+func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(PartJSONOf(&p)) }
 
 // part is the Part w stands for; ok is false when it has no content this package knows.
-func (w *partJSON) part() (p Part, ok bool) {
+func (w *PartJSON) part() (p Part, ok bool) {
 	p = Part{Filename: w.Filename, MediaType: w.MediaType, Metadata: w.Metadata}
 	if w.Kind != "" || w.File != nil {
 		return w.partV0(p)
@@ -312,7 +312,7 @@ func (w *partJSON) part() (p Part, ok bool) {
 	case w.Text != nil:
 		p.Kind, p.Text = PartText, *w.Text
 	case w.Raw != nil:
-		p.Kind, p.Raw = PartRaw, decodeBase64(*w.Raw)
+		p.Kind, p.Raw = PartRaw, DecodeBase64(*w.Raw)
 	case w.URL != nil:
 		p.Kind, p.URL = PartURL, *w.URL
 	case present(w.Data):
@@ -324,7 +324,7 @@ func (w *partJSON) part() (p Part, ok bool) {
 }
 
 // partV0 reads a part in 0.x's form.
-func (w *partJSON) partV0(p Part) (Part, bool) {
+func (w *PartJSON) partV0(p Part) (Part, bool) {
 	kind := w.Kind
 	if kind == "" {
 		kind = "file"
@@ -347,7 +347,7 @@ func (w *partJSON) partV0(p Part) (Part, bool) {
 			p.Kind, p.URL = PartURL, w.File.URI
 			return p, true
 		}
-		p.Kind, p.Raw = PartRaw, decodeBase64(w.File.Bytes)
+		p.Kind, p.Raw = PartRaw, DecodeBase64(w.File.Bytes)
 		return p, true
 	}
 	return Part{}, false
@@ -363,7 +363,7 @@ func cmpOr(a, b string) string {
 // decodeBase64 decodes the bytes of a file part in any of base64's spellings agents use; bytes
 // that are no base64 at all are kept as they came (the part stays a file part, and nothing here
 // reads its bytes).
-func decodeBase64(s string) []byte {
+func DecodeBase64(s string) []byte {
 	for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
 			return b
@@ -375,7 +375,7 @@ func decodeBase64(s string) []byte {
 // UnmarshalJSON decodes a part in 1.0's form (or 0.x's). A part with no content this package
 // knows decodes as an empty text part; in Parts it is dropped.
 func (p *Part) UnmarshalJSON(data []byte) error {
-	var w partJSON
+	var w PartJSON
 	if err := jsonv1.Unmarshal(data, &w); err != nil {
 		return err
 	}
@@ -387,7 +387,7 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 // (one pass), and drops the ones with no content this package knows. It takes precedence over
 // UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	out, err := onepass.List(dec, (*partJSON).part)
+	out, err := onepass.List(dec, (*PartJSON).part)
 	if err == nil {
 		*ps = out
 	}
@@ -400,7 +400,7 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 		*ps = nil
 		return nil
 	}
-	var wire []partJSON
+	var wire []PartJSON
 	if err := jsonv1.Unmarshal(data, &wire); err != nil {
 		return err
 	}
