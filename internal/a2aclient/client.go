@@ -198,7 +198,7 @@ type call struct {
 	method string
 	id     string
 	rest   bool
-	// grpcV0: A2A 0.3 over gRPC (its own proto; see grpc_pb_v0.go).
+	// grpcV0: A2A 0.3 over gRPC (its own proto; see package pbconv).
 	grpcV0 bool
 	// restV0: A2A 0.3 over HTTP+JSON (rest is set too; see rest03.go); restLegacy: in a2a-go's
 	// compat form of it (rest03legacy.go).
@@ -215,7 +215,7 @@ func (c *Client) newCall(ep Endpoint, op Op) (call, error) {
 		cl.id = c.opts.NewRequestID()
 	}
 	if ep.Binding == BindingGRPC {
-		// The messages are protos (grpc_pb.go); the 1.0 dialect gives a 1.0 call its headers.
+		// The messages are protos (package pbconv); the 1.0 dialect gives a 1.0 call its headers.
 		cl.d, cl.grpcV0 = v1Dialect{}, ep.Wire == WireV0
 	}
 	if cl.rest && ep.Wire == WireV0 {

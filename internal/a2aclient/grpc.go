@@ -25,7 +25,7 @@ import (
 
 // The gRPC binding (A2A 1.0, a2a.proto's A2AService, and A2A 0.3's), with the clients generated
 // from the protos that a2a-go ships (v2's a2apb/v1, v0.3's a2apb). Requests are built from the
-// requests of the core model straight into the proto (grpc_pb.go, grpc_pb_v0.go) and answers converted
+// requests of the core model straight into the proto (package pbconv) and answers converted
 // straight back: the JSON round trip this binding once made (protojson, then the JSON decoder)
 // cost 13 % of the connector's CPU on a gRPC turn.
 

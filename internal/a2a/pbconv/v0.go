@@ -11,7 +11,7 @@ import (
 )
 
 // A2A 0.3's proto messages (a2a-go's a2apb, package a2a.v1) converted straight to and from the
-// core model, as grpc_pb.go does for 1.0 (whose eventFromPB takes both generations' answers). 0.3's parts differ: a file is a FilePart (URI or
+// core model, as v1.go does for 1.0 (whose EventFromPB takes both generations' answers). 0.3's parts differ: a file is a FilePart (URI or
 // bytes, mimeType, name) and data a DataPart holding an object; a status carries "final" (which the model has no use for).
 
 func taskFromPBV0(t *a2apbv0.Task) *a2a.Task {
