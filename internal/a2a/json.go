@@ -7,7 +7,7 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// v1PartOf is p in 1.0's JSON form: its one content member, then file name, media type and
+// PartJSONOf is p in 1.0's JSON form: its one content member, then file name, media type and
 // metadata.
 func PartJSONOf(p *Part) PartJSON {
 	w := PartJSON{Filename: p.Filename, MediaType: p.MediaType, Metadata: p.Metadata}

@@ -276,7 +276,7 @@ func (a Artifact) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(a))
 }
 
-// partJSON is a part in 1.0's JSON form. The 0.x forms ("kind", a "file" object) are read too,
+// PartJSON is a part in 1.0's JSON form. The 0.x forms ("kind", a "file" object) are read too,
 // since some agents mix them into the 1.0 wire.
 type PartJSON struct {
 	Text      *string         `json:"text,omitempty"`
@@ -299,7 +299,7 @@ type partFileJSON struct {
 }
 
 // MarshalJSON writes the part's one content member, then its file name, media type and
-// metadata (v1PartOf).
+// metadata (PartJSONOf).
 func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(PartJSONOf(&p)) }
 
 // part is the Part w stands for; ok is false when it has no content this package knows.
@@ -360,7 +360,7 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// decodeBase64 decodes the bytes of a file part in any of base64's spellings agents use; bytes
+// DecodeBase64 decodes the bytes of a file part in any of base64's spellings agents use; bytes
 // that are no base64 at all are kept as they came (the part stays a file part, and nothing here
 // reads its bytes).
 func DecodeBase64(s string) []byte {

@@ -108,7 +108,7 @@ func partFromPBV0(p *a2apbv0.Part) (out a2a.Part, ok bool) {
 	return out, true
 }
 
-// sendRequestToPBV0 is the 0.3 SendMessageRequest of a send: a configuration whenever there is
+// SendRequestToPBV0 is the 0.3 SendMessageRequest of a send: a configuration whenever there is
 // one, with blocking unless it asks to return immediately. 0.3's proto has blocking (1.0's has
 // returnImmediately instead): without it, a configuration reads as non-blocking to @a2a-js and
 // a2a-python, which then answer at once.

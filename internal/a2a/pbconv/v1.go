@@ -65,7 +65,7 @@ func roleToPB(r a2a.Role) int32 {
 	return 1
 }
 
-// eventFromPB converts an answer of either generation's A2AService: a SendMessageResponse, a
+// EventFromPB converts an answer of either generation's A2AService: a SendMessageResponse, a
 // StreamResponse or a bare Task (GetTask, CancelTask). ok is false for another message type.
 // An answer with no payload is a *ProtocolError, as its JSON was.
 func EventFromPB(m any) (ev a2a.Event, ok bool, err error) {
@@ -216,7 +216,7 @@ func partFromPB(p *a2apb.Part) (out a2a.Part, ok bool) {
 	return out, true
 }
 
-// sendRequestToPB is the 1.0 SendMessageRequest of a send. Like the JSON dialect, it sends a
+// SendRequestToPB is the 1.0 SendMessageRequest of a send. Like the JSON dialect, it sends a
 // configuration only when it says something.
 func SendRequestToPB(p *a2a.SendMessageRequest, tenant string) (*a2apb.SendMessageRequest, error) {
 	m, err := messageToPB(&p.Message)
@@ -267,7 +267,7 @@ func messageContentToPB[P any](m *a2a.Message, partToPB func(*a2a.Part) (P, erro
 	return parts, md, nil
 }
 
-// partToPB is the 1.0 part of a Part (see v1PartOf, the same mapping for JSON).
+// partToPB is the 1.0 part of a Part (see PartJSONOf, the same mapping for JSON).
 func partToPB(p *a2a.Part) (*a2apb.Part, error) {
 	md, err := StructToPB(p.Metadata)
 	if err != nil {

@@ -27,7 +27,7 @@ func mapFromPB(s *structpb.Struct) map[string]any {
 	return s.AsMap()
 }
 
-// structToPB is m as a Struct (nil for a nil map). Values structpb does not take (typed
+// StructToPB is m as a Struct (nil for a nil map). Values structpb does not take (typed
 // slices, invalid UTF-8, ...) go through their JSON, which is how they reach the agent on the
 // other bindings too.
 func StructToPB(m map[string]any) (*structpb.Struct, error) {
@@ -89,7 +89,7 @@ func timestampFromPB(ts *timestamppb.Timestamp) string {
 	return x + "Z"
 }
 
-// int32Of is a history length as the protos carry it.
+// Int32Of is a history length as the protos carry it.
 func Int32Of(n int) (int32, error) {
 	if n < -1<<31 || n > 1<<31-1 {
 		return 0, fmt.Errorf("historyLength %d out of range", n)
