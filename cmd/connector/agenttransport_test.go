@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -22,7 +23,7 @@ import (
 // transport (docs/decisions.md, "Runtime", its entry on agent calls over HTTP/1.1):
 // internal/h1 is kept, rather than net/http's Transport, because an open stream costs less
 // through it. It opens N streams to `loadgen agent` (another process, so that only the client
-// side is counted) through the connector's agent client (a2a.Client over netguard's client,
+// side is counted) through the connector's agent client (a2aclient.Client over netguard's client,
 // with internal/h1 or with net/http's Transport tuned as netguard tunes it), each parked on its
 // goroutine waiting for the next event after the first text, and reads this process's live heap,
 // goroutine stacks (after a forced collection) and goroutines against the same with none open.
@@ -97,14 +98,14 @@ func openStreamsCost(t *testing.T, url string, inline bool, n int) streamCost {
 	hc := netguard.NewClient(netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}},
 		netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: inline})
 	defer hc.CloseIdleConnections()
-	c := a2a.NewClient(hc, a2a.ClientOptions{})
+	c := a2aclient.NewClient(hc, a2aclient.ClientOptions{})
 	defer c.Close()
-	ep := a2a.Endpoint{URL: url + "/"}
+	ep := a2aclient.Endpoint{URL: url + "/"}
 	// stream opens one stream of chunks text chunks, delay apart, and returns once the first
 	// text arrived; the stream stays open until ctx ends.
-	stream := func(ctx context.Context, i int, chunks int, delay time.Duration) (*a2a.Stream, error) {
+	stream := func(ctx context.Context, i int, chunks int, delay time.Duration) (*a2aclient.Stream, error) {
 		s, err := c.SendStreamingMessage(ctx, ep, &a2a.SendMessageRequest{Message: a2a.Message{Role: a2a.RoleUser,
-			MessageID: fmt.Sprint(i), Parts: a2a.Parts{a2a.TextPart(fmt.Sprintf("id=s%d chunks=%d delay=%s", i, chunks, delay))}}}, a2a.StreamOptions{})
+			MessageID: fmt.Sprint(i), Parts: a2a.Parts{a2a.TextPart(fmt.Sprintf("id=s%d chunks=%d delay=%s", i, chunks, delay))}}}, a2aclient.StreamOptions{})
 		if err != nil {
 			return nil, err
 		}

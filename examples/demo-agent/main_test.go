@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 func TestMain(m *testing.M) {
@@ -102,7 +102,7 @@ func TestRun_serves_until_the_context_ends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out a2a.Response
+	var out a2aclient.Response
 	err = json.NewDecoder(resp.Body).Decode(&out)
 	resp.Body.Close()
 	if err != nil || out.Error != nil || !strings.Contains(string(out.Result), "1与2相加等于3") {

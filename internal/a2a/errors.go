@@ -1,24 +1,14 @@
 package a2a
 
 import (
+	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
+	"math"
 	"strconv"
-	"time"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
 )
-
-// ErrFirstEventTimeout matches (errors.Is) the error of a Stream that saw no event within
-// StreamOptions.FirstEventTimeout of the call.
-var ErrFirstEventTimeout = errors.New("first event timeout")
-
-// ErrIdleTimeout matches (errors.Is) the error of a Stream that saw no event within
-// StreamOptions.IdleTimeout of the previous one.
-var ErrIdleTimeout = errors.New("idle timeout")
-
-// errStreamClosed ends Next after Close.
-var errStreamClosed = errors.New("stream closed")
 
 // Kinds of ProtocolError.
 const (
@@ -68,52 +58,6 @@ func (e *ProtocolError) Error() string {
 // Unwrap returns the cause.
 func (e *ProtocolError) Unwrap() error { return e.Err }
 
-// HTTPStatusError is a non-2xx answer. 3xx answers land here too: agent calls never follow
-// redirects (custom headers such as X-API-KEY would go to the new host).
-type HTTPStatusError struct {
-	Method     string
-	StatusCode int
-	// RetryAfter is the parsed Retry-After header (seconds or HTTP date), 0 when absent.
-	RetryAfter time.Duration
-	// Location is the Location header of a 3xx answer.
-	Location string
-	// Body is the start of the response body (at most 512 bytes, valid UTF-8), for diagnostics.
-	Body string
-	// RPC is the JSON-RPC error the body held, if it was one; Unwrap returns it so that
-	// errors.As(err, **RPCError) also works. On HTTP+JSON it is the google.rpc.Status of the
-	// body, under the JSON-RPC code of the same A2A error.
-	RPC *RPCError
-	// Binding is the binding of the call. On HTTP+JSON every A2A error comes as an HTTP status,
-	// so there RPC (when set) is what the agent meant, as a JSON-RPC error object is on JSON-RPC.
-	Binding Binding
-}
-
-func (e *HTTPStatusError) Error() string {
-	msg := fmt.Sprintf("a2a %s: HTTP %d %s", e.Method, e.StatusCode, http.StatusText(e.StatusCode))
-	if e.StatusCode >= 300 && e.StatusCode < 400 {
-		if e.Location != "" {
-			msg += fmt.Sprintf(": redirect to %s not followed", quoteShort(e.Location))
-		} else {
-			msg += ": redirect not followed"
-		}
-	}
-	if e.RetryAfter > 0 {
-		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
-	}
-	if e.RPC != nil {
-		msg += fmt.Sprintf(": agent error %d: %s", e.RPC.Code, e.RPC.Message)
-	}
-	return msg
-}
-
-// Unwrap returns the JSON-RPC error of the body, if any.
-func (e *HTTPStatusError) Unwrap() error {
-	if e.RPC == nil {
-		return nil
-	}
-	return e.RPC
-}
-
 // JSON-RPC 2.0 error codes.
 const (
 	CodeParseError     = -32700
@@ -160,11 +104,25 @@ func (e *RPCError) Error() string {
 	return fmt.Sprintf("a2a %s: agent error %d: %s", e.Method, e.Code, e.Message)
 }
 
-// quoteShort quotes s, cut to 64 bytes, so agent data in error messages stays short.
-func quoteShort(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return strconv.Quote(s)
+// UnmarshalJSON accepts a code written as a float with no fraction (-32001.0) or as a numeric
+// string, which some servers send, so that the agent's message is not lost to a formality. A code
+// that is no number at all decodes as 0.
+func (e *RPCError) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Code    json.RawMessage `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
-	return strconv.Quote(Clip(s, max, "")) + "..."
+	if err := jsonv1.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	*e = RPCError{Message: w.Message}
+	if present(w.Data) {
+		e.Data = w.Data
+	}
+	code := bytes.Trim(w.Code, `"`)
+	if f, err := strconv.ParseFloat(string(code), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
+		e.Code = int(f)
+	}
+	return nil
 }

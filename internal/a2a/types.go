@@ -14,8 +14,8 @@ import (
 
 // The core model: A2A 1.0's objects (a2a.proto's messages) as plain Go types named after the
 // spec. Every generation and binding converts to and from them: the 1.0 JSON is their JSON
-// (the tags below), 0.x JSON goes through package a2av0 (v0.go), the protos field by field
-// (grpc_pb.go, grpc_pb_v0.go). Callers above the wire see only these.
+// (the tags below), 0.x JSON goes through package a2av0 (the client's 0.x dialect), the protos field
+// by field (package pbconv). Callers above the wire see only these.
 
 // Role says who sent a Message.
 type Role string
@@ -67,11 +67,31 @@ func canonicalState(s TaskState) TaskState {
 		return TaskStateCanceled
 	}
 	if !strings.HasPrefix(string(s), "TASK_STATE_") {
-		if v1, ok := statesV0[string(s)]; ok {
+		if v1, ok := StateOfV0(string(s)); ok {
 			return v1
 		}
 	}
 	return s
+}
+
+// statesV0 are the 0.x spellings of the states (package a2av0's TaskState values).
+var statesV0 = map[string]TaskState{
+	"submitted":      TaskStateSubmitted,
+	"working":        TaskStateWorking,
+	"input-required": TaskStateInputRequired,
+	"auth-required":  TaskStateAuthRequired,
+	"completed":      TaskStateCompleted,
+	"failed":         TaskStateFailed,
+	"canceled":       TaskStateCanceled,
+	"rejected":       TaskStateRejected,
+	"unknown":        TaskStateUnspecified,
+}
+
+// StateOfV0 is the 1.0 state of a 0.x state's spelling ("completed", ...); ok is false for a
+// spelling 0.x does not define.
+func StateOfV0(s string) (state TaskState, ok bool) {
+	state, ok = statesV0[s]
+	return state, ok
 }
 
 // canonicalRole is canonicalState for roles: "agent" and "user" are taken as the 1.0 roles.
@@ -238,21 +258,6 @@ func (*Message) isEvent()                 {}
 func (*TaskStatusUpdateEvent) isEvent()   {}
 func (*TaskArtifactUpdateEvent) isEvent() {}
 
-// eventName names the type of ev for error messages.
-func eventName(ev Event) string {
-	switch ev.(type) {
-	case *Task:
-		return "task"
-	case *Message:
-		return "message"
-	case *TaskStatusUpdateEvent:
-		return "status update"
-	case *TaskArtifactUpdateEvent:
-		return "artifact update"
-	}
-	return "nothing"
-}
-
 // MarshalJSON writes the message with a non-null parts array, which the schema requires.
 func (m Message) MarshalJSON() ([]byte, error) {
 	type plain Message
@@ -271,9 +276,9 @@ func (a Artifact) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(a))
 }
 
-// partJSON is a part in 1.0's JSON form. The 0.x forms ("kind", a "file" object) are read too,
+// PartJSON is a part in 1.0's JSON form. The 0.x forms ("kind", a "file" object) are read too,
 // since some agents mix them into the 1.0 wire.
-type partJSON struct {
+type PartJSON struct {
 	Text      *string         `json:"text,omitempty"`
 	Raw       *string         `json:"raw,omitempty"`
 	URL       *string         `json:"url,omitempty"`
@@ -294,11 +299,11 @@ type partFileJSON struct {
 }
 
 // MarshalJSON writes the part's one content member, then its file name, media type and
-// metadata (v1PartOf).
-func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(v1PartOf(&p)) }
+// metadata (PartJSONOf).
+func (p Part) MarshalJSON() ([]byte, error) { return json.Marshal(PartJSONOf(&p)) }
 
 // part is the Part w stands for; ok is false when it has no content this package knows.
-func (w *partJSON) part() (p Part, ok bool) {
+func (w *PartJSON) part() (p Part, ok bool) {
 	p = Part{Filename: w.Filename, MediaType: w.MediaType, Metadata: w.Metadata}
 	if w.Kind != "" || w.File != nil {
 		return w.partV0(p)
@@ -307,7 +312,7 @@ func (w *partJSON) part() (p Part, ok bool) {
 	case w.Text != nil:
 		p.Kind, p.Text = PartText, *w.Text
 	case w.Raw != nil:
-		p.Kind, p.Raw = PartRaw, decodeBase64(*w.Raw)
+		p.Kind, p.Raw = PartRaw, DecodeBase64(*w.Raw)
 	case w.URL != nil:
 		p.Kind, p.URL = PartURL, *w.URL
 	case present(w.Data):
@@ -319,7 +324,7 @@ func (w *partJSON) part() (p Part, ok bool) {
 }
 
 // partV0 reads a part in 0.x's form.
-func (w *partJSON) partV0(p Part) (Part, bool) {
+func (w *PartJSON) partV0(p Part) (Part, bool) {
 	kind := w.Kind
 	if kind == "" {
 		kind = "file"
@@ -342,7 +347,7 @@ func (w *partJSON) partV0(p Part) (Part, bool) {
 			p.Kind, p.URL = PartURL, w.File.URI
 			return p, true
 		}
-		p.Kind, p.Raw = PartRaw, decodeBase64(w.File.Bytes)
+		p.Kind, p.Raw = PartRaw, DecodeBase64(w.File.Bytes)
 		return p, true
 	}
 	return Part{}, false
@@ -355,10 +360,10 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// decodeBase64 decodes the bytes of a file part in any of base64's spellings agents use; bytes
+// DecodeBase64 decodes the bytes of a file part in any of base64's spellings agents use; bytes
 // that are no base64 at all are kept as they came (the part stays a file part, and nothing here
 // reads its bytes).
-func decodeBase64(s string) []byte {
+func DecodeBase64(s string) []byte {
 	for _, enc := range [...]*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
 			return b
@@ -370,7 +375,7 @@ func decodeBase64(s string) []byte {
 // UnmarshalJSON decodes a part in 1.0's form (or 0.x's). A part with no content this package
 // knows decodes as an empty text part; in Parts it is dropped.
 func (p *Part) UnmarshalJSON(data []byte) error {
-	var w partJSON
+	var w PartJSON
 	if err := jsonv1.Unmarshal(data, &w); err != nil {
 		return err
 	}
@@ -382,7 +387,7 @@ func (p *Part) UnmarshalJSON(data []byte) error {
 // (one pass), and drops the ones with no content this package knows. It takes precedence over
 // UnmarshalJSON in go-json-experiment, also in its v1 mode.
 func (ps *Parts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	out, err := onepass.List(dec, (*partJSON).part)
+	out, err := onepass.List(dec, (*PartJSON).part)
 	if err == nil {
 		*ps = out
 	}
@@ -395,7 +400,7 @@ func (ps *Parts) UnmarshalJSON(data []byte) error {
 		*ps = nil
 		return nil
 	}
-	var wire []partJSON
+	var wire []PartJSON
 	if err := jsonv1.Unmarshal(data, &wire); err != nil {
 		return err
 	}

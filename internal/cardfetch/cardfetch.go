@@ -16,7 +16,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -52,7 +52,7 @@ type Options struct {
 	// MeterProvider counts fetches by result (a2ac.card.fetches); nil: no metrics.
 	MeterProvider metric.MeterProvider
 	// Agents asks agents for their authenticated extended card (FetchExtended). The binaries
-	// give the invoker, whose wire client turns use; nil: an a2a.Client of the Fetcher's own
+	// give the invoker, whose wire client turns use; nil: an a2aclient.Client of the Fetcher's own
 	// over Client, which calls JSON-RPC and HTTP+JSON interfaces but no gRPC ones.
 	Agents Agents
 }
@@ -94,7 +94,7 @@ func New(o Options) *Fetcher {
 	}
 	if f.agents == nil {
 		// Without gRPC options it holds no connections, so nothing needs closing.
-		f.agents = a2a.NewClient(f.client, a2a.ClientOptions{})
+		f.agents = a2aclient.NewClient(f.client, a2aclient.ClientOptions{})
 	}
 	return f
 }

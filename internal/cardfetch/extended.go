@@ -9,13 +9,14 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
-// Agents asks an agent for its authenticated extended card (a2a.Client.GetExtendedAgentCard):
+// Agents asks an agent for its authenticated extended card (a2aclient.Client.GetExtendedAgentCard):
 // in the binaries, the wire client turns use (*invoke.Invoker), so the card is asked for on the
 // same guarded clients, gRPC connections and retry budget, in the interface's own binding.
 type Agents interface {
-	GetExtendedAgentCard(ctx context.Context, ep a2a.Endpoint, maxBytes int64) (json.RawMessage, error)
+	GetExtendedAgentCard(ctx context.Context, ep a2aclient.Endpoint, maxBytes int64) (json.RawMessage, error)
 }
 
 // ExtendedError is an authenticated extended card that could not be had. Error says what
@@ -42,8 +43,8 @@ func (f *Fetcher) FetchExtended(ctx context.Context, p connector.CardProfile, hd
 	defer cancel()
 	// cardcheck chose a binding the connector speaks; an unknown name (a profile stored by a
 	// newer replica) is tried as JSON-RPC, as turns do.
-	binding, _ := a2a.BindingFor(p.EndpointBinding)
-	ep := a2a.Endpoint{URL: p.EndpointURL, Wire: a2a.WireFor(p.ProtocolVersion), Binding: binding,
+	binding, _ := a2aclient.BindingFor(p.EndpointBinding)
+	ep := a2aclient.Endpoint{URL: p.EndpointURL, Wire: a2aclient.WireFor(p.ProtocolVersion), Binding: binding,
 		Tenant: p.EndpointTenant, Header: hdr, BudgetKey: p.EndpointURL}
 	raw, err := f.agents.GetExtendedAgentCard(ctx, ep, f.maxBytes)
 	if err != nil {
@@ -60,7 +61,7 @@ func (f *Fetcher) FetchExtended(ctx context.Context, p connector.CardProfile, hd
 
 // explainExtended says why the extended card could not be had, in the tenant's terms.
 func explainExtended(ctx context.Context, err error) string {
-	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
 		if hse.RPC != nil {
 			return fmt.Sprintf("HTTP %d, agent error %d", hse.StatusCode, hse.RPC.Code)
 		}

@@ -25,6 +25,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	wire "github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
@@ -44,10 +45,10 @@ func withBearer(h http.Handler) http.Handler {
 
 // wireClient is the agents' client as the binaries build it: the guarded HTTP client, and gRPC
 // through the guard's dialer.
-func wireClient(t *testing.T, hc *http.Client) *wire.Client {
+func wireClient(t *testing.T, hc *http.Client) *a2aclient.Client {
 	t.Helper()
 	pol := netguard.Policy{AllowedCIDRs: loopback, AllowInsecureHTTP: true}
-	c := wire.NewClient(hc, wire.ClientOptions{MaxRetries: -1, GRPC: wire.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}})
+	c := a2aclient.NewClient(hc, a2aclient.ClientOptions{MaxRetries: -1, GRPC: a2aclient.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}})
 	t.Cleanup(c.Close)
 	return c
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
@@ -71,7 +71,7 @@ func rawStreamRequest(b *testing.B) []byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	body, err := json.Marshal(a2a.Request{JSONRPC: "2.0", ID: json.RawMessage(`"raw"`), Method: a2av0.MethodMessageStream, Params: params})
+	body, err := json.Marshal(a2aclient.Request{JSONRPC: "2.0", ID: json.RawMessage(`"raw"`), Method: a2av0.MethodMessageStream, Params: params})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -360,11 +360,11 @@ func (b *Breaker) State(agentID, endpoint string) string {
 // from the settings (internal/config), with the process's MeterProvider and the publisher of
 // breaker changes.
 func Resilience(failures int, cooldown, maxCooldown time.Duration, retryPercent int, mp metric.MeterProvider,
-	onChange func(BreakerChange)) (*Breaker, *a2a.RetryBudget) {
+	onChange func(BreakerChange)) (*Breaker, *a2aclient.RetryBudget) {
 	var b *Breaker
 	if failures > 0 {
 		b = NewBreaker(BreakerOptions{Failures: failures, Cooldown: cooldown, MaxCooldown: maxCooldown,
 			MeterProvider: mp, OnChange: onChange})
 	}
-	return b, a2a.NewRetryBudget(a2a.RetryBudgetOptions{Percent: retryPercent})
+	return b, a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: retryPercent})
 }

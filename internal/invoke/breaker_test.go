@@ -16,7 +16,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
@@ -397,7 +397,7 @@ func TestBreakerIgnoresCallerCancel(t *testing.T) {
 func TestRetryBudgetBoundsA503Agent(t *testing.T) {
 	t.Parallel()
 	clock := newFakeClock() // one instant: every call falls in one window
-	budget := a2a.NewRetryBudget(a2a.RetryBudgetOptions{Percent: a2a.DefaultRetryBudgetPercent, Now: clock.Now})
+	budget := a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: a2aclient.DefaultRetryBudgetPercent, Now: clock.Now})
 	h := newHarness(t, func(o *invoke.Options) { o.RetryBudget = budget })
 	const turns = 20
 	for _, streaming := range []bool{true, false} {
@@ -412,9 +412,9 @@ func TestRetryBudgetBoundsA503Agent(t *testing.T) {
 			}
 		}
 		got := len(srv.Requests()) - before
-		budgetShare := turns * a2a.DefaultRetryBudgetPercent / 100
+		budgetShare := turns * a2aclient.DefaultRetryBudgetPercent / 100
 		if got != turns+budgetShare {
-			t.Errorf("streaming=%v: agent got %d requests for %d turns, want %d (turns + %d%%)", streaming, got, turns, turns+budgetShare, a2a.DefaultRetryBudgetPercent)
+			t.Errorf("streaming=%v: agent got %d requests for %d turns, want %d (turns + %d%%)", streaming, got, turns, turns+budgetShare, a2aclient.DefaultRetryBudgetPercent)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
@@ -86,7 +87,7 @@ func tokenFailure(err error) *connector.TurnError {
 // is valid but not enough, which a new token would not change) or the A2A unauthenticated
 // error.
 func unauthorized(err error) bool {
-	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
 		return hse.StatusCode == http.StatusUnauthorized
 	}
 	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {

@@ -28,6 +28,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -45,7 +46,7 @@ const (
 	// maxPollInterval caps the tasks/get backoff.
 	maxPollInterval = 2 * time.Second
 	// extensionsHeader activates extensions at the agent (the 1.0 wire adds A2A-Extensions).
-	extensionsHeader = a2a.LegacyExtensionsHeader
+	extensionsHeader = a2aclient.LegacyExtensionsHeader
 )
 
 // Options configure an Invoker. Zero values mean the defaults.
@@ -83,11 +84,11 @@ type Options struct {
 	// CancelTimeout bounds a best-effort tasks/cancel (default 3s).
 	CancelTimeout time.Duration
 	// MaxRetries is how often the wire client may retry one call that got no response or 429,
-	// 502, 503, 504 (0: a2a.DefaultMaxRetries; negative: never), when RetryBudget allows it.
+	// 502, 503, 504 (0: a2aclient.DefaultMaxRetries; negative: never), when RetryBudget allows it.
 	MaxRetries int
-	// RetryBudget bounds the retries per agent endpoint across calls (a2a.RetryBudget); nil:
+	// RetryBudget bounds the retries per agent endpoint across calls (a2aclient.RetryBudget); nil:
 	// only MaxRetries bounds them. Share one per process.
-	RetryBudget *a2a.RetryBudget
+	RetryBudget *a2aclient.RetryBudget
 	// Breaker stops calling agents that are down (see Breaker); nil: no circuit breaking. Share
 	// one per process, so that every Invoker of the process (the console's probes too) sees the
 	// same agents down.
@@ -104,8 +105,8 @@ type Options struct {
 	// a2ac.streams.active); nil: no metrics.
 	MeterProvider metric.MeterProvider
 	// Observe, when set, is told how the agent answered each call of every turn, on every
-	// binding (a2a.Exchange): the console's "check my agent" judges agents by it.
-	Observe func(a2a.Exchange)
+	// binding (a2aclient.Exchange): the console's "check my agent" judges agents by it.
+	Observe func(a2aclient.Exchange)
 	// OnFallback, when set, is told that an agent's turns moved to its card's fallback
 	// interface (its preferred one refused the version or binding) at the agent's revision,
 	// once per agent, card and replica, in the background and bounded by CancelTimeout; an
@@ -118,7 +119,7 @@ type Options struct {
 // Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
 // shutdown, after the turns have drained.
 type Invoker struct {
-	client  *a2a.Client
+	client  *a2aclient.Client
 	secrets *secret.Box
 	tokens  *credential.Tokens
 	opts    Options
@@ -154,29 +155,29 @@ type fallbackKey struct{ agentID, endpoint, fallback string }
 // Only the route knows the binding; the rest of the turn reads neutral events.
 type route struct {
 	url     string
-	wire    a2a.Wire
-	binding a2a.Binding
+	wire    a2aclient.Wire
+	binding a2aclient.Binding
 	tenant  string
 	version string // as the card states it, for logs and traces
 }
 
-func (r route) endpoint(url string, hdr http.Header) a2a.Endpoint {
+func (r route) endpoint(url string, hdr http.Header) a2aclient.Endpoint {
 	// The interface's URL keys the retry budget, so that `{url}/stream`, `url` and the task
 	// calls of one agent share it.
-	return a2a.Endpoint{URL: url, Wire: r.wire, Binding: r.binding, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
+	return a2aclient.Endpoint{URL: url, Wire: r.wire, Binding: r.binding, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
 }
 
 // streamsOnSuffix reports whether the route streams on `{url}/stream` first: the platform's
 // convention, for 0.x JSON-RPC agents only (1.0 and HTTP+JSON have their own stream paths).
 func (r route) streamsOnSuffix() bool {
-	return r.wire == a2a.WireV0 && r.binding == a2a.BindingJSONRPC
+	return r.wire == a2aclient.WireV0 && r.binding == a2aclient.BindingJSONRPC
 }
 
 func routeOf(url, version, tenant, binding string) route {
 	// cardcheck chose a binding the connector speaks; an unknown name here (a stored profile
 	// from a newer replica) is tried as JSON-RPC, the binding every agent had before.
-	b, _ := a2a.BindingFor(binding)
-	return route{url: url, wire: a2a.WireFor(version), binding: b, tenant: tenant, version: version}
+	b, _ := a2aclient.BindingFor(binding)
+	return route{url: url, wire: a2aclient.WireFor(version), binding: b, tenant: tenant, version: version}
 }
 
 // routes returns the interface a turn starts on and the one it may switch to: the card's
@@ -272,13 +273,13 @@ func New(o Options) *Invoker {
 	if o.GRPCPolicy != nil {
 		pol = *o.GRPCPolicy
 	}
-	grpcOpts := a2a.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
+	grpcOpts := a2aclient.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
 	if o.RootCAs != nil {
 		grpcOpts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
 	}
 	return &Invoker{
 		tokens:  o.Tokens,
-		client:  a2a.NewClient(o.Client, a2a.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),
+		client:  a2aclient.NewClient(o.Client, a2aclient.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),
 		secrets: o.Secrets,
 		opts:    o,
 		log:     o.Logger,
@@ -342,7 +343,7 @@ func (t *turn) report(err error, res *connector.TurnResult) {
 	v := t.verdict(err)
 	cause := ""
 	if v == down && res.Err != nil {
-		cause = res.Err.Code + ": " + a2a.Clip(res.Err.Message, 200, "…")
+		cause = res.Err.Code + ": " + a2aclient.Clip(res.Err.Message, 200, "…")
 	}
 	t.inv.opts.Breaker.done(t.parent, *t.ticket, v, cause)
 }

@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -102,14 +102,14 @@ func codeOption(code string) []metric.AddOption {
 func (o *observer) start(ctx context.Context, req connector.TurnRequest) (context.Context, trace.Span) {
 	ctx, span := o.tracer.Start(ctx, spanTurn)
 	if span.IsRecording() {
-		wire := a2a.WireFor(req.Agent.ProtocolVersion)
-		op := a2a.OpSendMessage
+		wire := a2aclient.WireFor(req.Agent.ProtocolVersion)
+		op := a2aclient.OpSendMessage
 		if req.Agent.Streaming {
-			op = a2a.OpStreamMessage
+			op = a2aclient.OpStreamMessage
 		}
 		span.SetAttributes(
 			attrAgentID.String(req.Agent.ID),
-			attrMethod.String(a2a.Method(wire, op)),
+			attrMethod.String(a2aclient.Method(wire, op)),
 			attrProtocol.String(wire.String()),
 			attrStreaming.Bool(req.Agent.Streaming),
 			attrContinuing.Bool(req.TaskID != ""),

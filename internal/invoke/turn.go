@@ -14,6 +14,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
@@ -128,14 +129,14 @@ func (t *turn) stream(hdr http.Header, params *a2a.SendMessageRequest) error {
 	return t.resume(hdr, so, lostErr)
 }
 
-func (t *turn) streamOptions() a2a.StreamOptions {
-	return a2a.StreamOptions{FirstEventTimeout: t.inv.opts.FirstEventTimeout, IdleTimeout: t.inv.opts.IdleTimeout}
+func (t *turn) streamOptions() a2aclient.StreamOptions {
+	return a2aclient.StreamOptions{FirstEventTimeout: t.inv.opts.FirstEventTimeout, IdleTimeout: t.inv.opts.IdleTimeout}
 }
 
 // openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
 // convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
 // endpoint) or does now; 1.0 agents stream on their interface URL.
-func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2a.StreamOptions) (*a2a.Stream, error) {
+func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions) (*a2aclient.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
 	if !t.rt.streamsOnSuffix() {
@@ -160,7 +161,7 @@ func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2
 // on url itself. Nothing was processed: the 404/405 came before any event, so sending again is
 // safe. (Apart from openStream so that its frame, with the logging's, is not on the stack of
 // every turn.)
-func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so a2a.StreamOptions, key streamKey, err error) (*a2a.Stream, error) {
+func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
 	inv, base := t.inv, t.rt.url
 	inv.streamOnBase.Store(key, struct{}{})
 	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
@@ -190,7 +191,7 @@ func (t *turn) switchWire(err error) bool {
 // the agent named a task, the turn reattaches once (tasks/resubscribe, 1.0 SubscribeToTask),
 // then asks for the task (tasks/get, polled while it works), and only then fails. Text already
 // forwarded is not forwarded again: a replayed snapshot or artifact only adds what extends it.
-func (t *turn) resume(hdr http.Header, so a2a.StreamOptions, lostErr error) error {
+func (t *turn) resume(hdr http.Header, so a2aclient.StreamOptions, lostErr error) error {
 	ended := "the stream ended without a final state"
 	if lostErr != nil {
 		ended = "the connection to the agent broke (" + transportReason(lostErr) + ")"
@@ -257,7 +258,7 @@ var errStillWorking = errors.New("task still working")
 // protocol error, an agent error). continuing is the held task a continuation sent: a first
 // event that merely replays that task still interrupted (some 1.0 servers open a continuation
 // with the stored snapshot, old question included) neither speaks nor ends the turn.
-func (t *turn) consume(st *a2a.Stream, continuing string) (done bool, lostErr, err error) {
+func (t *turn) consume(st *a2aclient.Stream, continuing string) (done bool, lostErr, err error) {
 	defer st.Close() // also how the connector closes its side at input-required
 	for first := true; ; first = false {
 		ev, err := st.Next()
@@ -293,7 +294,7 @@ func replaysHeldTask(ev a2a.Event, taskID string) bool {
 func agentAnswered(err error) bool {
 	var rpc *a2a.RPCError
 	var pe *a2a.ProtocolError
-	var hse *a2a.HTTPStatusError
+	var hse *a2aclient.HTTPStatusError
 	return errors.As(err, &rpc) || errors.As(err, &pe) || errors.As(err, &hse)
 }
 
@@ -320,7 +321,7 @@ func (t *turn) send(hdr http.Header, params *a2a.SendMessageRequest) error {
 
 // poll calls tasks/get (1.0: GetTask) after wait, and again with a doubling wait while the task is
 // submitted or working, until a state ends the turn or the turn's deadline passes.
-func (t *turn) poll(ctx context.Context, ep a2a.Endpoint, wait time.Duration) error {
+func (t *turn) poll(ctx context.Context, ep a2aclient.Endpoint, wait time.Duration) error {
 	for {
 		if wait > 0 {
 			if err := sleep(ctx, wait); err != nil {
@@ -445,7 +446,7 @@ func (t *turn) finish(err error) *connector.TurnResult {
 	res.Metadata = t.asm.meta
 	res.NonTextParts = t.asm.nonText()
 	if res.Err != nil {
-		res.Err.Message = a2a.Clip(res.Err.Message, 512, "…")
+		res.Err.Message = a2aclient.Clip(res.Err.Message, 512, "…")
 	}
 	if cancelAfter(t.turnEnd(res)) {
 		t.inv.CancelTask(t.parent, *t.req.Agent, t.req.APIKey, t.taskID)
@@ -520,14 +521,14 @@ func (t *turn) outcome(st a2a.TaskStatus) (connector.Outcome, *connector.TurnErr
 	case a2a.TaskStateUnspecified:
 		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: "the agent reported the task state unknown"}
 	default:
-		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2a.Clip(apiState(st.State), 64, "…"))}
+		return connector.OutcomeFailed, &connector.TurnError{Code: connector.CodeUnknownState, Message: fmt.Sprintf("the agent reported task state %q, which A2A does not define", a2aclient.Clip(apiState(st.State), 64, "…"))}
 	}
 }
 
 // ours reports whether err means our side ended the call: the caller, the turn deadline, or the
 // first-event or idle limit.
 func (t *turn) ours(err error) bool {
-	return t.ctx.Err() != nil || errors.Is(err, a2a.ErrFirstEventTimeout) || errors.Is(err, a2a.ErrIdleTimeout)
+	return t.ctx.Err() != nil || errors.Is(err, a2aclient.ErrFirstEventTimeout) || errors.Is(err, a2aclient.ErrIdleTimeout)
 }
 
 // classify maps a call's error to an outcome, an Error, and whether our side ended the turn. An
@@ -558,9 +559,9 @@ func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError,
 	switch {
 	case t.ctx.Err() != nil:
 		return timeout("the agent did not finish within the turn timeout of %s", t.inv.opts.TurnTimeout)
-	case errors.Is(err, a2a.ErrFirstEventTimeout):
+	case errors.Is(err, a2aclient.ErrFirstEventTimeout):
 		return timeout("the agent sent no event within %s", t.inv.opts.FirstEventTimeout)
-	case errors.Is(err, a2a.ErrIdleTimeout):
+	case errors.Is(err, a2aclient.ErrIdleTimeout):
 		return timeout("the agent sent nothing of an event for %s", t.inv.opts.IdleTimeout)
 	}
 	return "", nil, false
@@ -573,8 +574,8 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
 		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
-	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
-		if hse.RPC != nil && hse.Binding == a2a.BindingHTTPJSON && (hse.StatusCode < 300 || hse.StatusCode >= 400) {
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
+		if hse.RPC != nil && hse.Binding == a2aclient.BindingHTTPJSON && (hse.StatusCode < 300 || hse.StatusCode >= 400) {
 			// HTTP+JSON says every A2A error with a status: the error in the body is the
 			// answer, as a JSON-RPC error object is on JSON-RPC (same codes, same outcome).
 			return t.rpcFailure(hse.RPC)
@@ -596,7 +597,7 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 }
 
 // httpStatusFailure is the Error of an agent that answered with an HTTP status instead of A2A.
-func httpStatusFailure(hse *a2a.HTTPStatusError) *connector.TurnError {
+func httpStatusFailure(hse *a2aclient.HTTPStatusError) *connector.TurnError {
 	switch {
 	case hse.StatusCode >= 300 && hse.StatusCode < 400:
 		return &connector.TurnError{Code: connector.CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
@@ -622,7 +623,7 @@ func (t *turn) rpcFailure(rpc *a2a.RPCError) *connector.TurnError {
 // or 405, or a 2xx page that is neither an event stream nor JSON (web frameworks that serve an
 // HTML page for every unknown path). In each case the agent processed nothing.
 func notFoundOrNotAllowed(err error) bool {
-	var hse *a2a.HTTPStatusError
+	var hse *a2aclient.HTTPStatusError
 	if errors.As(err, &hse) {
 		return hse.StatusCode == http.StatusNotFound || hse.StatusCode == http.StatusMethodNotAllowed
 	}
@@ -631,7 +632,7 @@ func notFoundOrNotAllowed(err error) bool {
 }
 
 func statusCode(err error) int {
-	var hse *a2a.HTTPStatusError
+	var hse *a2aclient.HTTPStatusError
 	if errors.As(err, &hse) {
 		return hse.StatusCode
 	}
@@ -664,7 +665,7 @@ func versionRefused(err error) bool {
 // on a JSON-RPC server, or a JSON-RPC POST on a REST one). Only consulted when the card's next
 // interface has another binding.
 func bindingRefused(err error) bool {
-	var hse *a2a.HTTPStatusError
+	var hse *a2aclient.HTTPStatusError
 	if !errors.As(err, &hse) || (hse.RPC != nil && hse.RPC.Code != a2a.CodeMethodNotFound) {
 		return false
 	}
@@ -681,7 +682,7 @@ func errorCode(err error) string {
 	if errors.As(err, &rpc) {
 		return fmt.Sprintf("rpc %d", rpc.Code)
 	}
-	var hse *a2a.HTTPStatusError
+	var hse *a2aclient.HTTPStatusError
 	if errors.As(err, &hse) {
 		return fmt.Sprintf("http %d", hse.StatusCode)
 	}
@@ -722,7 +723,7 @@ func (t *turn) verdict(err error) verdict {
 		}
 		return down
 	}
-	if hse, ok := errors.AsType[*a2a.HTTPStatusError](err); ok {
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
 		if hse.StatusCode >= 500 {
 			return down
 		}

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/nginxtest"
@@ -38,30 +39,30 @@ const turnTimeout = 20 * time.Second
 // binding is one way of calling an agent: the connector's binding and wire generation.
 type binding struct {
 	name    string
-	binding a2a.Binding
-	wire    a2a.Wire
+	binding a2aclient.Binding
+	wire    a2aclient.Wire
 }
 
-func (b binding) grpc() bool { return b.binding == a2a.BindingGRPC }
+func (b binding) grpc() bool { return b.binding == a2aclient.BindingGRPC }
 
 // bindings are the connector's bindings, JSON-RPC in both wire generations.
 var bindings = []binding{
-	{"jsonrpc_0.x", a2a.BindingJSONRPC, a2a.WireV0},
-	{"jsonrpc_1.0", a2a.BindingJSONRPC, a2a.WireV1},
-	{"httpjson_1.0", a2a.BindingHTTPJSON, a2a.WireV1},
-	{"grpc_1.0", a2a.BindingGRPC, a2a.WireV1},
+	{"jsonrpc_0.x", a2aclient.BindingJSONRPC, a2aclient.WireV0},
+	{"jsonrpc_1.0", a2aclient.BindingJSONRPC, a2aclient.WireV1},
+	{"httpjson_1.0", a2aclient.BindingHTTPJSON, a2aclient.WireV1},
+	{"grpc_1.0", a2aclient.BindingGRPC, a2aclient.WireV1},
 }
 
 // agentClient is the connector's agent client as internal/invoke builds it for the binaries:
 // the SSRF-guarded netguard client sending HTTP/1.1 with internal/h1 (InlineHTTP1), gRPC
 // through the guard's dialer; loopback and plain HTTP allowed, as in local setups, and roots
 // (nginx's self-signed certificate) trusted.
-func agentClient(t *testing.T, roots *x509.CertPool) *a2a.Client {
+func agentClient(t *testing.T, roots *x509.CertPool) *a2aclient.Client {
 	t.Helper()
 	pol := netguard.Policy{AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, AllowInsecureHTTP: true}
 	hc := netguard.NewClient(pol, netguard.ClientOptions{InlineHTTP1: true, RootCAs: roots})
 	t.Cleanup(hc.CloseIdleConnections)
-	c := a2a.NewClient(hc, a2a.ClientOptions{GRPC: a2a.GRPCOptions{
+	c := a2aclient.NewClient(hc, a2aclient.ClientOptions{GRPC: a2aclient.GRPCOptions{
 		Dial: pol.Dialer(0), CheckURL: pol.CheckURL,
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: roots},
 	}})
@@ -77,9 +78,9 @@ func fixtureAgent(t *testing.T, b binding) (*fixtureagent.Server, *url.URL) {
 	switch {
 	case b.grpc():
 		s = fixtureagent.NewGRPC(t)
-	case b.binding == a2a.BindingHTTPJSON:
+	case b.binding == a2aclient.BindingHTTPJSON:
 		s = fixtureagent.NewREST(t)
-	case b.wire == a2a.WireV1:
+	case b.wire == a2aclient.WireV1:
 		s = fixtureagent.NewV1(t)
 	default:
 		s = fixtureagent.New(t)
@@ -128,13 +129,13 @@ func proxy(t *testing.T, b binding, origin string, withTLS bool, http string) *n
 }
 
 // endpoint is the agent at path behind n, as the connector calls it with b.
-func endpoint(n *nginxtest.Nginx, b binding, path string) a2a.Endpoint {
-	return a2a.Endpoint{URL: n.URL + path, Binding: b.binding, Wire: b.wire}
+func endpoint(n *nginxtest.Nginx, b binding, path string) a2aclient.Endpoint {
+	return a2aclient.Endpoint{URL: n.URL + path, Binding: b.binding, Wire: b.wire}
 }
 
 // turn makes one turn with text, streamed or not, and returns the reply's text. A turn that
 // does not end in the completed state is an error.
-func turn(ctx context.Context, c *a2a.Client, ep a2a.Endpoint, stream bool, text string) (string, error) {
+func turn(ctx context.Context, c *a2aclient.Client, ep a2aclient.Endpoint, stream bool, text string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, turnTimeout)
 	defer cancel()
 	req := &a2a.SendMessageRequest{Message: a2a.Message{Role: a2a.RoleUser, MessageID: uuid.NewString(), Parts: a2a.Parts{a2a.TextPart(text)}}}
@@ -158,7 +159,7 @@ func turn(ctx context.Context, c *a2a.Client, ep a2a.Endpoint, stream bool, text
 		}
 		return reply.String(), nil
 	}
-	s, err := c.SendStreamingMessage(ctx, ep, req, a2a.StreamOptions{})
+	s, err := c.SendStreamingMessage(ctx, ep, req, a2aclient.StreamOptions{})
 	if err != nil {
 		return "", err
 	}
@@ -169,7 +170,7 @@ func turn(ctx context.Context, c *a2a.Client, ep a2a.Endpoint, stream bool, text
 // readStream reads s to its end and returns the text of its artifact chunks (append honoured);
 // a stream that ends other than with a completed status is an error, returned with the text
 // read so far.
-func readStream(s *a2a.Stream) (string, error) {
+func readStream(s *a2aclient.Stream) (string, error) {
 	var reply string
 	var last a2a.TaskState
 	for {
@@ -200,7 +201,7 @@ func readStream(s *a2a.Stream) (string, error) {
 }
 
 // mustTurn makes a turn (streamed on odd rounds) and fails the test unless it gets want.
-func mustTurn(t *testing.T, c *a2a.Client, ep a2a.Endpoint, round int, text, want string) {
+func mustTurn(t *testing.T, c *a2aclient.Client, ep a2aclient.Endpoint, round int, text, want string) {
 	t.Helper()
 	stream := round%2 == 1
 	got, err := turn(t.Context(), c, ep, stream, text)
@@ -227,9 +228,9 @@ func sdkPath(b binding) string {
 	switch {
 	case b.grpc():
 		return ""
-	case b.binding == a2a.BindingHTTPJSON:
+	case b.binding == a2aclient.BindingHTTPJSON:
 		return "/rest"
-	case b.wire == a2a.WireV1:
+	case b.wire == a2aclient.WireV1:
 		return "/v1"
 	}
 	return "/v0"

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 // rounds is how many turns each scenario makes in a row.
@@ -121,7 +122,7 @@ func TestNginx_connection_close_costs_no_turn(t *testing.T) {
 			t.Parallel()
 			agent := closingAgent(t, b)
 			c := agentClient(t, nil)
-			ep := a2a.Endpoint{URL: agent.String(), Binding: b.binding, Wire: b.wire}
+			ep := a2aclient.Endpoint{URL: agent.String(), Binding: b.binding, Wire: b.wire}
 			for round := range rounds {
 				mustTurn(t, c, ep, round, "hello", fixtureReply)
 			}
@@ -161,7 +162,7 @@ func restartTurns(t *testing.T, b binding, withTLS bool) {
 	ctx, cancel := context.WithTimeout(t.Context(), turnTimeout)
 	defer cancel()
 	s, err := c.SendStreamingMessage(ctx, ep, &a2a.SendMessageRequest{Message: a2a.Message{
-		Role: a2a.RoleUser, MessageID: "in-flight", Parts: a2a.Parts{a2a.TextPart(slowText)}}}, a2a.StreamOptions{})
+		Role: a2a.RoleUser, MessageID: "in-flight", Parts: a2a.Parts{a2a.TextPart(slowText)}}}, a2aclient.StreamOptions{})
 	if err != nil {
 		t.Fatalf("in-flight turn: %v", err)
 	}

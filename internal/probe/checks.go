@@ -12,7 +12,7 @@ import (
 	"time"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 )
@@ -233,9 +233,9 @@ func streamingCheck(a connector.Agent, t turn) Result {
 			Fix:     "Answer message/stream (SendStreamingMessage in A2A 1.0) with Content-Type text/event-stream, one event per update, or stop declaring capabilities.streaming."}
 	}
 	switch {
-	case c.binding == a2a.BindingGRPC:
+	case c.binding == a2aclient.BindingGRPC:
 		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams over gRPC (SendStreamingMessage, a server stream) at %s.", c.url)}
-	case c.binding == a2a.BindingHTTPJSON:
+	case c.binding == a2aclient.BindingHTTPJSON:
 		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on the HTTP+JSON path %s.", c.url)}
 	case c.v1:
 		return Result{Check: CheckStreaming, Status: Pass, Message: fmt.Sprintf("Streams Server-Sent Events on its interface URL %s (A2A 1.0 has no /stream path).", c.url)}

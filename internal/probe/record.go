@@ -6,19 +6,19 @@ import (
 	"sync"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 // call is one exchange of a probe turn with the agent, as the wire client reported it
-// (a2a.Exchange, on every binding): where it went, in which wire, and how the agent answered. It
+// (a2aclient.Exchange, on every binding): where it went, in which wire, and how the agent answered. It
 // holds no header values and no body.
 type call struct {
 	url string
 	// v1 is true when the call spoke A2A 1.0.
 	v1 bool
 	// binding is the binding the call went over.
-	binding a2a.Binding
-	// status is the HTTP status (gRPC: see a2a.Exchange), 0 when no response came.
+	binding a2aclient.Binding
+	// status is the HTTP status (gRPC: see a2aclient.Exchange), 0 when no response came.
 	status int
 	// mediaType is the response's media type ("text/event-stream", "application/json", …).
 	mediaType string
@@ -39,8 +39,8 @@ type recorder struct {
 }
 
 // observe implements invoke.Options.Observe.
-func (r *recorder) observe(ex a2a.Exchange) {
-	c := call{url: ex.URL, v1: ex.Wire == a2a.WireV1, binding: ex.Binding, status: ex.Status, mediaType: ex.MediaType}
+func (r *recorder) observe(ex a2aclient.Exchange) {
+	c := call{url: ex.URL, v1: ex.Wire == a2aclient.WireV1, binding: ex.Binding, status: ex.Status, mediaType: ex.MediaType}
 	r.mu.Lock()
 	r.calls = append(r.calls, c)
 	r.mu.Unlock()
@@ -83,7 +83,7 @@ func (t turn) answer() (call, bool) {
 // versionAt is the protocol version, as the card states it, of the interface c went to: the
 // fallback's when c went there, else the preferred interface's.
 func versionAt(a connector.Agent, c call) string {
-	if fb := a.Fallback; fb != nil && fb.URL != "" && (c.url == fb.URL || c.url == streamURL(fb.URL)) && c.v1 == (a2a.WireFor(fb.ProtocolVersion) == a2a.WireV1) {
+	if fb := a.Fallback; fb != nil && fb.URL != "" && (c.url == fb.URL || c.url == streamURL(fb.URL)) && c.v1 == (a2aclient.WireFor(fb.ProtocolVersion) == a2aclient.WireV1) {
 		return fb.ProtocolVersion
 	}
 	return a.ProtocolVersion

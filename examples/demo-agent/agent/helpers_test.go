@@ -14,8 +14,8 @@ import (
 	sdk "github.com/a2aproject/a2a-go/a2a"
 	"github.com/google/uuid"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 // fixture is a demo agent on a real loopback HTTP server with its own client, so no connection
@@ -63,7 +63,7 @@ func requestBody(t *testing.T, id, method string, params any) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, err := json.Marshal(a2a.Request{JSONRPC: "2.0", ID: json.RawMessage(`"` + id + `"`), Method: method, Params: raw})
+	body, err := json.Marshal(a2aclient.Request{JSONRPC: "2.0", ID: json.RawMessage(`"` + id + `"`), Method: method, Params: raw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func requestBody(t *testing.T, id, method string, params any) []byte {
 }
 
 // call makes one non-streaming JSON-RPC call on RPCPath and returns the decoded response.
-func (f *fixture) call(t *testing.T, method string, params any, header http.Header) a2a.Response {
+func (f *fixture) call(t *testing.T, method string, params any, header http.Header) a2aclient.Response {
 	t.Helper()
 	resp := f.post(t, t.Context(), RPCPath, requestBody(t, "req-1", method, params), header)
 	defer resp.Body.Close()
@@ -84,9 +84,9 @@ func (f *fixture) call(t *testing.T, method string, params any, header http.Head
 	return decodeResponse(t, resp.Body, "req-1")
 }
 
-func decodeResponse(t *testing.T, r io.Reader, wantID string) a2a.Response {
+func decodeResponse(t *testing.T, r io.Reader, wantID string) a2aclient.Response {
 	t.Helper()
-	var out a2a.Response
+	var out a2aclient.Response
 	if err := json.NewDecoder(r).Decode(&out); err != nil {
 		t.Fatalf("decode response: %v", err)
 	}

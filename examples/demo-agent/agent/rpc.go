@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2a/a2av0"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 // rpcErr builds a JSON-RPC error; the one place the agent's error codes are chosen is the
@@ -84,17 +85,17 @@ func (a *Agent) authorized(r *http.Request) bool {
 
 // parseRequest decodes and checks a JSON-RPC request envelope. On error the returned request
 // carries whatever id and method could be read (an unreadable id is left out, answered as null).
-func parseRequest(body []byte) (a2a.Request, *a2a.RPCError) {
+func parseRequest(body []byte) (a2aclient.Request, *a2a.RPCError) {
 	body = bytes.TrimSpace(body)
 	if !json.Valid(body) {
-		return a2a.Request{}, rpcErr(a2a.CodeParseError, "parse error: body is not valid JSON")
+		return a2aclient.Request{}, rpcErr(a2a.CodeParseError, "parse error: body is not valid JSON")
 	}
 	if body[0] == '[' {
-		return a2a.Request{}, rpcErr(a2a.CodeInvalidRequest, "batch requests are not supported")
+		return a2aclient.Request{}, rpcErr(a2a.CodeInvalidRequest, "batch requests are not supported")
 	}
-	var req a2a.Request
+	var req a2aclient.Request
 	if err := json.Unmarshal(body, &req); err != nil {
-		return a2a.Request{}, rpcErr(a2a.CodeInvalidRequest, "invalid request: %v", err)
+		return a2aclient.Request{}, rpcErr(a2a.CodeInvalidRequest, "invalid request: %v", err)
 	}
 	if len(req.ID) > 0 {
 		switch req.ID[0] {
@@ -104,7 +105,7 @@ func parseRequest(body []byte) (a2a.Request, *a2a.RPCError) {
 			return req, rpcErr(a2a.CodeInvalidRequest, "invalid request: id must be a string, a number or null")
 		}
 	}
-	if req.JSONRPC != a2a.JSONRPCVersion {
+	if req.JSONRPC != a2aclient.JSONRPCVersion {
 		return req, rpcErr(a2a.CodeInvalidRequest, `invalid request: jsonrpc must be "2.0"`)
 	}
 	if req.Method == "" {
@@ -155,7 +156,7 @@ func decodeMessageParams(raw json.RawMessage) (a2av0.MessageSendParams, string, 
 }
 
 // message runs one turn of message/send or message/stream.
-func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2a.Request, p a2av0.MessageSendParams, text string, stream bool) {
+func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2aclient.Request, p a2av0.MessageSendParams, text string, stream bool) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
 	t, in, cursor, perr := a.startTurn(p.Message, text, stop)
@@ -296,7 +297,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // getTask answers tasks/get. Without historyLength the whole history is returned.
-func (a *Agent) getTask(w http.ResponseWriter, req a2a.Request) {
+func (a *Agent) getTask(w http.ResponseWriter, req a2aclient.Request) {
 	var p a2av0.TaskQueryParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
@@ -322,7 +323,7 @@ func (a *Agent) getTask(w http.ResponseWriter, req a2a.Request) {
 
 // cancelTask answers tasks/cancel: a task not yet final ends canceled and its running turn, if
 // any, stops; its stream ends with the canceled status-update.
-func (a *Agent) cancelTask(w http.ResponseWriter, req a2a.Request) {
+func (a *Agent) cancelTask(w http.ResponseWriter, req a2aclient.Request) {
 	var p a2av0.TaskIDParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
@@ -354,7 +355,7 @@ func (a *Agent) cancelTask(w http.ResponseWriter, req a2a.Request) {
 // resubscribe answers tasks/resubscribe with a stream: the task as it is now, then, while a turn
 // runs, its further events up to the final one. A task with no running turn gets its current
 // status as the final status-update at once.
-func (a *Agent) resubscribe(w http.ResponseWriter, r *http.Request, req a2a.Request) {
+func (a *Agent) resubscribe(w http.ResponseWriter, r *http.Request, req a2aclient.Request) {
 	var p a2av0.TaskIDParams
 	if perr := decodeTaskID(req.Params, &p, &p.ID); perr != nil {
 		a.replyError(w, req, perr)
@@ -428,14 +429,14 @@ func (a *Agent) writeEvents(sw *sseWriter, t *task, cursor *int) (bool, <-chan s
 }
 
 // replyError answers a JSON-RPC error with HTTP 200, as JSON-RPC over HTTP does.
-func (a *Agent) replyError(w http.ResponseWriter, req a2a.Request, e *a2a.RPCError) {
+func (a *Agent) replyError(w http.ResponseWriter, req a2aclient.Request, e *a2a.RPCError) {
 	a.log.Info("a2a error", "method", req.Method, "code", e.Code, "error", e.Message)
 	writeJSON(w, http.StatusOK, req.ID, nil, e)
 }
 
 // writeJSON writes one JSON-RPC response: result when e is nil, else the error.
 func writeJSON(w http.ResponseWriter, status int, id json.RawMessage, result any, e *a2a.RPCError) {
-	resp := a2a.Response{JSONRPC: a2a.JSONRPCVersion, ID: id, Error: e}
+	resp := a2aclient.Response{JSONRPC: a2aclient.JSONRPCVersion, ID: id, Error: e}
 	if e == nil {
 		resp.Result = mustMarshal(result)
 	}
@@ -478,7 +479,7 @@ func startSSE(w http.ResponseWriter, id json.RawMessage) *sseWriter {
 
 // write sends one event whose data is the response carrying result.
 func (sw *sseWriter) write(result json.RawMessage) error {
-	body, err := json.Marshal(a2a.Response{JSONRPC: a2a.JSONRPCVersion, ID: sw.id, Result: result})
+	body, err := json.Marshal(a2aclient.Response{JSONRPC: a2aclient.JSONRPCVersion, ID: sw.id, Result: result})
 	if err != nil {
 		return fmt.Errorf("marshal event: %w", err)
 	}
