@@ -243,16 +243,18 @@ func (m *Main) Open(ctx context.Context) error {
 		// A2AC_AGENT_CA_FILE, on every binding.
 		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
 			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots, Logger: log}),
-		GRPCPolicy:     &agentPolicy,
-		RootCAs:        cfg.AgentRoots,
-		Secrets:        box,
-		TurnTimeout:    cfg.TurnTimeout,
-		Logger:         log,
-		TracerProvider: tp.TracerProvider,
-		MeterProvider:  tp.MeterProvider,
-		Breaker:        breaker,
-		RetryBudget:    budget,
-		OnFallback:     st.MarkOnFallback,
+		GRPCPolicy: &agentPolicy,
+		RootCAs:    cfg.AgentRoots,
+		// And their gRPC calls alike: a client span per call, traceparent naming it.
+		GRPCStatsHandler: tp.AgentGRPCStatsHandler(),
+		Secrets:          box,
+		TurnTimeout:      cfg.TurnTimeout,
+		Logger:           log,
+		TracerProvider:   tp.TracerProvider,
+		MeterProvider:    tp.MeterProvider,
+		Breaker:          breaker,
+		RetryBudget:      budget,
+		OnFallback:       st.MarkOnFallback,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	m.rec = agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})

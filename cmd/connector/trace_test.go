@@ -324,9 +324,17 @@ func TestTraceContextReachesGRPCAgents(t *testing.T) {
 
 			want := traceparent
 			if tc.telemetry {
-				trace := waitForSpan(t, spans, pb.Connector_ServiceDesc.ServiceName+"/HandleTurn")
-				inv := only(t, trace, func(sp tracetest.SpanStub) bool { return sp.Name == "invoke.Turn" })
-				want = fmt.Sprintf("00-%s-%s-01", engine.TraceID(), inv.SpanContext.SpanID())
+				turnSpans := waitForSpan(t, spans, pb.Connector_ServiceDesc.ServiceName+"/HandleTurn")
+				inv := only(t, turnSpans, func(sp tracetest.SpanStub) bool { return sp.Name == "invoke.Turn" })
+				// The agent call has a client span of its own below the turn's (otelgrpc, as
+				// otelhttp's on HTTP), and the agent's traceparent names it.
+				call := only(t, turnSpans, func(sp tracetest.SpanStub) bool {
+					return sp.Parent.SpanID() == inv.SpanContext.SpanID() && sp.SpanKind == trace.SpanKindClient
+				})
+				if call.Name != "lf.a2a.v1.A2AService/SendStreamingMessage" {
+					t.Errorf("agent call span %q, want the gRPC method's", call.Name)
+				}
+				want = fmt.Sprintf("00-%s-%s-01", engine.TraceID(), call.SpanContext.SpanID())
 			}
 			mu.Lock()
 			defer mu.Unlock()

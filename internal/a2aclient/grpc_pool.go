@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/stats"
 )
 
 // GRPCOptions configure the gRPC binding of a Client. Without Dial, gRPC interfaces are refused.
@@ -30,6 +31,10 @@ type GRPCOptions struct {
 	CheckURL func(*url.URL) error
 	// TLSConfig is the client TLS of https interfaces (nil: system roots, TLS 1.2 or later).
 	TLSConfig *tls.Config
+	// StatsHandler, if set, sees every call on every connection: the caller's OpenTelemetry
+	// instrumentation (a client span per agent call, the rpc.client.* metrics, and the W3C trace
+	// context naming that span), as otelhttp wraps the HTTP bindings' transport.
+	StatsHandler stats.Handler
 	// ConnIdleTimeout closes an agent's connection after this long without a call in flight
 	// (default 30 s); the next call connects again. It is well below the idle timeouts of what
 	// commonly stands in front of an agent (nginx's keepalive_timeout 75 s and its
@@ -194,7 +199,7 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 		creds = handshakeRecorder{credentials.NewTLS(tc), func(err error) { c.dialErr.Store(&err) }}
 	}
 	dial := p.o.Dial
-	cc, err := grpc.NewClient("passthrough:///"+t.hostport,
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			conn, err := dial(ctx, addr)
@@ -222,7 +227,11 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 			Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 5 * time.Second},
 			MinConnectTimeout: 5 * time.Second,
 		}),
-	)
+	}
+	if p.o.StatsHandler != nil {
+		opts = append(opts, grpc.WithStatsHandler(p.o.StatsHandler))
+	}
+	cc, err := grpc.NewClient("passthrough:///"+t.hostport, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC client for %s: %w", t.hostport, err)
 	}

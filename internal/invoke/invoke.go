@@ -25,6 +25,7 @@ import (
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/stats"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
@@ -65,6 +66,10 @@ type Options struct {
 	// should be built with the same pool: netguard.ClientOptions.RootCAs); nil: the system
 	// roots. The binaries give the system roots plus A2AC_AGENT_CA_FILE.
 	RootCAs *x509.CertPool
+	// GRPCStatsHandler instruments the agent calls over gRPC (telemetry's
+	// AgentGRPCStatsHandler: a client span per call, as the HTTP client's transport wrapper
+	// does for HTTP); nil: none.
+	GRPCStatsHandler stats.Handler
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
 	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
@@ -273,7 +278,7 @@ func New(o Options) *Invoker {
 	if o.GRPCPolicy != nil {
 		pol = *o.GRPCPolicy
 	}
-	grpcOpts := a2aclient.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL}
+	grpcOpts := a2aclient.GRPCOptions{Dial: pol.Dialer(0), CheckURL: pol.CheckURL, StatsHandler: o.GRPCStatsHandler}
 	if o.RootCAs != nil {
 		grpcOpts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
 	}

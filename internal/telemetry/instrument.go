@@ -13,6 +13,7 @@ import (
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
 )
 
 // GRPCServerOptions instruments a gRPC server. With tracing or metrics on, that is otelgrpc's
@@ -107,6 +108,23 @@ func (p *Providers) AgentTransport(rt http.RoundTripper) http.RoundTripper {
 		otelhttp.WithTracerProvider(p.TracerProvider),
 		otelhttp.WithMeterProvider(p.MeterProvider),
 		otelhttp.WithPropagators(propagation.TraceContext{}),
+	)
+}
+
+// AgentGRPCStatsHandler instruments the agent calls over gRPC (a2aclient.GRPCOptions
+// .StatsHandler), as AgentTransport does the HTTP ones: a client span per call, the
+// rpc.client.* metrics, and the W3C traceparent (and tracestate) naming that span in the call's
+// metadata. Baggage is not forwarded, for AgentTransport's reason. Nil when tracing and metrics
+// are both off: the client then sends the trace context the turn already carries (the dialog
+// engine's), and no handler runs on every message for nothing recorded.
+func (p *Providers) AgentGRPCStatsHandler() stats.Handler {
+	if p.off() {
+		return nil
+	}
+	return otelgrpc.NewClientHandler(
+		otelgrpc.WithTracerProvider(p.TracerProvider),
+		otelgrpc.WithMeterProvider(p.MeterProvider),
+		otelgrpc.WithPropagators(propagation.TraceContext{}),
 	)
 }
 
