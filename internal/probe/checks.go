@@ -125,8 +125,9 @@ func profileChanges(old, cur connector.CardProfile) []string {
 	return out
 }
 
-// errorFixes are what to change for each way a turn fails (invoke's error codes). %[1]s is the
-// URL called, %[2]s the A2A version.
+// errorFixes are what to change for each way a turn fails (invoke's error codes). %[1]s stands
+// for the URL called and %[2]s for the A2A version, where a text names them (replaced, not
+// formatted: see endpointCheck).
 var errorFixes = map[string]string{
 	connector.CodeAgentUnreachable: "Make sure the agent runs and %[1]s is reachable from the internet over HTTPS (DNS name, firewall, a TLS certificate a public CA signed).",
 	connector.CodeBlockedAddress:   "Publish the endpoint on a public address: the connector calls no private, loopback or reserved address (an operator can allow a range with A2AC_ALLOWED_CIDRS).",
@@ -186,7 +187,9 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	if fix == "" {
 		fix = "Look up this failure in the agent's logs."
 	}
-	return Result{Check: CheckEndpoint, Status: Fail, Message: msg + ".", Fix: fmt.Sprintf(fix, url, a.ProtocolVersion)}
+	// Not fmt.Sprintf: most fix texts name neither, and fmt would append %!(EXTRA …) to them.
+	fix = strings.NewReplacer("%[1]s", url, "%[2]s", a.ProtocolVersion).Replace(fix)
+	return Result{Check: CheckEndpoint, Status: Fail, Message: msg + ".", Fix: fix}
 }
 
 func versionCheck(a connector.Agent, t turn) Result {

@@ -169,6 +169,10 @@ func checkReport(t *testing.T, rep probe.Report, want map[string]probe.Status) {
 		if (c.Status == probe.Pass) != (c.Fix == "") {
 			t.Errorf("%s %s with fix %q: a fix belongs to every warn and fail, and only to them", c.Check, c.Status, c.Fix)
 		}
+		// fmt's complaints (%!(EXTRA …), %!s(MISSING)) mean a text was formatted wrongly.
+		if strings.Contains(c.Message, "%!") || strings.Contains(c.Fix, "%!") {
+			t.Errorf("%s: a text formatted wrongly: message %q, fix %q", c.Check, c.Message, c.Fix)
+		}
 	}
 	if strings.Contains(dump(rep), apiKey) {
 		t.Error("the report holds the API key")
@@ -353,6 +357,22 @@ func TestKeyNotSet(t *testing.T) {
 		probe.CheckStreaming: probe.Warn, probe.CheckFirstEvent: probe.Warn, probe.CheckTaskIDs: probe.Warn}))
 	if fix := find(t, rep, probe.CheckEndpoint).Fix; !strings.Contains(fix, "Set the agent's API key") {
 		t.Errorf("endpoint fix = %q", fix)
+	}
+}
+
+// TestKeyRefused: the stored key is not the agent's, and the fix says so, as plain text.
+func TestKeyRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	demo := agent.New(agent.Options{APIKey: apiKey})
+	srv := httptest.NewServer(demo.Handler())
+	t.Cleanup(srv.Close)
+	rep := probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), h.target(t, srv.URL, "not-"+apiKey))
+	checkReport(t, rep, allPass(map[string]probe.Status{probe.CheckEndpoint: probe.Fail, probe.CheckVersion: probe.Warn,
+		probe.CheckStreaming: probe.Warn, probe.CheckFirstEvent: probe.Warn, probe.CheckTaskIDs: probe.Warn}))
+	want := "The agent refused the API key stored for it: set the right key in the console (Rotate key), or fix the agent's key check."
+	if fix := find(t, rep, probe.CheckEndpoint).Fix; fix != want {
+		t.Errorf("endpoint fix = %q, want %q", fix, want)
 	}
 }
 
