@@ -288,6 +288,8 @@ const (
 	TextEvent TurnEventKind = iota + 1
 	// StatusEvent carries a task state and its status message text.
 	StatusEvent
+	// SpeechEvent says whether the reply may be interrupted (the voice extension's speech).
+	SpeechEvent
 )
 
 // String returns the kind's name.
@@ -297,6 +299,8 @@ func (k TurnEventKind) String() string {
 		return "text"
 	case StatusEvent:
 		return "status"
+	case SpeechEvent:
+		return "speech"
 	}
 	return fmt.Sprintf("TurnEventKind(%d)", int(k))
 }
@@ -316,6 +320,8 @@ type TurnEvent struct {
 	// State is the task state of a StatusEvent, in the A2A 0.x spelling whatever version the
 	// agent spoke ("working", "input-required", …).
 	State string
+	// BargeIn is, for SpeechEvent, whether the caller may interrupt the reply.
+	BargeIn bool
 }
 
 // TurnError is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API

@@ -17,6 +17,14 @@ type Turn struct {
 	// ReceivedTextBytes is, on a retry of a turn whose earlier attempt streamed text, how many
 	// bytes of that text the engine received: they are withheld from this attempt's deltas.
 	ReceivedTextBytes int
+	// DTMF or NoInput, at most one, replaces Text as the turn's input (voice.go); both nil is a
+	// text turn.
+	DTMF    *DTMF
+	NoInput *NoInput
+	// Interruption, when set, says the caller cut off an earlier turn's reply.
+	Interruption *Interruption
+	// Channel, when set, says where the conversation happens.
+	Channel *Channel
 }
 
 // TurnFinal is how a turn ended, as the engine sees it.
@@ -31,6 +39,10 @@ type TurnFinal struct {
 	// WithheldTextBytes is how many bytes of Text were kept out of the deltas
 	// (Turn.ReceivedTextBytes, rounded up to a character, at most len(Text) as streamed).
 	WithheldTextBytes int
+	// Finish is how a voice-extension agent ended its part (COMPLETED or HANDBACK); Expect is how
+	// it wants its question answered (INPUT_REQUIRED). Nil when it did not say.
+	Finish *Finish
+	Expect *Expect
 }
 
 // TurnSink receives a turn's events in order (an interface here, not with its caller, the

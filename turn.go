@@ -28,6 +28,11 @@ type TurnRequest struct {
 	TaskID string
 	// ContextID is the context the session last had with this agent ("" = none).
 	ContextID string
+	// OnMetadata, when set, is called on the turn's goroutine with the metadata of each status
+	// update's message and of each artifact update's artifact (and of the event itself), before
+	// any text the event carries is emitted, so that an extension's signal can reach the engine
+	// before or with the text. Like OnTask it must be quick.
+	OnMetadata func(md map[string]any)
 	// OnTask, when set, is called on the turn's goroutine each time the agent names a task id
 	// other than the one the turn knew (at first the held task's, else none), so the caller can
 	// track in-flight tasks without reading every event. It must be quick: it runs between
@@ -55,6 +60,10 @@ type TurnResult struct {
 	// Metadata is the metadata of the latest artifact that carried some (agents put device
 	// commands there); a Message result's metadata counts as an artifact's.
 	Metadata map[string]any
+	// EndMetadata is the metadata of the message that ended the turn: the last status's message
+	// (the status update event's own metadata when that message has none), or the Message
+	// result's. Extensions put how the agent ends its part there.
+	EndMetadata map[string]any
 	// Interrupted is true when OUR side ended the turn (turn, first-event or idle timeout,
 	// caller cancel): the caller keeps the hold as it was before the turn.
 	Interrupted bool

@@ -270,7 +270,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.router = session.New(session.Config{
 		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: m.rec,
-		Admission: limiter, Inflight: m.inflight,
+		Admission: limiter, Inflight: m.inflight, VoiceExtension: cfg.VoiceExtension,
 	})
 
 	// Outermost, so that grpc-go's goroutine waits on as few frames as possible.
@@ -293,7 +293,7 @@ func (m *Main) Open(ctx context.Context) error {
 			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
 		}),
 	)...)
-	pb.RegisterConnectorServer(srv, grpcapi.New(m.router, log))
+	pb.RegisterConnectorServer(srv, grpcapi.New(m.router, log, grpcapi.Options{VoiceExtension: cfg.VoiceExtension}))
 	hs := grpcapi.NewHealth()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)

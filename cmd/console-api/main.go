@@ -225,7 +225,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3, RootCAs: cfg.AgentRoots}),
 		AllowInsecureHTTP: cfg.AllowInsecureHTTP,
 		Checker: cardcheck.New(cardcheck.Options{AllowInsecureHTTP: cfg.AllowInsecureHTTP,
-			SupportedExtensions: cfg.SupportedExtensions}),
+			SupportedExtensions: cfg.SupportedExtensions, VoiceExtension: cfg.VoiceExtension}),
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
 		// Authenticated extended cards are asked for on the client turns use, in the agent's
@@ -244,6 +244,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.router = session.New(session.Config{
 		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Admission: limiter,
+		VoiceExtension: cfg.VoiceExtension,
 	})
 	api := console.New(console.Config{
 		Store:      st,

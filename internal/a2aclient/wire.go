@@ -2,6 +2,7 @@ package a2aclient
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
@@ -123,8 +124,8 @@ func (v1Dialect) method(op Op) string {
 func (v1Dialect) header(h http.Header) {
 	h.Set(VersionHeader, "1.0")
 	// Servers of either generation read one of the two names; sending both costs a header.
-	if ext := h.Get(LegacyExtensionsHeader); ext != "" && h.Get(ExtensionsHeader) == "" {
-		h.Set(ExtensionsHeader, ext)
+	if ext := h.Values(LegacyExtensionsHeader); len(ext) > 0 && h.Get(ExtensionsHeader) == "" {
+		h[ExtensionsHeader] = slices.Clone(ext)
 	}
 }
 

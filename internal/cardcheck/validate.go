@@ -75,6 +75,9 @@ type Options struct {
 	// SupportedExtensions are extension URIs supported besides the platform's built-ins
 	// (A2AC_SUPPORTED_EXTENSIONS).
 	SupportedExtensions []string
+	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), always
+	// supported; "" is connector.VoiceExtensionURI.
+	VoiceExtension string
 	// MaxBytes is the largest card accepted (default DefaultMaxBytes); a larger one is too_long.
 	MaxBytes int64
 }
@@ -101,6 +104,10 @@ func New(o Options) *Checker {
 	for _, u := range BuiltinExtensions() {
 		k.supported[u] = true
 	}
+	if o.VoiceExtension == "" {
+		o.VoiceExtension = connector.VoiceExtensionURI
+	}
+	k.supported[o.VoiceExtension] = true
 	for _, u := range o.SupportedExtensions {
 		if u = strings.TrimSpace(u); u != "" {
 			k.supported[u] = true

@@ -12,11 +12,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
@@ -32,9 +34,11 @@ type Config struct {
 	AllowInsecureHTTP   bool
 	AllowedCIDRs        []netip.Prefix
 	SupportedExtensions []string
-	HoldTTL             time.Duration
-	TurnTimeout         time.Duration
-	ShutdownTimeout     time.Duration
+	// VoiceExtension (A2AC_VOICE_EXTENSION) is the URI of the platform's voice extension.
+	VoiceExtension  string
+	HoldTTL         time.Duration
+	TurnTimeout     time.Duration
+	ShutdownTimeout time.Duration
 	// DrainDelay (A2AC_DRAIN_DELAY) is how long the connector keeps serving new turns after
 	// SIGTERM while its gRPC health says NOT_SERVING, so that balancers move away before the
 	// listener closes; 0 turns it off.
@@ -154,6 +158,13 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 		c.AgentRoots = roots
 	}
 	c.SupportedExtensions = splitList(getenv("A2AC_SUPPORTED_EXTENSIONS"))
+	c.VoiceExtension = connector.VoiceExtensionURI
+	if v := getenv("A2AC_VOICE_EXTENSION"); v != "" {
+		if u, err := url.Parse(v); err != nil || u.Scheme == "" || strings.ContainsAny(v, " \t,") {
+			bad("A2AC_VOICE_EXTENSION", "%q is not an absolute URI (such as %s)", v, connector.VoiceExtensionURI)
+		}
+		c.VoiceExtension = v
+	}
 	c.HoldTTL = duration(getenv, "A2AC_HOLD_TTL", 10*time.Minute, bad)
 	c.TurnTimeout = duration(getenv, "A2AC_TURN_TIMEOUT", 30*time.Second, bad)
 	c.ShutdownTimeout = duration(getenv, "A2AC_SHUTDOWN_TIMEOUT", 25*time.Second, bad)
@@ -298,7 +309,7 @@ func orDefault(v, def string) string {
 var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
-	"A2AC_AGENT_CA_FILE", "A2AC_SUPPORTED_EXTENSIONS", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
+	"A2AC_AGENT_CA_FILE", "A2AC_SUPPORTED_EXTENSIONS", "A2AC_VOICE_EXTENSION", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
 	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",

@@ -185,7 +185,7 @@ func TestCheckMetadata(t *testing.T) {
 func TestUndecodableRequests(t *testing.T) {
 	t.Parallel()
 	srv := grpc.NewServer(grpc.ForceServerCodecV2(Codec()))
-	pb.RegisterConnectorServer(srv, New(nil, slog.New(slog.DiscardHandler))) // nothing may reach the router
+	pb.RegisterConnectorServer(srv, New(nil, slog.New(slog.DiscardHandler), Options{})) // nothing may reach the router
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

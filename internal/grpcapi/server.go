@@ -47,13 +47,24 @@ type Server struct {
 	pb.UnimplementedConnectorServer
 	router Router
 	log    *slog.Logger
+	voice  string
 }
 
 var _ pb.ConnectorServer = (*Server)(nil)
 
+// Options shape a Server.
+type Options struct {
+	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), which
+	// ListAgents reports per agent; "" is connector.VoiceExtensionURI.
+	VoiceExtension string
+}
+
 // New returns the gRPC service backed by router.
-func New(router Router, log *slog.Logger) *Server {
-	return &Server{router: router, log: log}
+func New(router Router, log *slog.Logger, o Options) *Server {
+	if o.VoiceExtension == "" {
+		o.VoiceExtension = connector.VoiceExtensionURI
+	}
+	return &Server{router: router, log: log, voice: o.VoiceExtension}
 }
 
 // HandleTurn implements pb.ConnectorServer.
@@ -66,11 +77,13 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 	if err != nil {
 		return err
 	}
-	err = s.router.HandleTurn(ctx, connector.Turn{
+	t := connector.Turn{
 		TenantID: req.GetTenantId(), SessionID: req.GetSessionId(), TurnID: req.GetTurnId(),
 		AgentID: req.GetAgentId(), Text: req.GetText(), Metadata: md,
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
-	}, &sink{stream: stream})
+	}
+	fromPBVoice(req, &t) // checkTurn checked it
+	err = s.router.HandleTurn(ctx, t, &sink{stream: stream})
 	return s.status(ctx, "HandleTurn", err)
 }
 
@@ -116,7 +129,9 @@ func (s *Server) ListAgents(ctx context.Context, req *pb.ListAgentsRequest) (*pb
 	}
 	out := &pb.ListAgentsResponse{Agents: make([]*pb.Agent, 0, len(agents))}
 	for _, a := range agents {
-		out.Agents = append(out.Agents, toPBAgent(a))
+		pa := toPBAgent(a)
+		pa.VoiceExtension = a.VoiceActive(s.voice)
+		out.Agents = append(out.Agents, pa)
 	}
 	return out, nil
 }
@@ -155,6 +170,8 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 		return status.Error(codes.FailedPrecondition, "agent requires an API key and none is set")
 	case errors.Is(err, connector.ErrUnavailable):
 		return status.Error(codes.Unavailable, "connector database unavailable; retry")
+	case errors.Is(err, connector.ErrNoInputUnsupported):
+		return noInputUnsupported()
 	}
 	s.log.ErrorContext(ctx, "rpc failed", slog.String("rpc", op), slog.Any("error", err))
 	return status.Error(codes.Internal, "internal error")
@@ -177,6 +194,8 @@ func (k *sink) Event(e connector.TurnEvent) error {
 		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_TextDelta{TextDelta: &pb.TextDelta{Text: e.Text}}})
 	case connector.StatusEvent:
 		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Status{Status: &pb.StatusUpdate{State: e.State, Text: e.Text}}})
+	case connector.SpeechEvent:
+		return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Speech{Speech: &pb.SpeechPolicy{BargeIn: e.BargeIn}}})
 	}
 	return nil
 }
@@ -197,6 +216,7 @@ func (k *sink) Final(f connector.TurnFinal) error {
 	if !f.HoldExpiresAt.IsZero() {
 		out.Hold = &pb.Hold{ExpiresAt: timestamppb.New(f.HoldExpiresAt)}
 	}
+	out.Finish, out.Expect = toPBFinish(f.Finish), toPBExpect(f.Expect)
 	return k.stream.Send(&pb.TurnEvent{Event: &pb.TurnEvent_Final{Final: out}})
 }
 

@@ -109,7 +109,7 @@ func checkTurn(req *pb.HandleTurnRequest) error {
 	if n := req.GetReceivedTextBytes(); n > MaxReceivedTextBytes {
 		return invalid("received_text_bytes", "larger than %d (the longest reply)", MaxReceivedTextBytes)
 	}
-	return ruleText.check("text", req.GetText())
+	return checkInput(req)
 }
 
 // checkMetadata walks the metadata Struct (keys and string values as free text, numbers finite,

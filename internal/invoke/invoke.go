@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -449,7 +450,10 @@ func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *
 		}
 	}
 	if len(agent.Extensions) > 0 {
-		h.Set(extensionsHeader, strings.Join(agent.Extensions, ", "))
+		// One header line per URI, not one comma-joined line: a2a-go's servers compare each
+		// line with a required extension's URI, so "a, b" activates neither (a2a-go v2.3.1 then
+		// refuses an agent's required extension with -32008).
+		h[extensionsHeader] = slices.Clone(agent.Extensions)
 	}
 	return h, accessToken, nil
 }

@@ -586,7 +586,8 @@ func TestTurnHeaders(t *testing.T) {
 		{name: "default_key_header", withKey: true, wantKeyHeader: []string{"X-API-KEY"}},
 		{name: "key_under_both_names", withKey: true, keyHeaders: []string{"X-API-KEY", "X-Custom-Key"}, wantKeyHeader: []string{"X-API-KEY", "X-Custom-Key"}},
 		{name: "extensions_activated", extensions: []string{"https://ext.example/intent/v1", "https://ext.example/device/v1"},
-			wantExt: "https://ext.example/intent/v1, https://ext.example/device/v1"},
+			// One line per URI: a2a-go compares each line with a required extension's URI.
+			wantExt: "https://ext.example/intent/v1|https://ext.example/device/v1"},
 		{name: "no_key_no_extensions"},
 	}
 	for _, tt := range tests {
@@ -614,7 +615,7 @@ func TestTurnHeaders(t *testing.T) {
 					t.Errorf("%s = %q, want %q", name, got, want)
 				}
 			}
-			if got := hdr.Get("X-A2A-Extensions"); got != tt.wantExt {
+			if got := strings.Join(hdr.Values("X-A2A-Extensions"), "|"); got != tt.wantExt {
 				t.Errorf("X-A2A-Extensions = %q, want %q", got, tt.wantExt)
 			}
 			if _, ok := hdr["X-A2a-Extensions"]; ok && tt.wantExt == "" {

@@ -54,6 +54,8 @@ type turn struct {
 	end *a2a.TaskStatus
 	// messageResult: a Message ended the turn.
 	messageResult bool
+	// endMetadata is TurnResult.EndMetadata.
+	endMetadata map[string]any
 
 	// Last status event emitted, to skip repeats while polling.
 	emittedState, emittedStatusText string
@@ -360,24 +362,61 @@ func (t *turn) handle(ev a2a.Event) bool {
 	switch e := ev.(type) {
 	case *a2a.Task:
 		t.note(e.ID, e.ContextID)
+		t.metadata(statusMetadata(e.Status), e.Metadata)
 		t.text(t.asm.snapshot(e))
-		return t.status(e.Status)
+		return t.ends(t.status(e.Status), statusMetadata(e.Status), e.Metadata)
 	case *a2a.TaskStatusUpdateEvent:
 		t.note(e.TaskID, e.ContextID)
-		return t.status(e.Status)
+		t.metadata(statusMetadata(e.Status), e.Metadata)
+		return t.ends(t.status(e.Status), statusMetadata(e.Status), e.Metadata)
 	case *a2a.TaskArtifactUpdateEvent:
 		t.note(e.TaskID, e.ContextID)
+		t.metadata(e.Artifact.Metadata, e.Metadata)
 		t.text(t.asm.artifact(e))
 		return false
 	case *a2a.Message:
 		if e.ContextID != "" {
 			t.contextID = e.ContextID
 		}
+		t.metadata(e.Metadata, nil)
 		t.text(t.asm.message(e))
 		t.messageResult = true
-		return true
+		return t.ends(true, e.Metadata, nil)
 	}
 	return false
+}
+
+// metadata hands an event's metadata to the request's OnMetadata, if any (one nil check per
+// event for turns without it).
+func (t *turn) metadata(inner, outer map[string]any) {
+	if t.req.OnMetadata == nil {
+		return
+	}
+	if inner != nil {
+		t.req.OnMetadata(inner)
+	}
+	if outer != nil {
+		t.req.OnMetadata(outer)
+	}
+}
+
+// ends notes the metadata of the event that ends the turn (ended): its message's, or the event's
+// own when the message has none.
+func (t *turn) ends(ended bool, inner, outer map[string]any) bool {
+	if ended {
+		t.endMetadata = inner
+		if inner == nil {
+			t.endMetadata = outer
+		}
+	}
+	return ended
+}
+
+func statusMetadata(st a2a.TaskStatus) map[string]any {
+	if st.Message == nil {
+		return nil
+	}
+	return st.Message.Metadata
 }
 
 func (t *turn) note(taskID, contextID string) {
@@ -444,6 +483,7 @@ func (t *turn) finish(err error) *connector.TurnResult {
 	}
 	res.Text = t.asm.text()
 	res.Metadata = t.asm.meta
+	res.EndMetadata = t.endMetadata
 	res.NonTextParts = t.asm.nonText()
 	if res.Err != nil {
 		res.Err.Message = a2aclient.Clip(res.Err.Message, 512, "…")

@@ -30,7 +30,9 @@ func (r *Router) recordHealth(o *turnObs, err error) {
 		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent is disabled"
 	case errors.Is(err, connector.ErrAPIKeyMissing):
 		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent needs an API key and none is set"
-	case !o.routed:
+	case !o.routed, errors.Is(err, connector.ErrNoInputUnsupported):
+		// A no-input turn for an agent without the voice extension was never sent: nothing
+		// about the agent to report.
 		return
 	case ht.Outcome == "" && errors.Is(err, context.Canceled):
 		// The caller left before the agent was called: not the agent's failure.

@@ -41,6 +41,11 @@ const (
 	attrHeld      = attribute.Key("a2ac.held")
 	attrOutcome   = attribute.Key("a2ac.outcome")
 	attrErrorType = attribute.Key("error.type")
+	// The voice extension's (docs/voice-extension.md), on turns that carry any of it: never the
+	// digits or the heard text.
+	attrInputKind   = attribute.Key("a2ac.voice.input_kind")
+	attrInterrupted = attribute.Key("a2ac.voice.interrupted")
+	attrFinish      = attribute.Key("a2ac.voice.finish")
 )
 
 // turnObs is what HandleTurn learns about a turn for its span and metrics.
@@ -55,6 +60,20 @@ type turnObs struct {
 	outcome   connector.Outcome // "" until the turn has one
 	firstText time.Duration     // since start; valid when sawText
 	sawText   bool
+	// voice: the turn carries voice fields (input other than text, interruption, channel);
+	// then its input kind and interruption go on the span. finish is the agent's, when said.
+	voice       bool
+	inputKind   connector.InputKind
+	interrupted bool
+	finish      *connector.Finish
+}
+
+// noteVoice notes the voice fields of turn t.
+func (o *turnObs) noteVoice(t *connector.Turn) {
+	o.voice = t.DTMF != nil || t.NoInput != nil || t.Interruption != nil || t.Channel != nil
+	if o.voice {
+		o.inputKind, o.interrupted = t.InputKind(), t.Interruption != nil
+	}
 }
 
 // text notes the first text delta. It is called for every event, so it allocates nothing.
@@ -184,6 +203,12 @@ func (o *observer) end(ctx context.Context, span trace.Span, t *turnObs, err err
 	}
 	if span.IsRecording() {
 		span.SetAttributes(attrAgentID.String(t.agentID), attrHeld.Bool(t.held), attrOutcome.String(string(outcome)))
+		if t.voice {
+			span.SetAttributes(attrInputKind.String(string(t.inputKind)), attrInterrupted.Bool(t.interrupted))
+		}
+		if t.finish != nil {
+			span.SetAttributes(attrFinish.String(string(t.finish.Type)))
+		}
 		if err != nil {
 			span.SetAttributes(attrErrorType.String(errorType(err)))
 		}
@@ -215,6 +240,8 @@ func errorType(err error) string {
 		return "unavailable"
 	case errors.Is(err, connector.ErrInvalid):
 		return "invalid"
+	case errors.Is(err, connector.ErrNoInputUnsupported):
+		return "no_input_unsupported"
 	}
 	var refused *connector.RefusedError
 	if errors.As(err, &refused) {

@@ -14,6 +14,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
+	"github.com/a2a-connector/a2a-connector/internal/voice"
 )
 
 // saveTimeout bounds writing a turn's result before its Final, even when the caller has gone
@@ -53,6 +54,9 @@ type Config struct {
 	// Admission caps the turns in flight per tenant, per agent and in all; a turn over a cap
 	// is refused at once with an *connector.RefusedError. nil: no caps.
 	Admission *admission.Limiter
+	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION);
+	// "" is connector.VoiceExtensionURI.
+	VoiceExtension string
 }
 
 // Router runs turns and keeps session holds. It is safe for concurrent use.
@@ -69,6 +73,7 @@ type Router struct {
 	startedWithin time.Duration
 	admit         *admission.Limiter
 	inflight      *Inflight
+	voice         *voice.Extension
 }
 
 // New returns a Router.
@@ -88,7 +93,7 @@ func New(c Config) *Router {
 	return &Router{store: c.Store, invoker: c.Invoker, agents: newAgentCache(4096),
 		holdTTL: c.HoldTTL, now: c.Now, log: c.Logger,
 		obs: newObserver(c.TracerProvider, c.MeterProvider, c.Logger), health: c.Health,
-		startedWithin: c.StartedWithin, admit: c.Admission, inflight: c.Inflight}
+		startedWithin: c.StartedWithin, admit: c.Admission, inflight: c.Inflight, voice: voice.New(c.VoiceExtension)}
 }
 
 // messageNamespace derives A2A messageIds from turn ids (UUIDv5), so a retried turn sends the
@@ -106,6 +111,7 @@ func MessageID(tenantID, sessionID, turnID string) string {
 // misbehaviour is a connector.TurnFinal{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
+	obs.noteVoice(&t)
 	ctx, span := r.obs.start(ctx, t.TenantID)
 	err := r.handleTurn(ctx, &t, sink, &obs)
 	r.obs.end(ctx, span, &obs, err)
@@ -138,14 +144,19 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 		return err
 	}
 	obs.agentID, obs.held, obs.routed = rt.agent.ID, rt.held, true
+	rt.voice = r.voice.Active(rt.agent)
+	msg, err := r.voice.Outgoing(t, rt.voice, func(turnID string) string { return MessageID(t.TenantID, t.SessionID, turnID) })
+	if err != nil {
+		return fmt.Errorf("agent %s: %w", rt.agent.ID, err)
+	}
 	started := newStartedOnce(sink, rt, r.startedWithin)
 	defer started.stop()
 	req := connector.TurnRequest{
 		Agent:     rt.agent,
 		APIKey:    rt.key,
 		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
-		Text:      t.Text,
-		Metadata:  t.Metadata,
+		Text:      msg.Text,
+		Metadata:  msg.Metadata,
 		TaskID:    rt.taskID,
 		ContextID: rt.contextID,
 	}
@@ -158,6 +169,14 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 	if t.ReceivedTextBytes > 0 {
 		wh = &withholder{left: t.ReceivedTextBytes}
 	}
+	emit := func(e connector.TurnEvent) {
+		if started.send() == nil {
+			_ = sink.Event(e)
+		}
+	}
+	if rt.voice {
+		req.OnMetadata = r.speechWatcher(emit)
+	}
 	res := r.invoker.Turn(ctx, req, func(e connector.TurnEvent) {
 		if e.Kind == connector.TextEvent {
 			if wh != nil {
@@ -167,9 +186,7 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 			}
 			obs.text()
 		}
-		if started.send() == nil {
-			_ = sink.Event(e)
-		}
+		emit(e)
 	})
 	if err := started.send(); err != nil {
 		return err
@@ -189,6 +206,7 @@ type routed struct {
 	hold      *connector.Hold // the live hold before the turn, when held
 	taskID    string          // the held task, when held
 	contextID string
+	voice     bool // the agent declares the voice extension
 }
 
 // route decides the turn's agent: a live hold on an agent that can still be called wins over
@@ -259,6 +277,10 @@ func (r *Router) record(ctx context.Context, t *connector.Turn, rt *routed, star
 	}, r.now(), r.holdTTL)
 	final := connector.TurnFinal{Outcome: res.Outcome, Text: res.Text, TaskID: res.TaskID, ContextID: res.ContextID,
 		Err: res.Err, Metadata: res.Metadata, WithheldTextBytes: withheld}
+	if rt.voice {
+		r.voiceEnding(&final, res.EndMetadata)
+		obs.finish = final.Finish
+	}
 	rec := turnRecord(t, rt.agent.ID, startedAt, res.ContextID, change)
 	durableFirst := savesBeforeFinal(change.Kind, rt.held)
 	if durableFirst {

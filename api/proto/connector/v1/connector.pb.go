@@ -29,6 +29,174 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// DtmfTermination is how DTMF collection ended; the agent receives "endKey", "timeout" or
+// "maxDigits".
+type DtmfTermination int32
+
+const (
+	// DTMF_TERMINATION_UNSPECIFIED is refused (INVALID_ARGUMENT).
+	DtmfTermination_DTMF_TERMINATION_UNSPECIFIED DtmfTermination = 0
+	// DTMF_TERMINATION_END_KEY: the caller pressed the end key (commonly #).
+	DtmfTermination_DTMF_TERMINATION_END_KEY DtmfTermination = 1
+	// DTMF_TERMINATION_TIMEOUT: the caller stopped pressing keys for the inter-digit timeout.
+	DtmfTermination_DTMF_TERMINATION_TIMEOUT DtmfTermination = 2
+	// DTMF_TERMINATION_MAX_DIGITS: the caller pressed as many keys as were asked for.
+	DtmfTermination_DTMF_TERMINATION_MAX_DIGITS DtmfTermination = 3
+)
+
+// Enum value maps for DtmfTermination.
+var (
+	DtmfTermination_name = map[int32]string{
+		0: "DTMF_TERMINATION_UNSPECIFIED",
+		1: "DTMF_TERMINATION_END_KEY",
+		2: "DTMF_TERMINATION_TIMEOUT",
+		3: "DTMF_TERMINATION_MAX_DIGITS",
+	}
+	DtmfTermination_value = map[string]int32{
+		"DTMF_TERMINATION_UNSPECIFIED": 0,
+		"DTMF_TERMINATION_END_KEY":     1,
+		"DTMF_TERMINATION_TIMEOUT":     2,
+		"DTMF_TERMINATION_MAX_DIGITS":  3,
+	}
+)
+
+func (x DtmfTermination) Enum() *DtmfTermination {
+	p := new(DtmfTermination)
+	*p = x
+	return p
+}
+
+func (x DtmfTermination) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (DtmfTermination) Descriptor() protoreflect.EnumDescriptor {
+	return file_connector_v1_connector_proto_enumTypes[0].Descriptor()
+}
+
+func (DtmfTermination) Type() protoreflect.EnumType {
+	return &file_connector_v1_connector_proto_enumTypes[0]
+}
+
+func (x DtmfTermination) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use DtmfTermination.Descriptor instead.
+func (DtmfTermination) EnumDescriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{0}
+}
+
+// FinishType is how an agent ends its part.
+type FinishType int32
+
+const (
+	// FINISH_TYPE_UNSPECIFIED is never sent.
+	FinishType_FINISH_TYPE_UNSPECIFIED FinishType = 0
+	// FINISH_TYPE_COMPLETE: the agent is done; the platform continues the conversation.
+	FinishType_FINISH_TYPE_COMPLETE FinishType = 1
+	// FINISH_TYPE_ESCALATE: give the caller to a human (summary says what happened so far).
+	FinishType_FINISH_TYPE_ESCALATE FinishType = 2
+	// FINISH_TYPE_END_CONVERSATION: end the conversation (hang up) after speaking the reply.
+	FinishType_FINISH_TYPE_END_CONVERSATION FinishType = 3
+)
+
+// Enum value maps for FinishType.
+var (
+	FinishType_name = map[int32]string{
+		0: "FINISH_TYPE_UNSPECIFIED",
+		1: "FINISH_TYPE_COMPLETE",
+		2: "FINISH_TYPE_ESCALATE",
+		3: "FINISH_TYPE_END_CONVERSATION",
+	}
+	FinishType_value = map[string]int32{
+		"FINISH_TYPE_UNSPECIFIED":      0,
+		"FINISH_TYPE_COMPLETE":         1,
+		"FINISH_TYPE_ESCALATE":         2,
+		"FINISH_TYPE_END_CONVERSATION": 3,
+	}
+)
+
+func (x FinishType) Enum() *FinishType {
+	p := new(FinishType)
+	*p = x
+	return p
+}
+
+func (x FinishType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FinishType) Descriptor() protoreflect.EnumDescriptor {
+	return file_connector_v1_connector_proto_enumTypes[1].Descriptor()
+}
+
+func (FinishType) Type() protoreflect.EnumType {
+	return &file_connector_v1_connector_proto_enumTypes[1]
+}
+
+func (x FinishType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FinishType.Descriptor instead.
+func (FinishType) EnumDescriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{1}
+}
+
+// InputMode is a way the caller may answer.
+type InputMode int32
+
+const (
+	// INPUT_MODE_UNSPECIFIED is never sent.
+	InputMode_INPUT_MODE_UNSPECIFIED InputMode = 0
+	// INPUT_MODE_SPEECH: the caller speaks.
+	InputMode_INPUT_MODE_SPEECH InputMode = 1
+	// INPUT_MODE_DTMF: the caller presses keys.
+	InputMode_INPUT_MODE_DTMF InputMode = 2
+)
+
+// Enum value maps for InputMode.
+var (
+	InputMode_name = map[int32]string{
+		0: "INPUT_MODE_UNSPECIFIED",
+		1: "INPUT_MODE_SPEECH",
+		2: "INPUT_MODE_DTMF",
+	}
+	InputMode_value = map[string]int32{
+		"INPUT_MODE_UNSPECIFIED": 0,
+		"INPUT_MODE_SPEECH":      1,
+		"INPUT_MODE_DTMF":        2,
+	}
+)
+
+func (x InputMode) Enum() *InputMode {
+	p := new(InputMode)
+	*p = x
+	return p
+}
+
+func (x InputMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (InputMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_connector_v1_connector_proto_enumTypes[2].Descriptor()
+}
+
+func (InputMode) Type() protoreflect.EnumType {
+	return &file_connector_v1_connector_proto_enumTypes[2]
+}
+
+func (x InputMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use InputMode.Descriptor instead.
+func (InputMode) EnumDescriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{2}
+}
+
 // Outcome is how a turn ended, and what that means for the session.
 type Outcome int32
 
@@ -90,11 +258,11 @@ func (x Outcome) String() string {
 }
 
 func (Outcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_connector_v1_connector_proto_enumTypes[0].Descriptor()
+	return file_connector_v1_connector_proto_enumTypes[3].Descriptor()
 }
 
 func (Outcome) Type() protoreflect.EnumType {
-	return &file_connector_v1_connector_proto_enumTypes[0]
+	return &file_connector_v1_connector_proto_enumTypes[3]
 }
 
 func (x Outcome) Number() protoreflect.EnumNumber {
@@ -103,7 +271,7 @@ func (x Outcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Outcome.Descriptor instead.
 func (Outcome) EnumDescriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{0}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{3}
 }
 
 // HandleTurnRequest is one user turn.
@@ -124,9 +292,10 @@ type HandleTurnRequest struct {
 	// none; at most 256 bytes, no control characters. Ignored while another agent holds the
 	// session. Empty and no hold: OUTCOME_NO_AGENT.
 	AgentId string `protobuf:"bytes,4,opt,name=agent_id,json=agentId,proto3" json:"agent_id,omitempty"`
-	// text is what the user said or typed, UTF-8. Required, at most 16 KiB (16384 bytes), no
-	// control characters but tab and line breaks. Sent to the agent as the single text part of the
-	// A2A message.
+	// text is what the user said or typed, UTF-8: the turn's input unless dtmf or no_input is set.
+	// Exactly one of text (non-empty), dtmf and no_input is required; more than one is
+	// INVALID_ARGUMENT. At most 16 KiB (16384 bytes), no control characters but tab and line
+	// breaks. Sent to the agent as the single text part of the A2A message.
 	Text string `protobuf:"bytes,5,opt,name=text,proto3" json:"text,omitempty"`
 	// metadata is passed to the agent unchanged as the A2A message.metadata: user, device, location,
 	// the matched skill and its parameters, as the platform's A2A extensions define them. Optional;
@@ -148,8 +317,23 @@ type HandleTurnRequest struct {
 	// agents that answer a messageId they have seen with the same reply, and for deterministic
 	// ones; an agent that writes a different reply on the retry is heard from that offset on.
 	ReceivedTextBytes uint64 `protobuf:"varint,7,opt,name=received_text_bytes,json=receivedTextBytes,proto3" json:"received_text_bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// dtmf is keypad input instead of text: the digits also go to the agent as the message's text.
+	Dtmf *DtmfInput `protobuf:"bytes,8,opt,name=dtmf,proto3" json:"dtmf,omitempty"`
+	// no_input is a turn on which the caller said nothing (the engine's no-input timer fired), so
+	// that the agent can reprompt in its own words. For an agent without the voice extension it is
+	// not sent: the RPC fails with FAILED_PRECONDITION, before any event, carrying a
+	// google.rpc.ErrorInfo whose reason is "NO_INPUT_UNSUPPORTED"; the session is untouched and
+	// the agent's health and circuit breaker do not count it. Reprompt the caller yourself.
+	NoInput *NoInput `protobuf:"bytes,9,opt,name=no_input,json=noInput,proto3" json:"no_input,omitempty"`
+	// interruption says that the caller cut off an earlier turn's reply (barge-in: the engine
+	// canceled that turn's RPC, or stopped speaking its reply), and what of it the caller heard.
+	// Optional; sent with the turn that carries what the caller said next.
+	Interruption *Interruption `protobuf:"bytes,10,opt,name=interruption,proto3" json:"interruption,omitempty"`
+	// channel is where the conversation happens. Optional. A text turn on channel kind "voice" is
+	// speech to the agent ("kind": "speech"); on any other channel, or without one, typed text.
+	Channel       *Channel `protobuf:"bytes,11,opt,name=channel,proto3" json:"channel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HandleTurnRequest) Reset() {
@@ -231,6 +415,249 @@ func (x *HandleTurnRequest) GetReceivedTextBytes() uint64 {
 	return 0
 }
 
+func (x *HandleTurnRequest) GetDtmf() *DtmfInput {
+	if x != nil {
+		return x.Dtmf
+	}
+	return nil
+}
+
+func (x *HandleTurnRequest) GetNoInput() *NoInput {
+	if x != nil {
+		return x.NoInput
+	}
+	return nil
+}
+
+func (x *HandleTurnRequest) GetInterruption() *Interruption {
+	if x != nil {
+		return x.Interruption
+	}
+	return nil
+}
+
+func (x *HandleTurnRequest) GetChannel() *Channel {
+	if x != nil {
+		return x.Channel
+	}
+	return nil
+}
+
+// DtmfInput is keypad input.
+type DtmfInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// digits are the keys the caller pressed, the end key excluded: 1 to 64 of 0-9, *, # and A-D.
+	Digits string `protobuf:"bytes,1,opt,name=digits,proto3" json:"digits,omitempty"`
+	// termination is how the collection ended. Required (not UNSPECIFIED).
+	Termination   DtmfTermination `protobuf:"varint,2,opt,name=termination,proto3,enum=a2aconnector.v1.DtmfTermination" json:"termination,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DtmfInput) Reset() {
+	*x = DtmfInput{}
+	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DtmfInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DtmfInput) ProtoMessage() {}
+
+func (x *DtmfInput) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DtmfInput.ProtoReflect.Descriptor instead.
+func (*DtmfInput) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *DtmfInput) GetDigits() string {
+	if x != nil {
+		return x.Digits
+	}
+	return ""
+}
+
+func (x *DtmfInput) GetTermination() DtmfTermination {
+	if x != nil {
+		return x.Termination
+	}
+	return DtmfTermination_DTMF_TERMINATION_UNSPECIFIED
+}
+
+// NoInput is a turn without input.
+type NoInput struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// silence_ms is how long the engine waited for the caller, in milliseconds; at most 3600000.
+	SilenceMs     uint32 `protobuf:"varint,1,opt,name=silence_ms,json=silenceMs,proto3" json:"silence_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoInput) Reset() {
+	*x = NoInput{}
+	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoInput) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoInput) ProtoMessage() {}
+
+func (x *NoInput) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoInput.ProtoReflect.Descriptor instead.
+func (*NoInput) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *NoInput) GetSilenceMs() uint32 {
+	if x != nil {
+		return x.SilenceMs
+	}
+	return 0
+}
+
+// Interruption is the caller cutting off an earlier turn's reply.
+type Interruption struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// turn_id is the turn_id of the earlier turn of this session whose reply was cut off.
+	// Required, the same limits as HandleTurnRequest.turn_id. The agent receives the A2A
+	// messageId the connector sent for that turn, which is derived from it.
+	TurnId string `protobuf:"bytes,1,opt,name=turn_id,json=turnId,proto3" json:"turn_id,omitempty"`
+	// heard_text is the part of that turn's reply the caller heard before cutting it off (may be
+	// empty); the same limits as text. Never logged or traced.
+	HeardText     string `protobuf:"bytes,2,opt,name=heard_text,json=heardText,proto3" json:"heard_text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Interruption) Reset() {
+	*x = Interruption{}
+	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Interruption) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Interruption) ProtoMessage() {}
+
+func (x *Interruption) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Interruption.ProtoReflect.Descriptor instead.
+func (*Interruption) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Interruption) GetTurnId() string {
+	if x != nil {
+		return x.TurnId
+	}
+	return ""
+}
+
+func (x *Interruption) GetHeardText() string {
+	if x != nil {
+		return x.HeardText
+	}
+	return ""
+}
+
+// Channel is where the conversation happens.
+type Channel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is "voice", "chat" or another word: 1 to 32 bytes of a-z, 0-9, "-" and "_".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// locale is the caller's language as a BCP 47 tag ("zh-CN", "en-US"); optional. A tag that is
+	// not well-formed BCP 47 is INVALID_ARGUMENT.
+	Locale        string `protobuf:"bytes,2,opt,name=locale,proto3" json:"locale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Channel) Reset() {
+	*x = Channel{}
+	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Channel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Channel) ProtoMessage() {}
+
+func (x *Channel) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Channel.ProtoReflect.Descriptor instead.
+func (*Channel) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Channel) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Channel) GetLocale() string {
+	if x != nil {
+		return x.Locale
+	}
+	return ""
+}
+
 // TurnEvent is one event of a HandleTurn stream. Exactly one field of the oneof is set.
 type TurnEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -242,6 +669,7 @@ type TurnEvent struct {
 	//	*TurnEvent_TextDelta
 	//	*TurnEvent_Status
 	//	*TurnEvent_Final
+	//	*TurnEvent_Speech
 	Event         isTurnEvent_Event `protobuf_oneof:"event"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -249,7 +677,7 @@ type TurnEvent struct {
 
 func (x *TurnEvent) Reset() {
 	*x = TurnEvent{}
-	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	mi := &file_connector_v1_connector_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -261,7 +689,7 @@ func (x *TurnEvent) String() string {
 func (*TurnEvent) ProtoMessage() {}
 
 func (x *TurnEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	mi := &file_connector_v1_connector_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -274,7 +702,7 @@ func (x *TurnEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnEvent.ProtoReflect.Descriptor instead.
 func (*TurnEvent) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{1}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *TurnEvent) GetEvent() isTurnEvent_Event {
@@ -320,6 +748,15 @@ func (x *TurnEvent) GetFinal() *TurnFinal {
 	return nil
 }
 
+func (x *TurnEvent) GetSpeech() *SpeechPolicy {
+	if x != nil {
+		if x, ok := x.Event.(*TurnEvent_Speech); ok {
+			return x.Speech
+		}
+	}
+	return nil
+}
+
 type isTurnEvent_Event interface {
 	isTurnEvent_Event()
 }
@@ -344,6 +781,13 @@ type TurnEvent_Final struct {
 	Final *TurnFinal `protobuf:"bytes,4,opt,name=final,proto3,oneof"`
 }
 
+type TurnEvent_Speech struct {
+	// speech says whether the caller may interrupt the reply (voice extension agents only). It
+	// comes before or with the first text_delta it concerns: the first time the agent says it,
+	// and again only if the agent changes it. Without one, the reply may be interrupted.
+	Speech *SpeechPolicy `protobuf:"bytes,5,opt,name=speech,proto3,oneof"`
+}
+
 func (*TurnEvent_Started) isTurnEvent_Event() {}
 
 func (*TurnEvent_TextDelta) isTurnEvent_Event() {}
@@ -351,6 +795,55 @@ func (*TurnEvent_TextDelta) isTurnEvent_Event() {}
 func (*TurnEvent_Status) isTurnEvent_Event() {}
 
 func (*TurnEvent_Final) isTurnEvent_Event() {}
+
+func (*TurnEvent_Speech) isTurnEvent_Event() {}
+
+// SpeechPolicy is how the agent wants its reply spoken.
+type SpeechPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// barge_in is false when the reply must not be interrupted (a legal disclosure): the engine
+	// should not stop speaking it when the caller talks over it.
+	BargeIn       bool `protobuf:"varint,1,opt,name=barge_in,json=bargeIn,proto3" json:"barge_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SpeechPolicy) Reset() {
+	*x = SpeechPolicy{}
+	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SpeechPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SpeechPolicy) ProtoMessage() {}
+
+func (x *SpeechPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SpeechPolicy.ProtoReflect.Descriptor instead.
+func (*SpeechPolicy) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *SpeechPolicy) GetBargeIn() bool {
+	if x != nil {
+		return x.BargeIn
+	}
+	return false
+}
 
 // TurnStarted says which agent runs the turn. It is the turn's first event: it goes out with the
 // agent's first answer, or at the latest 50 ms after the agent is called when the agent is slower
@@ -375,7 +868,7 @@ type TurnStarted struct {
 
 func (x *TurnStarted) Reset() {
 	*x = TurnStarted{}
-	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	mi := &file_connector_v1_connector_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -387,7 +880,7 @@ func (x *TurnStarted) String() string {
 func (*TurnStarted) ProtoMessage() {}
 
 func (x *TurnStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	mi := &file_connector_v1_connector_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -400,7 +893,7 @@ func (x *TurnStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
 func (*TurnStarted) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{2}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TurnStarted) GetAgentId() string {
@@ -450,7 +943,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	mi := &file_connector_v1_connector_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -462,7 +955,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	mi := &file_connector_v1_connector_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -475,7 +968,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{3}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TextDelta) GetText() string {
@@ -505,7 +998,7 @@ type StatusUpdate struct {
 
 func (x *StatusUpdate) Reset() {
 	*x = StatusUpdate{}
-	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	mi := &file_connector_v1_connector_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -517,7 +1010,7 @@ func (x *StatusUpdate) String() string {
 func (*StatusUpdate) ProtoMessage() {}
 
 func (x *StatusUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	mi := &file_connector_v1_connector_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -530,7 +1023,7 @@ func (x *StatusUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdate.ProtoReflect.Descriptor instead.
 func (*StatusUpdate) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{4}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StatusUpdate) GetState() string {
@@ -579,13 +1072,20 @@ type TurnFinal struct {
 	// rounded up to a character boundary, or the whole text when it is shorter. 0 when nothing
 	// was withheld.
 	WithheldTextBytes uint64 `protobuf:"varint,8,opt,name=withheld_text_bytes,json=withheldTextBytes,proto3" json:"withheld_text_bytes,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// finish is how an agent with the voice extension ends its part, when it said so: on
+	// OUTCOME_COMPLETED or OUTCOME_HANDBACK only. Unset otherwise; the outcome means what it
+	// always means whatever finish says.
+	Finish *Finish `protobuf:"bytes,9,opt,name=finish,proto3" json:"finish,omitempty"`
+	// expect is how an agent with the voice extension wants its question answered, when it said
+	// so: on OUTCOME_INPUT_REQUIRED only.
+	Expect        *Expect `protobuf:"bytes,10,opt,name=expect,proto3" json:"expect,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TurnFinal) Reset() {
 	*x = TurnFinal{}
-	mi := &file_connector_v1_connector_proto_msgTypes[5]
+	mi := &file_connector_v1_connector_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -597,7 +1097,7 @@ func (x *TurnFinal) String() string {
 func (*TurnFinal) ProtoMessage() {}
 
 func (x *TurnFinal) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[5]
+	mi := &file_connector_v1_connector_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -610,7 +1110,7 @@ func (x *TurnFinal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnFinal.ProtoReflect.Descriptor instead.
 func (*TurnFinal) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{5}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *TurnFinal) GetOutcome() Outcome {
@@ -669,6 +1169,213 @@ func (x *TurnFinal) GetWithheldTextBytes() uint64 {
 	return 0
 }
 
+func (x *TurnFinal) GetFinish() *Finish {
+	if x != nil {
+		return x.Finish
+	}
+	return nil
+}
+
+func (x *TurnFinal) GetExpect() *Expect {
+	if x != nil {
+		return x.Expect
+	}
+	return nil
+}
+
+// Finish is how an agent ends its part of the conversation.
+type Finish struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// type is what the platform should do now.
+	Type FinishType `protobuf:"varint,1,opt,name=type,proto3,enum=a2aconnector.v1.FinishType" json:"type,omitempty"`
+	// reason is the agent's short explanation, for the engine and its logs (at most 1 KiB).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// summary is the agent's summary of the conversation, for a human who takes over (at most 8 KiB).
+	Summary       string `protobuf:"bytes,3,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Finish) Reset() {
+	*x = Finish{}
+	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Finish) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Finish) ProtoMessage() {}
+
+func (x *Finish) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Finish.ProtoReflect.Descriptor instead.
+func (*Finish) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Finish) GetType() FinishType {
+	if x != nil {
+		return x.Type
+	}
+	return FinishType_FINISH_TYPE_UNSPECIFIED
+}
+
+func (x *Finish) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Finish) GetSummary() string {
+	if x != nil {
+		return x.Summary
+	}
+	return ""
+}
+
+// Expect is how to collect the answer to an agent's question.
+type Expect struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// input are the ways the answer may come, in the agent's order; empty when it did not say.
+	Input []InputMode `protobuf:"varint,1,rep,packed,name=input,proto3,enum=a2aconnector.v1.InputMode" json:"input,omitempty"`
+	// dtmf is how to collect digits; unset when the agent did not say.
+	Dtmf *DtmfCollection `protobuf:"bytes,2,opt,name=dtmf,proto3" json:"dtmf,omitempty"`
+	// no_input_timeout_ms is how long to wait for the caller before sending a no_input turn; 0
+	// when the agent did not say.
+	NoInputTimeoutMs uint32 `protobuf:"varint,3,opt,name=no_input_timeout_ms,json=noInputTimeoutMs,proto3" json:"no_input_timeout_ms,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *Expect) Reset() {
+	*x = Expect{}
+	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Expect) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Expect) ProtoMessage() {}
+
+func (x *Expect) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Expect.ProtoReflect.Descriptor instead.
+func (*Expect) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *Expect) GetInput() []InputMode {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+func (x *Expect) GetDtmf() *DtmfCollection {
+	if x != nil {
+		return x.Dtmf
+	}
+	return nil
+}
+
+func (x *Expect) GetNoInputTimeoutMs() uint32 {
+	if x != nil {
+		return x.NoInputTimeoutMs
+	}
+	return 0
+}
+
+// DtmfCollection is how to collect keypad digits; a zero field was not said.
+type DtmfCollection struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// max_digits ends collection after this many digits (1 to 64).
+	MaxDigits uint32 `protobuf:"varint,1,opt,name=max_digits,json=maxDigits,proto3" json:"max_digits,omitempty"`
+	// end_key ends collection when pressed: one of 0-9, *, # and A-D.
+	EndKey string `protobuf:"bytes,2,opt,name=end_key,json=endKey,proto3" json:"end_key,omitempty"`
+	// timeout_ms ends collection after this long without a key, in milliseconds.
+	TimeoutMs     uint32 `protobuf:"varint,3,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DtmfCollection) Reset() {
+	*x = DtmfCollection{}
+	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DtmfCollection) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DtmfCollection) ProtoMessage() {}
+
+func (x *DtmfCollection) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DtmfCollection.ProtoReflect.Descriptor instead.
+func (*DtmfCollection) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *DtmfCollection) GetMaxDigits() uint32 {
+	if x != nil {
+		return x.MaxDigits
+	}
+	return 0
+}
+
+func (x *DtmfCollection) GetEndKey() string {
+	if x != nil {
+		return x.EndKey
+	}
+	return ""
+}
+
+func (x *DtmfCollection) GetTimeoutMs() uint32 {
+	if x != nil {
+		return x.TimeoutMs
+	}
+	return 0
+}
+
 // TurnError is why a turn ended with OUTCOME_FAILED.
 type TurnError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -717,7 +1424,7 @@ type TurnError struct {
 
 func (x *TurnError) Reset() {
 	*x = TurnError{}
-	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	mi := &file_connector_v1_connector_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -729,7 +1436,7 @@ func (x *TurnError) String() string {
 func (*TurnError) ProtoMessage() {}
 
 func (x *TurnError) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	mi := &file_connector_v1_connector_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -742,7 +1449,7 @@ func (x *TurnError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnError.ProtoReflect.Descriptor instead.
 func (*TurnError) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{6}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *TurnError) GetCode() string {
@@ -771,7 +1478,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_connector_v1_connector_proto_msgTypes[7]
+	mi := &file_connector_v1_connector_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -783,7 +1490,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[7]
+	mi := &file_connector_v1_connector_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -796,7 +1503,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{7}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Hold) GetExpiresAt() *timestamppb.Timestamp {
@@ -819,7 +1526,7 @@ type ReleaseSessionRequest struct {
 
 func (x *ReleaseSessionRequest) Reset() {
 	*x = ReleaseSessionRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[8]
+	mi := &file_connector_v1_connector_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +1538,7 @@ func (x *ReleaseSessionRequest) String() string {
 func (*ReleaseSessionRequest) ProtoMessage() {}
 
 func (x *ReleaseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[8]
+	mi := &file_connector_v1_connector_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +1551,7 @@ func (x *ReleaseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseSessionRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{8}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ReleaseSessionRequest) GetTenantId() string {
@@ -875,7 +1582,7 @@ type ReleaseSessionResponse struct {
 
 func (x *ReleaseSessionResponse) Reset() {
 	*x = ReleaseSessionResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[9]
+	mi := &file_connector_v1_connector_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1594,7 @@ func (x *ReleaseSessionResponse) String() string {
 func (*ReleaseSessionResponse) ProtoMessage() {}
 
 func (x *ReleaseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[9]
+	mi := &file_connector_v1_connector_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1607,7 @@ func (x *ReleaseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseSessionResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{9}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseSessionResponse) GetReleased() bool {
@@ -930,7 +1637,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[10]
+	mi := &file_connector_v1_connector_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1649,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[10]
+	mi := &file_connector_v1_connector_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1662,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{10}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetSessionRequest) GetTenantId() string {
@@ -995,7 +1702,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	mi := &file_connector_v1_connector_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1714,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	mi := &file_connector_v1_connector_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1727,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{11}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetSessionResponse) GetHeld() bool {
@@ -1076,7 +1783,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	mi := &file_connector_v1_connector_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1795,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	mi := &file_connector_v1_connector_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1808,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{12}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListAgentsRequest) GetTenantId() string {
@@ -1123,7 +1830,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	mi := &file_connector_v1_connector_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1135,7 +1842,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	mi := &file_connector_v1_connector_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1148,7 +1855,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{13}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -1188,14 +1895,18 @@ type Agent struct {
 	// on_fallback is true when the card's preferred interface refused the connector's protocol
 	// version or binding and turns use the card's next usable interface, which endpoint_url,
 	// protocol_version and endpoint_binding then name. A refreshed card starts over.
-	OnFallback    bool `protobuf:"varint,9,opt,name=on_fallback,json=onFallback,proto3" json:"on_fallback,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OnFallback bool `protobuf:"varint,9,opt,name=on_fallback,json=onFallback,proto3" json:"on_fallback,omitempty"`
+	// voice_extension is true when the agent's card declares the platform's voice extension
+	// (docs/voice-extension.md): it receives HandleTurnRequest's dtmf, no_input, interruption and
+	// channel, and may answer with TurnFinal.finish, TurnFinal.expect and TurnEvent.speech.
+	VoiceExtension bool `protobuf:"varint,10,opt,name=voice_extension,json=voiceExtension,proto3" json:"voice_extension,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_connector_v1_connector_proto_msgTypes[14]
+	mi := &file_connector_v1_connector_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1207,7 +1918,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[14]
+	mi := &file_connector_v1_connector_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1220,7 +1931,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{14}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Agent) GetAgentId() string {
@@ -1286,6 +1997,13 @@ func (x *Agent) GetOnFallback() bool {
 	return false
 }
 
+func (x *Agent) GetVoiceExtension() bool {
+	if x != nil {
+		return x.VoiceExtension
+	}
+	return false
+}
+
 // Skill is one capability an agent declares in its card; the engine uses it to match intents.
 type Skill struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1309,7 +2027,7 @@ type Skill struct {
 
 func (x *Skill) Reset() {
 	*x = Skill{}
-	mi := &file_connector_v1_connector_proto_msgTypes[15]
+	mi := &file_connector_v1_connector_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +2039,7 @@ func (x *Skill) String() string {
 func (*Skill) ProtoMessage() {}
 
 func (x *Skill) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[15]
+	mi := &file_connector_v1_connector_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +2052,7 @@ func (x *Skill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skill.ProtoReflect.Descriptor instead.
 func (*Skill) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{15}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Skill) GetId() string {
@@ -1383,7 +2101,7 @@ var File_connector_v1_connector_proto protoreflect.FileDescriptor
 
 const file_connector_v1_connector_proto_rawDesc = "" +
 	"\n" +
-	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xfc\x01\n" +
+	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
 	"\x11HandleTurnRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -1392,14 +2110,35 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\bagent_id\x18\x04 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04text\x18\x05 \x01(\tR\x04text\x123\n" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12.\n" +
-	"\x13received_text_bytes\x18\a \x01(\x04R\x11receivedTextBytes\"\xf8\x01\n" +
+	"\x13received_text_bytes\x18\a \x01(\x04R\x11receivedTextBytes\x12.\n" +
+	"\x04dtmf\x18\b \x01(\v2\x1a.a2aconnector.v1.DtmfInputR\x04dtmf\x123\n" +
+	"\bno_input\x18\t \x01(\v2\x18.a2aconnector.v1.NoInputR\anoInput\x12A\n" +
+	"\finterruption\x18\n" +
+	" \x01(\v2\x1d.a2aconnector.v1.InterruptionR\finterruption\x122\n" +
+	"\achannel\x18\v \x01(\v2\x18.a2aconnector.v1.ChannelR\achannel\"g\n" +
+	"\tDtmfInput\x12\x16\n" +
+	"\x06digits\x18\x01 \x01(\tR\x06digits\x12B\n" +
+	"\vtermination\x18\x02 \x01(\x0e2 .a2aconnector.v1.DtmfTerminationR\vtermination\"(\n" +
+	"\aNoInput\x12\x1d\n" +
+	"\n" +
+	"silence_ms\x18\x01 \x01(\rR\tsilenceMs\"F\n" +
+	"\fInterruption\x12\x17\n" +
+	"\aturn_id\x18\x01 \x01(\tR\x06turnId\x12\x1d\n" +
+	"\n" +
+	"heard_text\x18\x02 \x01(\tR\theardText\"5\n" +
+	"\aChannel\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x16\n" +
+	"\x06locale\x18\x02 \x01(\tR\x06locale\"\xb1\x02\n" +
 	"\tTurnEvent\x128\n" +
 	"\astarted\x18\x01 \x01(\v2\x1c.a2aconnector.v1.TurnStartedH\x00R\astarted\x12;\n" +
 	"\n" +
 	"text_delta\x18\x02 \x01(\v2\x1a.a2aconnector.v1.TextDeltaH\x00R\ttextDelta\x127\n" +
 	"\x06status\x18\x03 \x01(\v2\x1d.a2aconnector.v1.StatusUpdateH\x00R\x06status\x122\n" +
-	"\x05final\x18\x04 \x01(\v2\x1a.a2aconnector.v1.TurnFinalH\x00R\x05finalB\a\n" +
-	"\x05event\"t\n" +
+	"\x05final\x18\x04 \x01(\v2\x1a.a2aconnector.v1.TurnFinalH\x00R\x05final\x127\n" +
+	"\x06speech\x18\x05 \x01(\v2\x1d.a2aconnector.v1.SpeechPolicyH\x00R\x06speechB\a\n" +
+	"\x05event\")\n" +
+	"\fSpeechPolicy\x12\x19\n" +
+	"\bbarge_in\x18\x01 \x01(\bR\abargeIn\"t\n" +
 	"\vTurnStarted\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x1d\n" +
 	"\n" +
@@ -1410,7 +2149,7 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x04text\x18\x01 \x01(\tR\x04text\"8\n" +
 	"\fStatusUpdate\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\tR\x05state\x12\x12\n" +
-	"\x04text\x18\x02 \x01(\tR\x04text\"\xcd\x02\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\"\xaf\x03\n" +
 	"\tTurnFinal\x122\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2\x18.a2aconnector.v1.OutcomeR\aoutcome\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x17\n" +
@@ -1420,7 +2159,24 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x05error\x18\x05 \x01(\v2\x1a.a2aconnector.v1.TurnErrorR\x05error\x123\n" +
 	"\bmetadata\x18\x06 \x01(\v2\x17.google.protobuf.StructR\bmetadata\x12)\n" +
 	"\x04hold\x18\a \x01(\v2\x15.a2aconnector.v1.HoldR\x04hold\x12.\n" +
-	"\x13withheld_text_bytes\x18\b \x01(\x04R\x11withheldTextBytes\"9\n" +
+	"\x13withheld_text_bytes\x18\b \x01(\x04R\x11withheldTextBytes\x12/\n" +
+	"\x06finish\x18\t \x01(\v2\x17.a2aconnector.v1.FinishR\x06finish\x12/\n" +
+	"\x06expect\x18\n" +
+	" \x01(\v2\x17.a2aconnector.v1.ExpectR\x06expect\"k\n" +
+	"\x06Finish\x12/\n" +
+	"\x04type\x18\x01 \x01(\x0e2\x1b.a2aconnector.v1.FinishTypeR\x04type\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x18\n" +
+	"\asummary\x18\x03 \x01(\tR\asummary\"\x9e\x01\n" +
+	"\x06Expect\x120\n" +
+	"\x05input\x18\x01 \x03(\x0e2\x1a.a2aconnector.v1.InputModeR\x05input\x123\n" +
+	"\x04dtmf\x18\x02 \x01(\v2\x1f.a2aconnector.v1.DtmfCollectionR\x04dtmf\x12-\n" +
+	"\x13no_input_timeout_ms\x18\x03 \x01(\rR\x10noInputTimeoutMs\"g\n" +
+	"\x0eDtmfCollection\x12\x1d\n" +
+	"\n" +
+	"max_digits\x18\x01 \x01(\rR\tmaxDigits\x12\x17\n" +
+	"\aend_key\x18\x02 \x01(\tR\x06endKey\x12\x1d\n" +
+	"\n" +
+	"timeout_ms\x18\x03 \x01(\rR\ttimeoutMs\"9\n" +
 	"\tTurnError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\"A\n" +
@@ -1451,7 +2207,7 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x11ListAgentsRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\"D\n" +
 	"\x12ListAgentsResponse\x12.\n" +
-	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xc0\x02\n" +
+	"\x06agents\x18\x01 \x03(\v2\x16.a2aconnector.v1.AgentR\x06agents\"\xe9\x02\n" +
 	"\x05Agent\x12\x19\n" +
 	"\bagent_id\x18\x01 \x01(\tR\aagentId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
@@ -1462,14 +2218,31 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\x10protocol_version\x18\a \x01(\tR\x0fprotocolVersion\x12)\n" +
 	"\x10endpoint_binding\x18\b \x01(\tR\x0fendpointBinding\x12\x1f\n" +
 	"\von_fallback\x18\t \x01(\bR\n" +
-	"onFallback\"\xb9\x01\n" +
+	"onFallback\x12'\n" +
+	"\x0fvoice_extension\x18\n" +
+	" \x01(\bR\x0evoiceExtension\"\xb9\x01\n" +
 	"\x05Skill\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x12\n" +
 	"\x04tags\x18\x04 \x03(\tR\x04tags\x12\x1a\n" +
 	"\bexamples\x18\x05 \x03(\tR\bexamples\x12:\n" +
-	"\finput_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\vinputSchema*\xab\x01\n" +
+	"\finput_schema\x18\x06 \x01(\v2\x17.google.protobuf.StructR\vinputSchema*\x90\x01\n" +
+	"\x0fDtmfTermination\x12 \n" +
+	"\x1cDTMF_TERMINATION_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18DTMF_TERMINATION_END_KEY\x10\x01\x12\x1c\n" +
+	"\x18DTMF_TERMINATION_TIMEOUT\x10\x02\x12\x1f\n" +
+	"\x1bDTMF_TERMINATION_MAX_DIGITS\x10\x03*\x7f\n" +
+	"\n" +
+	"FinishType\x12\x1b\n" +
+	"\x17FINISH_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14FINISH_TYPE_COMPLETE\x10\x01\x12\x18\n" +
+	"\x14FINISH_TYPE_ESCALATE\x10\x02\x12 \n" +
+	"\x1cFINISH_TYPE_END_CONVERSATION\x10\x03*S\n" +
+	"\tInputMode\x12\x1a\n" +
+	"\x16INPUT_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11INPUT_MODE_SPEECH\x10\x01\x12\x13\n" +
+	"\x0fINPUT_MODE_DTMF\x10\x02*\xab\x01\n" +
 	"\aOutcome\x12\x17\n" +
 	"\x13OUTCOME_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11OUTCOME_COMPLETED\x10\x01\x12\x1a\n" +
@@ -1499,57 +2272,79 @@ func file_connector_v1_connector_proto_rawDescGZIP() []byte {
 	return file_connector_v1_connector_proto_rawDescData
 }
 
-var file_connector_v1_connector_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_connector_v1_connector_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_connector_v1_connector_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_connector_v1_connector_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_connector_v1_connector_proto_goTypes = []any{
-	(Outcome)(0),                   // 0: a2aconnector.v1.Outcome
-	(*HandleTurnRequest)(nil),      // 1: a2aconnector.v1.HandleTurnRequest
-	(*TurnEvent)(nil),              // 2: a2aconnector.v1.TurnEvent
-	(*TurnStarted)(nil),            // 3: a2aconnector.v1.TurnStarted
-	(*TextDelta)(nil),              // 4: a2aconnector.v1.TextDelta
-	(*StatusUpdate)(nil),           // 5: a2aconnector.v1.StatusUpdate
-	(*TurnFinal)(nil),              // 6: a2aconnector.v1.TurnFinal
-	(*TurnError)(nil),              // 7: a2aconnector.v1.TurnError
-	(*Hold)(nil),                   // 8: a2aconnector.v1.Hold
-	(*ReleaseSessionRequest)(nil),  // 9: a2aconnector.v1.ReleaseSessionRequest
-	(*ReleaseSessionResponse)(nil), // 10: a2aconnector.v1.ReleaseSessionResponse
-	(*GetSessionRequest)(nil),      // 11: a2aconnector.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 12: a2aconnector.v1.GetSessionResponse
-	(*ListAgentsRequest)(nil),      // 13: a2aconnector.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),     // 14: a2aconnector.v1.ListAgentsResponse
-	(*Agent)(nil),                  // 15: a2aconnector.v1.Agent
-	(*Skill)(nil),                  // 16: a2aconnector.v1.Skill
-	(*structpb.Struct)(nil),        // 17: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 18: google.protobuf.Timestamp
+	(DtmfTermination)(0),           // 0: a2aconnector.v1.DtmfTermination
+	(FinishType)(0),                // 1: a2aconnector.v1.FinishType
+	(InputMode)(0),                 // 2: a2aconnector.v1.InputMode
+	(Outcome)(0),                   // 3: a2aconnector.v1.Outcome
+	(*HandleTurnRequest)(nil),      // 4: a2aconnector.v1.HandleTurnRequest
+	(*DtmfInput)(nil),              // 5: a2aconnector.v1.DtmfInput
+	(*NoInput)(nil),                // 6: a2aconnector.v1.NoInput
+	(*Interruption)(nil),           // 7: a2aconnector.v1.Interruption
+	(*Channel)(nil),                // 8: a2aconnector.v1.Channel
+	(*TurnEvent)(nil),              // 9: a2aconnector.v1.TurnEvent
+	(*SpeechPolicy)(nil),           // 10: a2aconnector.v1.SpeechPolicy
+	(*TurnStarted)(nil),            // 11: a2aconnector.v1.TurnStarted
+	(*TextDelta)(nil),              // 12: a2aconnector.v1.TextDelta
+	(*StatusUpdate)(nil),           // 13: a2aconnector.v1.StatusUpdate
+	(*TurnFinal)(nil),              // 14: a2aconnector.v1.TurnFinal
+	(*Finish)(nil),                 // 15: a2aconnector.v1.Finish
+	(*Expect)(nil),                 // 16: a2aconnector.v1.Expect
+	(*DtmfCollection)(nil),         // 17: a2aconnector.v1.DtmfCollection
+	(*TurnError)(nil),              // 18: a2aconnector.v1.TurnError
+	(*Hold)(nil),                   // 19: a2aconnector.v1.Hold
+	(*ReleaseSessionRequest)(nil),  // 20: a2aconnector.v1.ReleaseSessionRequest
+	(*ReleaseSessionResponse)(nil), // 21: a2aconnector.v1.ReleaseSessionResponse
+	(*GetSessionRequest)(nil),      // 22: a2aconnector.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 23: a2aconnector.v1.GetSessionResponse
+	(*ListAgentsRequest)(nil),      // 24: a2aconnector.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),     // 25: a2aconnector.v1.ListAgentsResponse
+	(*Agent)(nil),                  // 26: a2aconnector.v1.Agent
+	(*Skill)(nil),                  // 27: a2aconnector.v1.Skill
+	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
 }
 var file_connector_v1_connector_proto_depIdxs = []int32{
-	17, // 0: a2aconnector.v1.HandleTurnRequest.metadata:type_name -> google.protobuf.Struct
-	3,  // 1: a2aconnector.v1.TurnEvent.started:type_name -> a2aconnector.v1.TurnStarted
-	4,  // 2: a2aconnector.v1.TurnEvent.text_delta:type_name -> a2aconnector.v1.TextDelta
-	5,  // 3: a2aconnector.v1.TurnEvent.status:type_name -> a2aconnector.v1.StatusUpdate
-	6,  // 4: a2aconnector.v1.TurnEvent.final:type_name -> a2aconnector.v1.TurnFinal
-	0,  // 5: a2aconnector.v1.TurnFinal.outcome:type_name -> a2aconnector.v1.Outcome
-	7,  // 6: a2aconnector.v1.TurnFinal.error:type_name -> a2aconnector.v1.TurnError
-	17, // 7: a2aconnector.v1.TurnFinal.metadata:type_name -> google.protobuf.Struct
-	8,  // 8: a2aconnector.v1.TurnFinal.hold:type_name -> a2aconnector.v1.Hold
-	18, // 9: a2aconnector.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
-	18, // 10: a2aconnector.v1.GetSessionResponse.expires_at:type_name -> google.protobuf.Timestamp
-	15, // 11: a2aconnector.v1.ListAgentsResponse.agents:type_name -> a2aconnector.v1.Agent
-	16, // 12: a2aconnector.v1.Agent.skills:type_name -> a2aconnector.v1.Skill
-	17, // 13: a2aconnector.v1.Skill.input_schema:type_name -> google.protobuf.Struct
-	1,  // 14: a2aconnector.v1.Connector.HandleTurn:input_type -> a2aconnector.v1.HandleTurnRequest
-	9,  // 15: a2aconnector.v1.Connector.ReleaseSession:input_type -> a2aconnector.v1.ReleaseSessionRequest
-	11, // 16: a2aconnector.v1.Connector.GetSession:input_type -> a2aconnector.v1.GetSessionRequest
-	13, // 17: a2aconnector.v1.Connector.ListAgents:input_type -> a2aconnector.v1.ListAgentsRequest
-	2,  // 18: a2aconnector.v1.Connector.HandleTurn:output_type -> a2aconnector.v1.TurnEvent
-	10, // 19: a2aconnector.v1.Connector.ReleaseSession:output_type -> a2aconnector.v1.ReleaseSessionResponse
-	12, // 20: a2aconnector.v1.Connector.GetSession:output_type -> a2aconnector.v1.GetSessionResponse
-	14, // 21: a2aconnector.v1.Connector.ListAgents:output_type -> a2aconnector.v1.ListAgentsResponse
-	18, // [18:22] is the sub-list for method output_type
-	14, // [14:18] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	28, // 0: a2aconnector.v1.HandleTurnRequest.metadata:type_name -> google.protobuf.Struct
+	5,  // 1: a2aconnector.v1.HandleTurnRequest.dtmf:type_name -> a2aconnector.v1.DtmfInput
+	6,  // 2: a2aconnector.v1.HandleTurnRequest.no_input:type_name -> a2aconnector.v1.NoInput
+	7,  // 3: a2aconnector.v1.HandleTurnRequest.interruption:type_name -> a2aconnector.v1.Interruption
+	8,  // 4: a2aconnector.v1.HandleTurnRequest.channel:type_name -> a2aconnector.v1.Channel
+	0,  // 5: a2aconnector.v1.DtmfInput.termination:type_name -> a2aconnector.v1.DtmfTermination
+	11, // 6: a2aconnector.v1.TurnEvent.started:type_name -> a2aconnector.v1.TurnStarted
+	12, // 7: a2aconnector.v1.TurnEvent.text_delta:type_name -> a2aconnector.v1.TextDelta
+	13, // 8: a2aconnector.v1.TurnEvent.status:type_name -> a2aconnector.v1.StatusUpdate
+	14, // 9: a2aconnector.v1.TurnEvent.final:type_name -> a2aconnector.v1.TurnFinal
+	10, // 10: a2aconnector.v1.TurnEvent.speech:type_name -> a2aconnector.v1.SpeechPolicy
+	3,  // 11: a2aconnector.v1.TurnFinal.outcome:type_name -> a2aconnector.v1.Outcome
+	18, // 12: a2aconnector.v1.TurnFinal.error:type_name -> a2aconnector.v1.TurnError
+	28, // 13: a2aconnector.v1.TurnFinal.metadata:type_name -> google.protobuf.Struct
+	19, // 14: a2aconnector.v1.TurnFinal.hold:type_name -> a2aconnector.v1.Hold
+	15, // 15: a2aconnector.v1.TurnFinal.finish:type_name -> a2aconnector.v1.Finish
+	16, // 16: a2aconnector.v1.TurnFinal.expect:type_name -> a2aconnector.v1.Expect
+	1,  // 17: a2aconnector.v1.Finish.type:type_name -> a2aconnector.v1.FinishType
+	2,  // 18: a2aconnector.v1.Expect.input:type_name -> a2aconnector.v1.InputMode
+	17, // 19: a2aconnector.v1.Expect.dtmf:type_name -> a2aconnector.v1.DtmfCollection
+	29, // 20: a2aconnector.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
+	29, // 21: a2aconnector.v1.GetSessionResponse.expires_at:type_name -> google.protobuf.Timestamp
+	26, // 22: a2aconnector.v1.ListAgentsResponse.agents:type_name -> a2aconnector.v1.Agent
+	27, // 23: a2aconnector.v1.Agent.skills:type_name -> a2aconnector.v1.Skill
+	28, // 24: a2aconnector.v1.Skill.input_schema:type_name -> google.protobuf.Struct
+	4,  // 25: a2aconnector.v1.Connector.HandleTurn:input_type -> a2aconnector.v1.HandleTurnRequest
+	20, // 26: a2aconnector.v1.Connector.ReleaseSession:input_type -> a2aconnector.v1.ReleaseSessionRequest
+	22, // 27: a2aconnector.v1.Connector.GetSession:input_type -> a2aconnector.v1.GetSessionRequest
+	24, // 28: a2aconnector.v1.Connector.ListAgents:input_type -> a2aconnector.v1.ListAgentsRequest
+	9,  // 29: a2aconnector.v1.Connector.HandleTurn:output_type -> a2aconnector.v1.TurnEvent
+	21, // 30: a2aconnector.v1.Connector.ReleaseSession:output_type -> a2aconnector.v1.ReleaseSessionResponse
+	23, // 31: a2aconnector.v1.Connector.GetSession:output_type -> a2aconnector.v1.GetSessionResponse
+	25, // 32: a2aconnector.v1.Connector.ListAgents:output_type -> a2aconnector.v1.ListAgentsResponse
+	29, // [29:33] is the sub-list for method output_type
+	25, // [25:29] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_connector_v1_connector_proto_init() }
@@ -1557,19 +2352,20 @@ func file_connector_v1_connector_proto_init() {
 	if File_connector_v1_connector_proto != nil {
 		return
 	}
-	file_connector_v1_connector_proto_msgTypes[1].OneofWrappers = []any{
+	file_connector_v1_connector_proto_msgTypes[5].OneofWrappers = []any{
 		(*TurnEvent_Started)(nil),
 		(*TurnEvent_TextDelta)(nil),
 		(*TurnEvent_Status)(nil),
 		(*TurnEvent_Final)(nil),
+		(*TurnEvent_Speech)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_connector_v1_connector_proto_rawDesc), len(file_connector_v1_connector_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   16,
+			NumEnums:      4,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
