@@ -125,7 +125,7 @@ func (v1Dialect) header(h http.Header) {
 	h.Set(VersionHeader, "1.0")
 	// Servers of either generation read one of the two names; sending both costs a header.
 	if ext := h.Values(LegacyExtensionsHeader); len(ext) > 0 && h.Get(ExtensionsHeader) == "" {
-		h[ExtensionsHeader] = slices.Clone(ext)
+		h[http.CanonicalHeaderKey(ExtensionsHeader)] = slices.Clone(ext)
 	}
 }
 

@@ -453,7 +453,7 @@ func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *
 		// One header line per URI, not one comma-joined line: a2a-go's servers compare each
 		// line with a required extension's URI, so "a, b" activates neither (a2a-go v2.3.1 then
 		// refuses an agent's required extension with -32008).
-		h[extensionsHeader] = slices.Clone(agent.Extensions)
+		h[http.CanonicalHeaderKey(extensionsHeader)] = slices.Clone(agent.Extensions)
 	}
 	return h, accessToken, nil
 }
