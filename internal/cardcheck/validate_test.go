@@ -639,6 +639,33 @@ func TestValidate(t *testing.T) {
 			},
 		},
 		{
+			name: "voice_extension_may_be_required",
+			mutate: func(c map[string]any) {
+				c["capabilities"] = map[string]any{"extensions": []any{
+					map[string]any{"uri": connector.VoiceExtensionURI, "required": true},
+				}}
+			},
+			check: func(t *testing.T, r Report) {
+				if diff := cmp.Diff([]string{connector.VoiceExtensionURI}, r.Profile.Extensions); diff != "" {
+					t.Errorf("Extensions (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "voice_extension_under_a_configured_uri",
+			mutate: func(c map[string]any) {
+				c["capabilities"] = map[string]any{"extensions": []any{
+					map[string]any{"uri": "https://voice.example.com/v2", "required": true},
+				}}
+			},
+			opts: Options{VoiceExtension: "https://voice.example.com/v2"},
+			check: func(t *testing.T, r Report) {
+				if diff := cmp.Diff([]string{"https://voice.example.com/v2"}, r.Profile.Extensions); diff != "" {
+					t.Errorf("Extensions (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "extension_without_uri_is_required",
 			mutate: func(c map[string]any) {
 				c["capabilities"] = map[string]any{"extensions": []any{map[string]any{"required": true}}}

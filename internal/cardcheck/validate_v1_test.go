@@ -646,6 +646,17 @@ func TestValidateV1(t *testing.T) {
 			},
 		},
 		{
+			name: "voice_extension_may_be_required",
+			mutate: func(c map[string]any) {
+				c["capabilities"] = map[string]any{"extensions": []any{map[string]any{"uri": connector.VoiceExtensionURI, "required": true}}}
+			},
+			check: func(t *testing.T, r Report) {
+				if diff := cmp.Diff([]string{connector.VoiceExtensionURI}, r.Profile.Extensions); diff != "" {
+					t.Errorf("Extensions (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
 			name: "unknown_required_extension_is_an_error",
 			mutate: func(c map[string]any) {
 				c["capabilities"] = map[string]any{"extensions": []any{map[string]any{"uri": "https://example.com/ext", "required": true}}}
