@@ -268,7 +268,8 @@ func voiceKeysOf(msg *a2a.Message) []string {
 // connector: with the activation header each SDK reports the extension requested and the agent
 // answers per the extension (expect, finish, speech, the reprompt) from the metadata it read;
 // without it the same metadata arrives, the agent says the extension is not active and answers
-// as a plain agent, with no voice keys.
+// as a plain agent, with no voice keys. It also shows that a2a-go does not split a header value
+// naming two URIs, where @a2a-js does.
 func TestVoicePeers(t *testing.T) {
 	t.Parallel()
 	c := voiceClient(t)
@@ -351,6 +352,21 @@ func TestVoicePeers(t *testing.T) {
 				terms.artifact != strings.Join(sdkagent.TermsChunks(), "") || terms.state != a2a.TaskStateCompleted {
 				t.Errorf("terms: %+v (first status %+v), want a working status with speech %s, then %q, completed",
 					terms, terms.first, sdkagent.SpeechTerms, strings.Join(sdkagent.TermsChunks(), ""))
+			}
+
+			// Two URIs joined in one header value ("a, b", as a client activating several
+			// extensions may send them): @a2a-js splits the value, a2a-go keeps it whole, so its
+			// Requested misses the URI and the agent answers as a plain one. A client must send
+			// one header value per URI to reach a2a-go agents.
+			joined := p.ep
+			joined.Header = http.Header{}
+			joined.Header.Set(a2aclient.LegacyExtensionsHeader, "urn:example:other:v1, "+voiceURI)
+			if _, err := send(t, c, joined, voiceMessage(id("joined"), "pin", nil), false); err != nil {
+				t.Fatalf("pin with a joined header: %v", err)
+			}
+			if turn := mustTurn(t, p, id("joined")); turn.Voice.Active != p.js {
+				t.Errorf("pin with the header value %q: active %v (requested %q), want %v", "urn:example:other:v1, "+voiceURI,
+					turn.Voice.Active, turn.Requested, p.js)
 			}
 
 			// Without the header the same metadata arrives, unused: not active, no voice keys back.

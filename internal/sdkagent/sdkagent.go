@@ -123,10 +123,7 @@ func (s *Server) TurnOf(messageID string) (Turn, bool) { return s.turns.byMessag
 func (s *Server) LastTurn() (Turn, bool) { return s.turns.last() }
 
 // LastVoice returns the voice side of the last user message (Turn.Voice); false before any.
-func (s *Server) LastVoice() (VoiceTurn, bool) {
-	t, ok := s.turns.last()
-	return t.Voice, ok
-}
+func (s *Server) LastVoice() (VoiceTurn, bool) { return s.turns.lastVoice() }
 
 // New starts the agent on loopback; it stops when the test ends.
 func New(tb testing.TB, o Options) *Server {

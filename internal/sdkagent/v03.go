@@ -58,6 +58,9 @@ func (s *ServerV03) TurnOf(messageID string) (Turn, bool) { return s.turns.byMes
 // LastTurn returns the last user message the executor was handed.
 func (s *ServerV03) LastTurn() (Turn, bool) { return s.turns.last() }
 
+// LastVoice returns the voice side of the last user message (Turn.Voice); false before any.
+func (s *ServerV03) LastVoice() (VoiceTurn, bool) { return s.turns.lastVoice() }
+
 // NewV03 starts the agent on loopback; it stops when the test ends.
 func NewV03(tb testing.TB, o OptionsV03) *ServerV03 {
 	tb.Helper()

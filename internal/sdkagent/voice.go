@@ -151,6 +151,11 @@ func (r *turns) last() (Turn, bool) {
 	return r.all[len(r.all)-1], true
 }
 
+func (r *turns) lastVoice() (VoiceTurn, bool) {
+	t, ok := r.last()
+	return t.Voice, ok
+}
+
 // readVoice reads the extension's keys of metadata; uri "" reads none.
 func readVoice(uri string, metadata map[string]any) VoiceTurn {
 	var v VoiceTurn
