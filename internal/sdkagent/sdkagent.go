@@ -84,6 +84,16 @@ type Options struct {
 	APIKey string
 	// Observe, when set, sees every POST before the SDK handles it (tests record requests).
 	Observe func(*http.Request)
+	// Voice, when set, is the URI of the platform's voice extension ("urn:a2a-connector:voice:v1"
+	// by default in the connector): the card lists it in capabilities.extensions (on every
+	// interface, 0.3 included) and the executor implements it whenever the SDK reports it
+	// requested (voice.go). "" is the plain weather agent. What arrived is read back with
+	// Server.TurnOf(messageID) (or LastTurn): Turn.Voice.Active says whether the SDK reported
+	// the activation, Turn.Voice.Input/Interruption/Channel what the message metadata said.
+	Voice string
+	// VoiceRequired lists Voice with required: true; the SDK then refuses calls that do not
+	// request it.
+	VoiceRequired bool
 }
 
 // Server is a running agent.
@@ -99,13 +109,32 @@ type Server struct {
 	V1URL, V0URL, RESTURL, GRPCURL, GRPCV0URL string
 	// RESTV0URL is the 0.3 HTTP+JSON interface ("" without RESTV0Only).
 	RESTV0URL string
+
+	turns *turns
 }
+
+// Turns returns every user message the executor was handed, in order.
+func (s *Server) Turns() []Turn { return s.turns.list() }
+
+// TurnOf returns the user message with that messageId as the executor was handed it.
+func (s *Server) TurnOf(messageID string) (Turn, bool) { return s.turns.byMessage(messageID) }
+
+// LastTurn returns the last user message the executor was handed.
+func (s *Server) LastTurn() (Turn, bool) { return s.turns.last() }
+
+// LastVoice returns the voice side of the last user message (Turn.Voice); false before any.
+func (s *Server) LastVoice() (VoiceTurn, bool) { return s.turns.lastVoice() }
 
 // New starts the agent on loopback; it stops when the test ends.
 func New(tb testing.TB, o Options) *Server {
 	tb.Helper()
 	caps := a2a.AgentCapabilities{Streaming: o.Streaming}
-	handler := a2asrv.NewHandler(executor{}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
+	if o.Voice != "" {
+		caps.Extensions = []a2a.AgentExtension{{URI: o.Voice, Required: o.VoiceRequired,
+			Description: "Voice turns: what the caller heard, DTMF, silence, how the agent ends its part."}}
+	}
+	rec := &turns{}
+	handler := a2asrv.NewHandler(&executor{voice: o.Voice, turns: rec}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -119,7 +148,7 @@ func New(tb testing.TB, o Options) *Server {
 		}
 		mux.ServeHTTP(w, r)
 	}))
-	s := &Server{Origin: "http://" + srv.Listener.Addr().String()}
+	s := &Server{Origin: "http://" + srv.Listener.Addr().String(), turns: rec}
 	s.Base = s.Origin + o.Prefix
 	s.CardURL = s.Base + a2asrv.WellKnownAgentCardPath
 	s.V1URL = s.Base + "/a2a/v1"
@@ -255,8 +284,12 @@ func (s *observedStream) RecvMsg(m any) error {
 	return err
 }
 
-// executor is the agent's logic, written against the SDK's executor interface.
-type executor struct{}
+// executor is the agent's logic, written against the SDK's executor interface. voice is
+// Options.Voice; turns records what it is handed.
+type executor struct {
+	voice string
+	turns *turns
+}
 
 func text(parts a2a.ContentParts) string {
 	var b strings.Builder
@@ -266,41 +299,51 @@ func text(parts a2a.ContentParts) string {
 	return b.String()
 }
 
-func (executor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+// record notes the user message as the SDK handed it over and reads the voice extension: the
+// activation through the SDK's call context (a2asrv.ExtensionsFrom, which the SDK keeps on the
+// execution's context), the keys from the message metadata.
+func (e *executor) record(ctx context.Context, m *a2a.Message) VoiceTurn {
+	t := Turn{MessageID: m.ID, TaskID: string(m.TaskID), Metadata: m.Metadata, Voice: readVoice(e.voice, m.Metadata)}
+	for _, p := range m.Parts {
+		switch c := p.Content.(type) {
+		case a2a.Text:
+			t.Parts = append(t.Parts, SeenPart{Kind: "text", Text: string(c)})
+		case a2a.Data:
+			t.Parts = append(t.Parts, SeenPart{Kind: "data", Data: c.Value})
+		default:
+			t.Parts = append(t.Parts, SeenPart{Kind: "file"})
+		}
+	}
+	if exts, ok := a2asrv.ExtensionsFrom(ctx); ok {
+		t.Requested = exts.RequestedURIs()
+		if ext := (&a2a.AgentExtension{URI: e.voice}); e.voice != "" && exts.Requested(ext) {
+			exts.Activate(ext)
+			t.Voice.Active = true
+		}
+	}
+	e.turns.add(t)
+	return t.Voice
+}
+
+func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		said := strings.TrimSpace(text(ec.Message.Parts))
+		first, _, _ := strings.Cut(said, " ")
+		reply := decideVoice(e.record(ctx, ec.Message), first)
+		// status sends a status update; a message carries the reply's metadata key, if any.
 		status := func(state a2a.TaskState, msg string) bool {
 			var m *a2a.Message
 			if msg != "" {
 				m = a2a.NewMessageForTask(a2a.MessageRoleAgent, ec, a2a.NewTextPart(msg))
+				if reply.key != "" {
+					m.SetMeta(e.voice+"/"+reply.key, metaValue(reply.value))
+				}
 			}
 			return yield(a2a.NewStatusUpdateEvent(ec, state, m), nil)
 		}
-		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
-			if !status(a2a.TaskStateWorking, "") {
-				return
-			}
-			ev := a2a.NewArtifactEvent(ec, a2a.NewTextPart(Answer(said)))
-			ev.LastChunk = true
-			if yield(ev, nil) {
-				status(a2a.TaskStateCompleted, "")
-			}
-			return
-		}
-		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
-			return
-		}
-		if !status(a2a.TaskStateWorking, "") {
-			return
-		}
-		switch word, _, _ := strings.Cut(said, " "); word {
-		case "ask":
-			status(a2a.TaskStateInputRequired, Question)
-		case "reject":
-			status(a2a.TaskStateRejected, RejectText)
-		default:
+		// artifact streams chunks as one artifact, then completes.
+		artifact := func(chunks []string) {
 			var artifactID a2a.ArtifactID
-			chunks := Chunks()
 			for i, c := range chunks {
 				var ev *a2a.TaskArtifactUpdateEvent
 				if i == 0 {
@@ -316,10 +359,48 @@ func (executor) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2
 			}
 			status(a2a.TaskStateCompleted, "")
 		}
+		if reply.act == voiceNone && ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired {
+			if status(a2a.TaskStateWorking, "") {
+				artifact([]string{Answer(said)})
+			}
+			return
+		}
+		if ec.StoredTask == nil && !yield(a2a.NewSubmittedTask(ec, ec.Message), nil) {
+			return
+		}
+		if reply.act == voiceTerms {
+			// The speech policy rides on the reply's first status update.
+			if status(a2a.TaskStateWorking, reply.text) {
+				artifact(TermsChunks())
+			}
+			return
+		}
+		if !status(a2a.TaskStateWorking, "") {
+			return
+		}
+		switch reply.act {
+		case voiceComplete:
+			status(a2a.TaskStateCompleted, reply.text)
+			return
+		case voiceAsk:
+			status(a2a.TaskStateInputRequired, reply.text)
+			return
+		case voiceReject:
+			status(a2a.TaskStateRejected, reply.text)
+			return
+		}
+		switch first {
+		case "ask":
+			status(a2a.TaskStateInputRequired, Question)
+		case "reject":
+			status(a2a.TaskStateRejected, RejectText)
+		default:
+			artifact(Chunks())
+		}
 	}
 }
 
-func (executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (*executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}

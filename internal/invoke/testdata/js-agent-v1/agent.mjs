@@ -14,7 +14,7 @@
 //           port of its own, plaintext): its card (on the HTTP port) lists one GRPC 1.0
 //           interface, http://127.0.0.1:<grpc port>.
 //
-// Usage: node agent.mjs   It listens on free ports of 127.0.0.1 and prints
+// Usage: node agent.mjs [--voice=URI [--voice-required]]   It listens on free ports of 127.0.0.1 and prints
 // "A2A_AGENT_PORTS=<v1only> <dual> <rest> <grpc>" on stdout once all accept connections (the
 // grpc agent's HTTP port, which serves its card and /debug/requests). It exits when stdin
 // closes, so it never outlives the test process that started it.
@@ -24,6 +24,7 @@
 //   /rest/...                         HTTP+JSON (message:send, message:stream, tasks/...) — the SDK
 //   GET  /.well-known/agent-card.json the card — the SDK
 //   GET  /debug/requests              every POST seen (path, JSON-RPC method, ids, headers)
+//   GET  /debug/turns                 every user message as the executor was handed it (sdkagent.Turn JSON)
 //
 // The behaviour is chosen by the first word of the user's text:
 //   stream  a Task (submitted), working, three artifact chunks (append), completed
@@ -34,6 +35,11 @@
 //           "Weather in <text>: sunny." as an artifact, completed.
 //   reject  a Task, rejected with a status message
 //   other   a direct Message reply (no task)
+//
+// With --voice=URI every agent also implements the platform's voice extension under that URI
+// (--voice-required lists it with required: true): ../voice.mjs says what it answers, and how it
+// reads the activation through the SDK's own API (requestContext.context.requestedExtensions,
+// addActivatedExtension).
 
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -42,6 +48,8 @@ import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a
 import { grpcService, A2AService } from '@a2a-js/sdk/server/grpc';
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
+
+import { decideVoice, readVoice, TERMS_CHUNKS, voiceCard } from '../voice.mjs';
 
 const CHUNKS = ['The weather ', 'is sunny ', 'all day.'];
 const QUESTION = 'Which city?';
@@ -58,29 +66,79 @@ function userText(message) {
     .join('');
 }
 
-function agentMessage(taskId, contextId, text) {
+function agentMessage(taskId, contextId, text, metadata) {
   return {
     messageId: randomUUID(),
     contextId,
     taskId,
     role: Role.ROLE_AGENT,
     parts: [textPart(text)],
-    metadata: undefined,
+    metadata,
     extensions: [],
     referenceTaskIds: [],
   };
 }
 
+// seenParts is how the executor was handed the message's parts.
+const seenParts = (message) =>
+  (message?.parts ?? []).map((p) => {
+    switch (p.content?.$case) {
+      case 'text':
+        return { kind: 'text', text: p.content.value };
+      case 'data':
+        return { kind: 'data', data: p.content.value };
+      default:
+        return { kind: 'file' };
+    }
+  });
+
+const FINAL_STATES = {
+  complete: TaskState.TASK_STATE_COMPLETED,
+  ask: TaskState.TASK_STATE_INPUT_REQUIRED,
+  reject: TaskState.TASK_STATE_REJECTED,
+};
+
 class WeatherExecutor {
+  // voice is the extension URI ('' for none); turns records every user message (/debug/turns).
+  constructor(voice, turns) {
+    this.voice = voice;
+    this.turns = turns;
+  }
+
+  // record notes the user message and reads the voice extension: the activation from the SDK's
+  // call context (requestedExtensions, already limited to the URIs the card declares), the keys
+  // from the message's metadata.
+  record(requestContext) {
+    const { userMessage } = requestContext;
+    const requested = [...(requestContext.context?.requestedExtensions ?? [])];
+    const voice = readVoice(this.voice, userMessage?.metadata);
+    if (this.voice && requested.includes(this.voice)) {
+      requestContext.context.addActivatedExtension(this.voice);
+      voice.active = true;
+    }
+    this.turns.push({
+      messageId: userMessage?.messageId ?? '',
+      taskId: userMessage?.taskId ?? '',
+      parts: seenParts(userMessage),
+      requested,
+      metadata: userMessage?.metadata ?? null,
+      voice,
+    });
+    return voice;
+  }
+
   async execute(requestContext, eventBus) {
     const { taskId, contextId, userMessage, task } = requestContext;
     const text = userText(userMessage).trim();
+    const behaviour = text.split(/\s+/)[0].toLowerCase();
+    const reply = decideVoice(this.record(requestContext), behaviour);
+    const meta = reply.key ? { [`${this.voice}/${reply.key}`]: reply.value } : undefined;
     const status = (state, message) =>
       eventBus.publish(
         AgentEvent.statusUpdate({
           taskId,
           contextId,
-          status: { state, timestamp: now(), message: message ? agentMessage(taskId, contextId, message) : undefined },
+          status: { state, timestamp: now(), message: message ? agentMessage(taskId, contextId, message, meta) : undefined },
           metadata: undefined,
         })
       );
@@ -98,7 +156,7 @@ class WeatherExecutor {
 
     // The answer to our question continues the same task. The SDK wants a Task or a Message as
     // the first event of every execution: the stored task, as it stands.
-    if (task && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
+    if (!reply.act && task && task.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED) {
       eventBus.publish(AgentEvent.task(task));
       status(TaskState.TASK_STATE_WORKING);
       chunk(`${taskId}-answer`, 0, 1, `Weather in ${text}: sunny.`);
@@ -106,12 +164,15 @@ class WeatherExecutor {
       return;
     }
 
-    const behaviour = text.split(/\s+/)[0].toLowerCase();
-    if (!['stream', 'ask', 'reject'].includes(behaviour)) {
+    if (!reply.act && !['stream', 'ask', 'reject'].includes(behaviour)) {
       eventBus.publish(AgentEvent.message(agentMessage(undefined, contextId, 'Hello from the JS agent.')));
       return;
     }
-    if (!task) {
+    if (task) {
+      // A voice reply on the open task (DTMF or silence after our question) starts, as any
+      // execution must, with the stored task.
+      eventBus.publish(AgentEvent.task(task));
+    } else {
       eventBus.publish(
         AgentEvent.task({
           id: taskId,
@@ -123,7 +184,18 @@ class WeatherExecutor {
         })
       );
     }
+    if (reply.act === 'terms') {
+      // The speech policy rides on the reply's first status update.
+      status(TaskState.TASK_STATE_WORKING, reply.text);
+      TERMS_CHUNKS.forEach((c, i) => chunk(`${taskId}-terms`, i, TERMS_CHUNKS.length, c));
+      status(TaskState.TASK_STATE_COMPLETED);
+      return;
+    }
     status(TaskState.TASK_STATE_WORKING);
+    if (reply.act) {
+      status(FINAL_STATES[reply.act], reply.text);
+      return;
+    }
     switch (behaviour) {
       case 'stream':
         CHUNKS.forEach((c, i) => chunk(`${taskId}-answer`, i, CHUNKS.length, c));
@@ -150,7 +222,7 @@ class WeatherExecutor {
   };
 }
 
-function card(name, interfaces) {
+function card(name, interfaces, voice) {
   return {
     name,
     description: 'An agent on @a2a-js/sdk 1.x for the a2a-connector interop tests.',
@@ -158,7 +230,7 @@ function card(name, interfaces) {
     provider: undefined,
     version: '1.0.0',
     documentationUrl: '',
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: false, extensions: voiceCard(voice), extendedAgentCard: false },
     securitySchemes: {
       apiKey: { scheme: { $case: 'apiKeySecurityScheme', value: { description: '', location: 'header', name: 'X-API-KEY' } } },
     },
@@ -184,8 +256,9 @@ function card(name, interfaces) {
 // start serves one agent on a free port and resolves to that port once it listens. versions are
 // the interfaces its card lists, in order: JSONRPC ones at /a2a, or (rest) one HTTP+JSON at /rest.
 function start(name, versions, legacy, rest, withGrpc) {
-  const agentCard = card(name, []);
-  const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), new WeatherExecutor());
+  const agentCard = card(name, [], VOICE);
+  const turns = [];
+  const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), new WeatherExecutor(VOICE.uri, turns));
   const requests = [];
   const app = express();
   app.use(express.json());
@@ -211,6 +284,7 @@ function start(name, versions, legacy, rest, withGrpc) {
     next();
   });
   app.get('/debug/requests', (_req, res) => res.json(requests));
+  app.get('/debug/turns', (_req, res) => res.json(turns));
   const compat = legacy ? { legacyCompat: { enabled: true } } : {};
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler, ...compat }));
   app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication, ...compat }));
@@ -269,6 +343,12 @@ function startGrpc(requestHandler, requests) {
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, port) => (err ? reject(err) : resolve(port)));
   });
 }
+
+// VOICE is the voice extension the agents implement (--voice=URI; uri '' for none).
+const VOICE = {
+  uri: process.argv.find((a) => a.startsWith('--voice='))?.slice('--voice='.length) ?? '',
+  required: process.argv.includes('--voice-required'),
+};
 
 try {
   const v1only = await start('JS SDK 1.x weather agent (1.0 only)', ['1.0'], false);

@@ -2,7 +2,7 @@
 // middlewares, for the interop tests of internal/invoke (js_interop_test.go). Nobody on this
 // project wrote the server side of the protocol here: only the executor below is ours.
 //
-// Usage: node agent.mjs [port]   (or PORT=...; 0 or nothing picks a free port)
+// Usage: node agent.mjs [port] [--voice=URI]   (or PORT=...; 0 or nothing picks a free port)
 // It listens on 127.0.0.1 only and prints "A2A_AGENT_PORT=<port>" on stdout once it accepts
 // connections. It exits when stdin closes, so it never outlives the test process that started it.
 //
@@ -11,6 +11,8 @@
 //   GET  /.well-known/agent-card.json the card — the SDK
 //   GET  /debug/requests              every JSON-RPC POST seen (path, method, ids, headers)
 //   GET  /debug/cancels               task ids the executor was asked to cancel, in order
+//   GET  /debug/turns                 every user message as the executor was handed it
+//                                     (sdkagent.Turn JSON)
 //
 // The behaviour is chosen by the first word of the user's text:
 //   stream  a Task (submitted), working, three artifact chunks (append), completed (final)
@@ -24,12 +26,20 @@
 //           state: the SDK ends the stream, and tasks/resubscribe finds no live execution
 //   crash   the executor throws; the SDK reports the failure itself
 //   other   a direct Message reply (no task)
+//
+// With --voice=URI the card declares the platform's voice extension under that URI and the
+// executor implements it (../voice.mjs), reading the activation through the SDK's call context.
 
 import express from 'express';
 import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
+import { voiceCard } from '../voice.mjs';
 import { WeatherExecutor } from './executor.mjs';
+
+const args = process.argv.slice(2);
+const voice = args.find((a) => a.startsWith('--voice='))?.slice('--voice='.length) ?? '';
+const portArg = args.find((a) => !a.startsWith('--'));
 
 const card = {
   name: 'JS SDK weather agent',
@@ -38,13 +48,13 @@ const card = {
   version: '1.0.0',
   url: 'http://127.0.0.1:0/a2a', // set once the port is known
   preferredTransport: 'JSONRPC',
-  capabilities: { streaming: true, pushNotifications: false },
+  capabilities: { streaming: true, pushNotifications: false, extensions: voiceCard({ uri: voice, required: false }) },
   defaultInputModes: ['text/plain'],
   defaultOutputModes: ['text/plain'],
   skills: [{ id: 'weather', name: 'Weather', description: 'Tells the weather.', tags: ['weather'] }],
 };
 
-const executor = new WeatherExecutor();
+const executor = new WeatherExecutor(voice);
 const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 
 const requests = [];
@@ -68,10 +78,11 @@ app.use((req, _res, next) => {
 });
 app.get('/debug/requests', (_req, res) => res.json(requests));
 app.get('/debug/cancels', (_req, res) => res.json(executor.cancels));
+app.get('/debug/turns', (_req, res) => res.json(executor.turns));
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
 app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
 
-const port = Number(process.argv[2] ?? process.env.PORT ?? 0);
+const port = Number(portArg ?? process.env.PORT ?? 0);
 const server = app.listen(port, '127.0.0.1', (err) => {
   if (err) {
     console.error(`listen: ${err.message}`);

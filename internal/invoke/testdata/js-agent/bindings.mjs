@@ -10,7 +10,7 @@
 //         on a port of its own; its card (on the HTTP port) lists only that interface
 //         (preferredTransport GRPC, url http://127.0.0.1:<grpc port>).
 //
-// Usage: node bindings.mjs   It listens on free ports of 127.0.0.1 and prints
+// Usage: node bindings.mjs [--voice=URI]   It listens on free ports of 127.0.0.1 and prints
 // "A2A_BINDING_PORTS=<rest> <grpc>" on stdout once both accept connections (for grpc, the HTTP
 // port that serves its card and records). It exits when stdin closes.
 //
@@ -21,8 +21,10 @@
 //                                     it: the interface path, the 0.3 method (HTTP+JSON) or the
 //                                     gRPC method, ids and headers
 //   GET  /debug/cancels               task ids the executor was asked to cancel
+//   GET  /debug/turns                 every user message as the executor was handed it
 //
-// Behaviours: as agent.mjs (stream, ask, reject, fail, slow, hangup, crash, other).
+// Behaviours: as agent.mjs (stream, ask, reject, fail, slow, hangup, crash, other, and the
+// voice extension with --voice=URI).
 
 import express from 'express';
 import { DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
@@ -30,7 +32,10 @@ import { agentCardHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/e
 import { grpcService, A2AService, UserBuilder as GrpcUserBuilder } from '@a2a-js/sdk/server/grpc';
 import * as grpc from '@grpc/grpc-js';
 
+import { voiceCard } from '../voice.mjs';
 import { WeatherExecutor } from './executor.mjs';
+
+const voice = process.argv.find((a) => a.startsWith('--voice='))?.slice('--voice='.length) ?? '';
 
 function card(name, url, transport) {
   return {
@@ -40,7 +45,7 @@ function card(name, url, transport) {
     version: '1.0.0',
     url,
     preferredTransport: transport,
-    capabilities: { streaming: true, pushNotifications: false },
+    capabilities: { streaming: true, pushNotifications: false, extensions: voiceCard({ uri: voice, required: false }) },
     securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-KEY' } },
     security: [{ apiKey: [] }],
     defaultInputModes: ['text/plain'],
@@ -73,7 +78,7 @@ function startHTTP(app) {
 }
 
 async function startREST() {
-  const executor = new WeatherExecutor();
+  const executor = new WeatherExecutor(voice);
   const agentCard = card('JS SDK 0.3 weather agent (HTTP+JSON)', '', 'HTTP+JSON');
   const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), executor);
   const requests = [];
@@ -100,6 +105,7 @@ async function startREST() {
   });
   app.get('/debug/requests', (_req, res) => res.json(requests));
   app.get('/debug/cancels', (_req, res) => res.json(executor.cancels));
+  app.get('/debug/turns', (_req, res) => res.json(executor.turns));
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
   app.use('/rest', restHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
   const port = await startHTTP(app);
@@ -108,7 +114,7 @@ async function startREST() {
 }
 
 async function startGRPC() {
-  const executor = new WeatherExecutor();
+  const executor = new WeatherExecutor(voice);
   const agentCard = card('JS SDK 0.3 weather agent (gRPC)', '', 'GRPC');
   const requestHandler = new DefaultRequestHandler(agentCard, new InMemoryTaskStore(), executor);
   const requests = [];
@@ -145,6 +151,7 @@ async function startGRPC() {
   const app = express();
   app.get('/debug/requests', (_req, res) => res.json(requests));
   app.get('/debug/cancels', (_req, res) => res.json(executor.cancels));
+  app.get('/debug/turns', (_req, res) => res.json(executor.turns));
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
   return startHTTP(app);
 }

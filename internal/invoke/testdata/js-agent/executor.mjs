@@ -3,6 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 
+import { decideVoice, readVoice, TERMS_CHUNKS } from '../voice.mjs';
+
 const CHUNKS = ['The weather ', 'is sunny ', 'all day.'];
 const QUESTION = 'Which city?';
 const REJECT_TEXT = 'I only talk about the weather.';
@@ -20,11 +22,55 @@ function userText(message) {
     .join('');
 }
 
-function agentMessage(taskId, contextId, text) {
-  return { kind: 'message', role: 'agent', messageId: randomUUID(), taskId, contextId, parts: [{ kind: 'text', text }] };
+function agentMessage(taskId, contextId, text, metadata) {
+  return { kind: 'message', role: 'agent', messageId: randomUUID(), taskId, contextId, parts: [{ kind: 'text', text }], ...(metadata ? { metadata } : {}) };
 }
 
+// seenParts is how the executor was handed the message's parts.
+const seenParts = (message) =>
+  (message?.parts ?? []).map((p) => {
+    switch (p.kind) {
+      case 'text':
+        return { kind: 'text', text: p.text };
+      case 'data':
+        return { kind: 'data', data: p.data };
+      default:
+        return { kind: 'file' };
+    }
+  });
+
+const FINAL_STATES = { complete: 'completed', ask: 'input-required', reject: 'rejected' };
+
 export class WeatherExecutor {
+  // voice is the voice extension's URI ('' for none: ../voice.mjs); turns records every user
+  // message as the executor was handed it (GET /debug/turns).
+  constructor(voice = '') {
+    this.voice = voice;
+    this.turns = [];
+  }
+
+  // record notes the user message and reads the voice extension: the activation from the SDK's
+  // call context (requestedExtensions, limited to the URIs the card declares), the keys from the
+  // message's metadata.
+  record(requestContext) {
+    const { userMessage } = requestContext;
+    const requested = [...(requestContext.context?.requestedExtensions ?? [])];
+    const voice = readVoice(this.voice, userMessage?.metadata);
+    if (this.voice && requested.includes(this.voice)) {
+      requestContext.context.addActivatedExtension(this.voice);
+      voice.active = true;
+    }
+    this.turns.push({
+      messageId: userMessage?.messageId ?? '',
+      taskId: userMessage?.taskId ?? '',
+      parts: seenParts(userMessage),
+      requested,
+      metadata: userMessage?.metadata ?? null,
+      voice,
+    });
+    return voice;
+  }
+
   // Task ids of cancel requests, in order (served at /debug/cancels).
   cancels = [];
   canceled = new Set();
@@ -34,13 +80,16 @@ export class WeatherExecutor {
   async execute(requestContext, eventBus) {
     const { taskId, contextId, userMessage, task } = requestContext;
     const text = userText(userMessage).trim();
+    const behaviour = text.split(/\s+/)[0].toLowerCase();
+    const reply = decideVoice(this.record(requestContext), behaviour);
+    const meta = reply.key ? { [`${this.voice}/${reply.key}`]: reply.value } : undefined;
     this.contexts.set(taskId, contextId);
     const status = (state, message, final = false) =>
       eventBus.publish({
         kind: 'status-update',
         taskId,
         contextId,
-        status: { state, timestamp: now(), ...(message ? { message: agentMessage(taskId, contextId, message) } : {}) },
+        status: { state, timestamp: now(), ...(message ? { message: agentMessage(taskId, contextId, message, meta) } : {}) },
         final,
       });
     const chunk = (artifactId, i, n, part) =>
@@ -54,7 +103,7 @@ export class WeatherExecutor {
       });
 
     // The answer to our question continues the same task.
-    if (task && task.status.state === 'input-required') {
+    if (!reply.act && task && task.status.state === 'input-required') {
       status('working');
       chunk(`${taskId}-answer`, 0, 1, `Weather in ${text}: sunny.`);
       status('completed', undefined, true);
@@ -62,7 +111,10 @@ export class WeatherExecutor {
       return;
     }
 
-    const behaviour = text.split(/\s+/)[0].toLowerCase();
+    if (reply.act) {
+      this.answerVoice(reply, task, requestContext, status, chunk, eventBus);
+      return;
+    }
     if (behaviour === 'crash') {
       throw new Error('weather backend crashed');
     }
@@ -110,6 +162,23 @@ export class WeatherExecutor {
         }
         status('completed', undefined, true);
         break;
+    }
+    eventBus.finished();
+  }
+
+  // answerVoice sends the voice reply (../voice.mjs) on a new task or the open one.
+  answerVoice(reply, task, { taskId, contextId, userMessage }, status, chunk, eventBus) {
+    if (!task) {
+      eventBus.publish({ kind: 'task', id: taskId, contextId, status: { state: 'submitted', timestamp: now() }, history: [userMessage] });
+    }
+    if (reply.act === 'terms') {
+      // The speech policy rides on the reply's first status update.
+      status('working', reply.text);
+      TERMS_CHUNKS.forEach((c, i) => chunk(`${taskId}-terms`, i, TERMS_CHUNKS.length, c));
+      status('completed', undefined, true);
+    } else {
+      status('working');
+      status(FINAL_STATES[reply.act], reply.text, true);
     }
     eventBus.finished();
   }
