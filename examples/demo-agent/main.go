@@ -26,7 +26,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
+	err := run(ctx, os.Args[1:], os.LookupEnv, os.Stderr)
 	stop()
 	if err != nil && !errors.Is(err, flag.ErrHelp) { // -h printed the usage: exit 0
 		fmt.Fprintln(os.Stderr, "demo-agent:", err)
@@ -43,11 +43,15 @@ type config struct {
 	publicURL  string
 	apiKey     string
 	chunkDelay time.Duration
+	// voiceExtension is the URI of the voice extension the agent implements; "" leaves it out.
+	voiceExtension string
 }
 
-// run is main without the process: testable, with its environment passed in.
-func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	cfg, err := parseConfig(args, getenv, stderr)
+// run is main without the process: testable, with its environment passed in. The environment
+// is read with lookupEnv because an empty DEMO_AGENT_VOICE_EXTENSION (turn it off) and an unset
+// one (the default) differ.
+func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) error {
+	cfg, err := parseConfig(args, lookupEnv, stderr)
 	if err != nil {
 		return err
 	}
@@ -62,10 +66,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		publicURL = defaultPublicURL(ln.Addr())
 	}
 	a := agent.New(agent.Options{
-		PublicURL:  publicURL,
-		APIKey:     cfg.apiKey,
-		ChunkDelay: cfg.chunkDelay,
-		Logger:     log,
+		PublicURL:      publicURL,
+		APIKey:         cfg.apiKey,
+		ChunkDelay:     cfg.chunkDelay,
+		Logger:         log,
+		VoiceExtension: cfg.voiceExtension,
 	})
 	// Traces from the standard OTEL_* variables (off without an endpoint), so that an agent's
 	// own server span joins the trace the connector's traceparent names (make e2e-otel checks
@@ -94,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if publicURL == "" {
 		cardURL = "http://<host>" + agent.CardPath
 	}
-	log.Info("demo agent listening", "addr", ln.Addr().String(), "card", cardURL, "api_key", cfg.apiKey != "")
+	log.Info("demo agent listening", "addr", ln.Addr().String(), "card", cardURL, "api_key", cfg.apiKey != "", "voice_extension", cfg.voiceExtension)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -117,7 +122,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 }
 
 // parseConfig reads flags, each defaulting to its environment variable, and validates them.
-func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+func parseConfig(args []string, lookupEnv func(string) (string, bool), stderr io.Writer) (config, error) {
+	getenv := func(k string) string { v, _ := lookupEnv(k); return v }
 	fs := flag.NewFlagSet("demo-agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg config
@@ -138,7 +144,13 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		"base URL written into the card, e.g. https://agent.example.com; default http://<listen address>, or the request's Host when listening on all interfaces (env DEMO_AGENT_PUBLIC_URL)")
 	fs.StringVar(&cfg.apiKey, "api-key", getenv("DEMO_AGENT_API_KEY"),
 		"require this X-API-KEY on JSON-RPC calls; prefer the env DEMO_AGENT_API_KEY, flags show in ps")
-	fs.DurationVar(&cfg.chunkDelay, "chunk-delay", delay, "pause between the coach skill's chunks (env DEMO_AGENT_CHUNK_DELAY)")
+	fs.DurationVar(&cfg.chunkDelay, "chunk-delay", delay, "pause between the coach and terms skills' chunks (env DEMO_AGENT_CHUNK_DELAY)")
+	voice, set := lookupEnv("DEMO_AGENT_VOICE_EXTENSION")
+	if !set {
+		voice = agent.VoiceExtensionURI
+	}
+	fs.StringVar(&cfg.voiceExtension, "voice-extension", voice,
+		`URI of the platform's voice extension the card declares; "" leaves it out (an agent without it) (env DEMO_AGENT_VOICE_EXTENSION)`)
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -147,6 +159,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if cfg.chunkDelay < 0 {
 		return cfg, fmt.Errorf("-chunk-delay: %s is negative", cfg.chunkDelay)
+	}
+	if strings.ContainsAny(cfg.voiceExtension, ", \t\r\n") {
+		// The URI travels in comma-separated extension headers.
+		return cfg, fmt.Errorf("-voice-extension: %q has a comma or white space", cfg.voiceExtension)
 	}
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)

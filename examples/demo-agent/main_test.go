@@ -39,8 +39,11 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-func env(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
 }
 
 var listeningRE = regexp.MustCompile(`addr=(127\.0\.0\.1:\d+)`)
@@ -76,22 +79,30 @@ func TestRun_serves_until_the_context_ends(t *testing.T) {
 		t.Fatal(err)
 	}
 	var card struct {
-		URL      string   `json:"url"`
-		Security []string `json:"security"`
+		URL          string   `json:"url"`
+		Security     []string `json:"security"`
+		Capabilities struct {
+			Extensions []struct {
+				URI string `json:"uri"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
 	}
 	err = json.NewDecoder(resp.Body).Decode(&card)
 	resp.Body.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := struct {
-		URL      string
-		Security []string
-	}{URL: "http://" + addr + "/a2a/demo/v1", Security: []string{"apiKey"}}
-	if diff := cmp.Diff(want, struct {
-		URL      string
-		Security []string
-	}{card.URL, card.Security}); diff != "" {
+	var extensions []string
+	for _, e := range card.Capabilities.Extensions {
+		extensions = append(extensions, e.URI)
+	}
+	type cardSummary struct {
+		URL        string
+		Security   []string
+		Extensions []string // the voice extension is on by default
+	}
+	want := cardSummary{URL: "http://" + addr + "/a2a/demo/v1", Security: []string{"apiKey"}, Extensions: []string{"urn:a2a-connector:voice:v1"}}
+	if diff := cmp.Diff(want, cardSummary{card.URL, card.Security, extensions}); diff != "" {
 		t.Errorf("card (-want +got):\n%s", diff)
 	}
 
@@ -129,19 +140,36 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{
 			name: "defaults",
-			want: config{addr: "127.0.0.1:9999", chunkDelay: 120 * time.Millisecond},
+			want: config{addr: "127.0.0.1:9999", chunkDelay: 120 * time.Millisecond, voiceExtension: "urn:a2a-connector:voice:v1"},
 		},
 		{
 			name: "environment",
 			env:  map[string]string{"DEMO_AGENT_ADDR": ":8000", "DEMO_AGENT_PUBLIC_URL": "https://agent.example.com/", "DEMO_AGENT_API_KEY": "k", "DEMO_AGENT_CHUNK_DELAY": "0s"},
-			want: config{addr: ":8000", publicURL: "https://agent.example.com", apiKey: "k"},
+			want: config{addr: ":8000", publicURL: "https://agent.example.com", apiKey: "k", voiceExtension: "urn:a2a-connector:voice:v1"},
+		},
+		{
+			name: "empty_voice_extension_env_turns_it_off",
+			env:  map[string]string{"DEMO_AGENT_VOICE_EXTENSION": ""},
+			want: config{addr: "127.0.0.1:9999", chunkDelay: 120 * time.Millisecond},
+		},
+		{
+			name: "voice_extension_flag_wins_over_environment",
+			args: []string{"-voice-extension", "urn:example:voice:v2"},
+			env:  map[string]string{"DEMO_AGENT_VOICE_EXTENSION": ""},
+			want: config{addr: "127.0.0.1:9999", chunkDelay: 120 * time.Millisecond, voiceExtension: "urn:example:voice:v2"},
+		},
+		{
+			name: "empty_voice_extension_flag_turns_it_off",
+			args: []string{"-voice-extension="},
+			want: config{addr: "127.0.0.1:9999", chunkDelay: 120 * time.Millisecond},
 		},
 		{
 			name: "flags_win_over_environment",
 			args: []string{"-addr", "127.0.0.1:1", "-chunk-delay", "5ms", "-public-url", "http://demo:9999"},
 			env:  map[string]string{"DEMO_AGENT_ADDR": ":8000", "DEMO_AGENT_CHUNK_DELAY": "1s"},
-			want: config{addr: "127.0.0.1:1", publicURL: "http://demo:9999", chunkDelay: 5 * time.Millisecond},
+			want: config{addr: "127.0.0.1:1", publicURL: "http://demo:9999", chunkDelay: 5 * time.Millisecond, voiceExtension: "urn:a2a-connector:voice:v1"},
 		},
+		{name: "voice_extension_with_a_comma", args: []string{"-voice-extension", "urn:a,urn:b"}, wantErr: "-voice-extension"},
 		{name: "bad_env_delay", env: map[string]string{"DEMO_AGENT_CHUNK_DELAY": "soon"}, wantErr: "DEMO_AGENT_CHUNK_DELAY"},
 		{name: "negative_delay", args: []string{"-chunk-delay", "-1s"}, wantErr: "-chunk-delay"},
 		{name: "relative_public_url", args: []string{"-public-url", "agent.example.com"}, wantErr: "-public-url"},

@@ -3,6 +3,11 @@
 // and Server-Sent Events. `make run` registers it for the demo tenant, and end-to-end tests of
 // the connector mount Handler on httptest servers to talk to a real agent over real HTTP.
 //
+// With Options.VoiceExtension it also implements the platform's voice extension (voice.go):
+// three more skills (a PIN collected by DTMF, terms that must not be interrupted, hand-off to a
+// human), reprompts on silence and replies that know where the caller cut the previous one. It
+// reads and writes the extension's metadata only on turns whose request activates it.
+//
 // It keeps tasks and conversation contexts in memory only (bounded, oldest evicted first) and
 // refuses to be anything more than a demo: no persistence, no push notifications, no
 // authenticated extended card, no non-blocking message/send (every send answers when the task is
@@ -74,6 +79,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for status timestamps; nil means time.Now.
 	Now func() time.Time
+	// VoiceExtension, when set, is the URI of the platform's voice extension
+	// (VoiceExtensionURI by default in the demo-agent command): the card declares it and adds
+	// the balance, terms and hand-off skills, and turns that activate it (the URI in
+	// A2A-Extensions or X-A2A-Extensions) read and write the voice metadata keys, URI + "/input"
+	// and so on. Empty, the zero value, is the platform guide's agent exactly: end-to-end tests
+	// of the connector that predate the extension see the card they expect.
+	VoiceExtension string
 }
 
 // Agent is the demo agent. It is safe for concurrent use; all its state lives in memory.
@@ -86,6 +98,9 @@ type Agent struct {
 	mu       sync.Mutex
 	tasks    *lru[*task]
 	contexts *lru[*conversation]
+	// said is the reply to each activated turn, by the turn's messageId, so that an
+	// interruption naming that messageId finds what was cut.
+	said     *lru[*spokenReply]
 	cancels  int
 	requests []Request
 	newID    func() string
@@ -136,6 +151,7 @@ func New(o Options) *Agent {
 		now:      now,
 		tasks:    newLRU[*task](o.MaxTasks),
 		contexts: newLRU[*conversation](o.MaxContexts),
+		said:     newLRU[*spokenReply](o.MaxTasks),
 		newID:    uuid.NewString,
 	}
 }

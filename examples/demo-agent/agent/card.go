@@ -25,8 +25,15 @@ type card struct {
 }
 
 type capabilities struct {
-	Streaming  bool  `json:"streaming"`
-	Extensions []any `json:"extensions"`
+	Streaming  bool             `json:"streaming"`
+	Extensions []agentExtension `json:"extensions"`
+}
+
+// agentExtension is an A2A AgentExtension of the card.
+type agentExtension struct {
+	URI         string `json:"uri"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
 }
 
 type securityScheme struct {
@@ -61,7 +68,7 @@ func (a *Agent) card(baseURL string) card {
 		ProtocolVersion:    "0.2.5",
 		URL:                baseURL + RPCPath,
 		Version:            "1.0.0",
-		Capabilities:       capabilities{Streaming: true, Extensions: []any{}},
+		Capabilities:       capabilities{Streaming: true, Extensions: []agentExtension{}},
 		Security:           []string{},
 		DefaultInputModes:  []string{"text/plain"},
 		DefaultOutputModes: []string{"text/plain"},
@@ -72,6 +79,18 @@ func (a *Agent) card(baseURL string) card {
 			{ID: skillFlash, Name: "AI闪光", Description: "可以进行闪光", Tags: []string{"demo", "flash"}, Examples: []string{"示例: 进行闪光"}},
 			{ID: skillCoach, Name: "AI教练", Description: "可以教你打蓝球、踢足球", Tags: []string{"demo", "coach"}, Examples: []string{"示例: 如何打好蓝球"}},
 		},
+	}
+	if uri := a.opts.VoiceExtension; uri != "" {
+		c.Capabilities.Extensions = append(c.Capabilities.Extensions, agentExtension{
+			URI:         uri,
+			Description: "Voice turns: reads the input kind (speech, text, DTMF, no input), the interruption and the channel; answers with how to collect the next input, replies that must not be interrupted, and hand-offs (escalate, end of conversation).",
+			Required:    false, // clients without it get the same skills as plain text
+		})
+		c.Skills = append(c.Skills,
+			cardSkill{ID: skillBalance, Name: "AI查余额", Description: "用电话按键输入6位密码后查询余额", Tags: []string{"demo", "voice", "dtmf"}, Examples: []string{"示例: 查余额", "check my balance"}},
+			cardSkill{ID: skillTerms, Name: "AI条款", Description: "朗读服务条款，朗读时不可打断", Tags: []string{"demo", "voice"}, Examples: []string{"示例: 读一下服务条款", "read me the terms"}},
+			cardSkill{ID: skillHandoff, Name: "AI转人工", Description: "转接人工客服，或结束对话", Tags: []string{"demo", "voice", "handoff"}, Examples: []string{"示例: 转人工", "示例: 再见", "I want to talk to a human"}},
+		)
 	}
 	if a.opts.APIKey != "" {
 		c.Security = []string{"apiKey"}

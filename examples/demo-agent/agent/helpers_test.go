@@ -149,7 +149,18 @@ type sseStream struct {
 // openStream posts method to path and checks that the answer is an event stream.
 func (f *fixture) openStream(t *testing.T, ctx context.Context, path, method string, params any) *sseStream {
 	t.Helper()
-	resp := f.post(t, ctx, path, requestBody(t, "stream-1", method, params), http.Header{"Accept": {"text/event-stream"}})
+	return f.openStreamWith(t, ctx, path, method, params, nil)
+}
+
+// openStreamWith is openStream with extra request headers.
+func (f *fixture) openStreamWith(t *testing.T, ctx context.Context, path, method string, params any, header http.Header) *sseStream {
+	t.Helper()
+	h := header.Clone()
+	if h == nil {
+		h = http.Header{}
+	}
+	h.Set("Accept", "text/event-stream")
+	resp := f.post(t, ctx, path, requestBody(t, "stream-1", method, params), h)
 	t.Cleanup(func() { resp.Body.Close() })
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: HTTP %d", method, resp.StatusCode)

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -159,7 +160,18 @@ func decodeMessageParams(raw json.RawMessage) (a2av0.MessageSendParams, string, 
 func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2aclient.Request, p a2av0.MessageSendParams, text string, stream bool) {
 	ctx, stop := context.WithCancel(r.Context())
 	defer stop()
-	t, in, cursor, perr := a.startTurn(p.Message, text, stop)
+	// uri is the voice extension's URI when this turn activated it, else "": then no voice key
+	// is read or written, as by an agent without the extension.
+	var uri string
+	var vin voiceInput
+	if a.voiceActive(r.Header) {
+		uri = a.opts.VoiceExtension
+		var bad []string
+		if vin, bad = a.readVoice(p.Message.Metadata); len(bad) > 0 {
+			a.log.Info("a2a voice metadata ignored", "members", bad)
+		}
+	}
+	t, in, cursor, perr := a.startTurn(p.Message, text, vin, stop)
 	if perr != nil {
 		a.replyError(w, req, perr)
 		return
@@ -173,8 +185,9 @@ func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2aclient.Re
 			return err
 		}
 	}
-	state := a.perform(ctx, t, in.lang, rep, out)
-	a.log.Info("a2a turn", "method", req.Method, "task", t.id, "context", t.contextID, "skill", rep.skill, "state", state)
+	state := a.perform(ctx, t, in.lang, rep, uri, out)
+	a.log.Info("a2a turn", "method", req.Method, "task", t.id, "context", t.contextID, "skill", rep.skill, "state", state,
+		"voice", uri != "", "input", vin.kind)
 	if stream {
 		return
 	}
@@ -190,21 +203,12 @@ func (a *Agent) message(w http.ResponseWriter, r *http.Request, req a2aclient.Re
 
 // startTurn resolves the message's context and task and logs the turn's first event (the task).
 // It returns the turn's input for decide and the cursor of that first event in the task's log.
-func (a *Agent) startTurn(m a2av0.Message, text string, stop func()) (*task, turnInput, int, *a2a.RPCError) {
+func (a *Agent) startTurn(m a2av0.Message, text string, vin voiceInput, stop func()) (*task, turnInput, int, *a2a.RPCError) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var t *task
-	if m.TaskID != "" {
-		var ok bool
-		if t, ok = a.tasks.get(m.TaskID); !ok {
-			return nil, turnInput{}, 0, rpcErr(a2a.CodeTaskNotFound, "task %q not found", m.TaskID)
-		}
-		if m.ContextID != "" && m.ContextID != t.contextID {
-			return nil, turnInput{}, 0, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q belongs to context %q, not %q", t.id, t.contextID, m.ContextID)
-		}
-		if t.status.State != a2av0.TaskStateInputRequired {
-			return nil, turnInput{}, 0, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q is %s; only an input-required task can be continued, send the message without taskId to start a new task", t.id, t.status.State)
-		}
+	t, perr := a.heldTaskLocked(m)
+	if perr != nil {
+		return nil, turnInput{}, 0, perr
 	}
 	contextID := m.ContextID
 	switch {
@@ -218,37 +222,87 @@ func (a *Agent) startTurn(m a2av0.Message, text string, stop func()) (*task, tur
 		conv = &conversation{}
 		a.contexts.add(contextID, conv)
 	}
-	conv.sentences++
+	if vin.kind != inputNoInput {
+		conv.sentences++
+	}
 
-	in := turnInput{text: text, sentences: conv.sentences}
+	in := turnInput{
+		text: text, sentences: conv.sentences,
+		voiceSkills: a.opts.VoiceExtension != "", voice: vin, topics: slices.Clone(conv.topics),
+		said: a.saidBeforeLocked(vin.interruption, conv),
+	}
+	fallback := zh
 	if t == nil {
 		t = &task{id: a.newID(), contextID: contextID, changed: make(chan struct{})}
 		t.status = a2av0.TaskStatus{State: a2av0.TaskStateSubmitted, Timestamp: a.timestamp()}
 		a.tasks.add(t.id, t)
-		in.lang = detectLang(text, zh)
 	} else {
 		t.status = a2av0.TaskStatus{State: a2av0.TaskStateWorking, Timestamp: a.timestamp()}
-		in.lang = detectLang(text, t.lang)
-		in.skill, in.numbers = t.skill, t.numbers
+		fallback = t.lang
+		in.skill, in.numbers, in.question, in.expect = t.skill, t.numbers, t.question, t.expect
 	}
+	in.lang = detectLang(text, vin.fallbackLang(fallback))
 	m.TaskID, m.ContextID = t.id, contextID
 	t.history = append(t.history, m)
 	t.stop = stop
+	t.messageID = m.MessageID
 	cursor := len(t.events)
 	t.appendEvent(t.snapshot(0), false)
 	return t, in, cursor, nil
 }
 
-// perform produces the reply's artifact chunks (pausing between them when slow) and ends the task
-// in the reply's state, calling out after each event so that a stream writes it at once. A
-// client gone (ctx done, or out failing) ends the task canceled; a tasks/cancel meanwhile has
-// already ended it. It returns the task's final state.
-func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, out func() error) a2av0.TaskState {
+// heldTaskLocked returns the input-required task the message continues, nil for a new task.
+func (a *Agent) heldTaskLocked(m a2av0.Message) (*task, *a2a.RPCError) {
+	if m.TaskID == "" {
+		return nil, nil
+	}
+	t, ok := a.tasks.get(m.TaskID)
+	if !ok {
+		return nil, rpcErr(a2a.CodeTaskNotFound, "task %q not found", m.TaskID)
+	}
+	if m.ContextID != "" && m.ContextID != t.contextID {
+		return nil, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q belongs to context %q, not %q", t.id, t.contextID, m.ContextID)
+	}
+	if t.status.State != a2av0.TaskStateInputRequired {
+		return nil, rpcErr(a2a.CodeInvalidParams, "invalid params: task %q is %s; only an input-required task can be continued, send the message without taskId to start a new task", t.id, t.status.State)
+	}
+	return t, nil
+}
+
+// saidBeforeLocked finds the reply an interruption cut: by the messageId it names, which is
+// exact, else the context's last reply (the platform names the turn; an older connector or a
+// forgotten id falls back to the conversation).
+func (a *Agent) saidBeforeLocked(it *interruption, conv *conversation) *spokenReply {
+	if it == nil {
+		return nil
+	}
+	if it.messageID != "" {
+		if s, ok := a.said.peek(it.messageID); ok {
+			return s
+		}
+	}
+	return conv.lastSaid
+}
+
+// perform produces the reply: its working notice, if any, then its artifact chunks (pausing
+// between them when slow), and ends the task in the reply's state, calling out after each event
+// so that a stream writes it at once. A client gone (ctx done, or out failing) ends the task
+// canceled; a tasks/cancel meanwhile has already ended it. uri is the voice extension's URI when
+// the turn activated it. It returns the task's final state.
+func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, uri string, out func() error) a2av0.TaskState {
 	a.mu.Lock()
 	t.skill, t.numbers, t.lang = rep.skill, rep.numbers, l
+	t.question, t.expect = rep.question, rep.expect
+	if t.question == "" {
+		t.question = rep.message
+	}
 	a.mu.Unlock()
 
 	gone := out() != nil // the task event
+	if !gone && rep.notice != "" && a.emitWorking(t, rep.notice, speechMetadata(uri, rep.noBargeIn)) == nil {
+		gone = out() != nil
+	}
+	var spoken strings.Builder
 	artifactID := a.newID()
 	last := len(rep.chunks) - 1
 	for i, chunk := range rep.chunks {
@@ -268,17 +322,44 @@ func (a *Agent) perform(ctx context.Context, t *task, l lang, rep reply, out fun
 		if a.emitArtifact(t, artifactID, chunk, i == last, md) != nil {
 			break // canceled by tasks/cancel
 		}
+		spoken.WriteString(chunk)
 		gone = out() != nil
 	}
+	state, text, md := rep.state, rep.message, statusMetadata(uri, rep.state, rep)
 	if gone || ctx.Err() != nil {
-		a.finish(t, a2av0.TaskStateCanceled, pick(l, "连接已断开，任务已取消。", "The client went away; the task is canceled."))
-	} else {
-		a.finish(t, rep.state, rep.message)
+		state, text, md = a2av0.TaskStateCanceled, pick(l, "连接已断开，任务已取消。", "The client went away; the task is canceled."), nil
 	}
-	_ = out()
+	// Ending and remembering in one critical section: the final event lets the client continue
+	// the task at once, and its next turn must find this one's reply and its task untouched.
 	a.mu.Lock()
-	defer a.mu.Unlock()
-	return t.status.State
+	if !a.finishLocked(t, state, text, md) {
+		state = t.status.State // a tasks/cancel won; a terminal state never changes again
+	}
+	said := spoken.String()
+	if said == "" && state == rep.state {
+		said = rep.message // a reply without chunks is its status message
+	}
+	a.rememberLocked(t, rep.skill, said, uri != "")
+	a.mu.Unlock()
+	_ = out()
+	return state
+}
+
+// rememberLocked keeps what a turn leaves for later turns of its context: its skill as a topic
+// of the hand-off summary and, for an activated turn, what it said, which a later interruption
+// may name. A turn canceled midway (a platform may cancel on barge-in) said the chunks it sent.
+func (a *Agent) rememberLocked(t *task, skill, said string, activated bool) {
+	conv, ok := a.contexts.peek(t.contextID)
+	if !ok || a.opts.VoiceExtension == "" {
+		return
+	}
+	conv.topics = addTopic(conv.topics, skill)
+	if !activated {
+		return
+	}
+	s := newSpokenReply(said)
+	a.said.add(t.messageID, s)
+	conv.lastSaid = s
 }
 
 // sleep waits d or until ctx is done, reporting whether the whole wait passed.
@@ -341,7 +422,7 @@ func (a *Agent) cancelTask(w http.ResponseWriter, req a2aclient.Request) {
 		}
 		t.canceledByRequest = true
 		a.cancels++
-		a.finishLocked(t, a2av0.TaskStateCanceled, pick(t.lang, "任务已取消。", "The task is canceled."))
+		a.finishLocked(t, a2av0.TaskStateCanceled, pick(t.lang, "任务已取消。", "The task is canceled."), nil)
 		return t.snapshot(0), nil
 	}()
 	if perr != nil {

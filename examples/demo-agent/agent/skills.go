@@ -47,6 +47,21 @@ type turnInput struct {
 	skill string
 	// numbers are the addends the continued add task already has.
 	numbers []number
+
+	// voiceSkills enables the skills of the voice extension: the agent declares it.
+	voiceSkills bool
+	// voice is the turn's voice metadata; the zero value when the turn did not activate the
+	// extension.
+	voice voiceInput
+	// question and expect are the held task's last question and how it asked for the answer,
+	// for a reprompt on silence.
+	question string
+	expect   *expectation
+	// topics are the skills the context used so far, oldest first (the hand-off summary).
+	topics []string
+	// said is the reply the turn's interruption cut, nil when there is no interruption or the
+	// agent does not remember that reply.
+	said *spokenReply
 }
 
 // reply is what a skill decided; the agent turns it into stream events.
@@ -65,18 +80,50 @@ type reply struct {
 	message string
 	// numbers are kept on the task for the next turn of an input-required add.
 	numbers []number
+
+	// notice, when set, is a working status message sent before the first chunk.
+	notice string
+	// noBargeIn asks that the reply not be interrupted (sent with notice, when activated).
+	noBargeIn bool
+	// expect says how to collect the answer to an input-required question.
+	expect *expectation
+	// finish says how a completed turn ends the agent's part; nil is a plain completion.
+	finish *finishing
+	// question is the question an input-required reply waits on when message says more than
+	// it (a reprompt, an acknowledgement); "" means message is the question.
+	question string
 }
 
 // decide picks the skill for a message and computes its answer. It is pure: all state it needs
 // is in in.
 func decide(in turnInput) reply {
-	if in.skill == skillAdd {
+	if rep, ok := resume(in); ok {
+		return rep
+	}
+	return acknowledge(in, choose(in))
+}
+
+// choose answers the turn's input: silence with a reprompt, a hand-off request whatever the
+// task, a continuation by the skill that asked, anything else by its keywords.
+func choose(in turnInput) reply {
+	if in.voice.kind == inputNoInput {
+		return reprompt(in)
+	}
+	skill := chooseSkill(in.text, in.voiceSkills)
+	if skill == skillHandoff {
+		return handoff(in)
+	}
+	switch in.skill {
+	case skillAdd, skillBalance:
 		if isCancelWord(in.text) {
-			return reply{skill: skillAdd, state: a2av0.TaskStateCanceled, message: pick(in.lang, "好的，已取消计算。", "OK, I won't add anything.")}
+			return reply{skill: in.skill, state: a2av0.TaskStateCanceled, message: cancelText(in.lang, in.skill)}
+		}
+		if in.skill == skillBalance {
+			return balance(in)
 		}
 		return add(in, in.numbers)
 	}
-	switch chooseSkill(in.text) {
+	switch skill {
 	case skillRepeat:
 		return reply{skill: skillRepeat, state: a2av0.TaskStateCompleted, chunks: splitChunks(repeatContent(in.text))}
 	case skillCount:
@@ -92,13 +139,32 @@ func decide(in turnInput) reply {
 		return reply{skill: skillCoach, state: a2av0.TaskStateCompleted, chunks: coachChunks(in.lang, in.text), slow: true}
 	case skillAdd:
 		return add(in, nil)
+	case skillBalance:
+		return pinQuestion(in.lang, false)
+	case skillTerms:
+		return terms(in.lang)
 	}
-	return reply{
-		state: a2av0.TaskStateRejected,
-		message: pick(in.lang,
-			"抱歉，这个我不会。我可以复读你的话、计算加法、数你说了几句话、闪光，还能教你打篮球和踢足球。",
-			"Sorry, I can't help with that. I can repeat what you say, add numbers, count your sentences, flash, and coach you in basketball or football."),
+	return reply{state: a2av0.TaskStateRejected, message: rejectText(in.lang, in.voiceSkills)}
+}
+
+// rejectText says what the agent can do; the voice skills are named only by an agent that has them.
+func rejectText(l lang, voiceSkills bool) string {
+	if voiceSkills {
+		return pick(l,
+			"抱歉，这个我不会。我可以复读你的话、计算加法、数你说了几句话、闪光、教你打篮球和踢足球，还能查余额、读服务条款和转人工。",
+			"Sorry, I can't help with that. I can repeat what you say, add numbers, count your sentences, flash, coach you in basketball or football, check your balance, read the terms, and pass you to a human.")
 	}
+	return pick(l,
+		"抱歉，这个我不会。我可以复读你的话、计算加法、数你说了几句话、闪光，还能教你打篮球和踢足球。",
+		"Sorry, I can't help with that. I can repeat what you say, add numbers, count your sentences, flash, and coach you in basketball or football.")
+}
+
+// cancelText confirms that the question of skill is dropped.
+func cancelText(l lang, skill string) string {
+	if skill == skillBalance {
+		return pick(l, "好的，不查余额了。", "OK, I won't check your balance.")
+	}
+	return pick(l, "好的，已取消计算。", "OK, I won't add anything.")
 }
 
 func pick(l lang, zhText, enText string) string {
@@ -117,26 +183,27 @@ type keyword struct {
 }
 
 // chooseSkill returns the skill the text asks for, or "". The order settles overlaps: "重复：1加2"
-// repeats, "篮球加油" coaches, and the broad "加" is tried last.
-func chooseSkill(text string) string {
+// repeats, "篮球加油" coaches, "转人工查余额" hands off, and the broad "加" is tried last. The
+// voice extension's skills are known only to an agent that declares it.
+func chooseSkill(text string, voiceSkills bool) string {
 	table := []keyword{
 		{skill: skillRepeat, zh: []string{"复读", "重复"}, en: []string{"repeat", "echo"}},
+		{skill: skillHandoff, zh: []string{"转人工", "人工", "真人", "再见", "拜拜"}, en: []string{"human", "agent", "operator", "representative", "goodbye", "bye"}},
+		{skill: skillBalance, zh: []string{"查余额", "余额"}, en: []string{"balance"}},
+		{skill: skillTerms, zh: []string{"条款", "免责声明"}, en: []string{"terms", "disclosure"}},
 		{skill: skillCount, zh: []string{"数数", "数一下", "数一数", "几句"}, en: []string{"count", "how many"}},
 		{skill: skillFlash, zh: []string{"闪光", "闪灯", "闪一下", "闪烁"}, en: []string{"flash", "blink"}},
 		{skill: skillCoach, zh: []string{"教练", "篮球", "蓝球", "足球"}, en: []string{"coach", "basketball", "football", "soccer"}},
 		{skill: skillAdd, zh: []string{"相加", "加法", "加", "+", "＋"}, en: []string{"plus", "add", "sum"}},
 	}
-	words := " " + strings.Join(englishWords(text), " ") + " "
+	// "人工智能" (artificial intelligence) is no request for a human (人工).
+	matchText := strings.ReplaceAll(text, "人工智能", "")
 	for _, k := range table {
-		for _, kw := range k.zh {
-			if strings.Contains(text, kw) {
-				return k.skill
-			}
+		if !voiceSkills && (k.skill == skillHandoff || k.skill == skillBalance || k.skill == skillTerms) {
+			continue
 		}
-		for _, kw := range k.en {
-			if strings.Contains(words, " "+kw+" ") {
-				return k.skill
-			}
+		if hasKeyword(matchText, k.zh, k.en) {
+			return k.skill
 		}
 	}
 	return ""
@@ -159,18 +226,7 @@ func asciiLower(text string) string {
 }
 
 func isCancelWord(text string) bool {
-	for _, w := range []string{"取消", "算了", "不用了", "退出"} {
-		if strings.Contains(text, w) {
-			return true
-		}
-	}
-	words := " " + strings.Join(englishWords(text), " ") + " "
-	for _, w := range []string{"cancel", "never mind", "stop", "quit"} {
-		if strings.Contains(words, " "+w+" ") {
-			return true
-		}
-	}
-	return false
+	return hasKeyword(text, []string{"取消", "算了", "不用了", "退出"}, []string{"cancel", "never mind", "stop", "quit"})
 }
 
 // repeatContent is what the repeat skill says back: the words after the request ("重复我说的话：

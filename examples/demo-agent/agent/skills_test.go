@@ -38,7 +38,7 @@ func TestChooseSkill(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := chooseSkill(tt.text); got != tt.want {
+			if got := chooseSkill(tt.text, false); got != tt.want {
 				t.Errorf("chooseSkill(%q) = %q, want %q", tt.text, got, tt.want)
 			}
 		})

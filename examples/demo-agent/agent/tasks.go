@@ -69,8 +69,14 @@ func (c *lru[V]) len() int { return c.ll.Len() }
 
 // conversation is what the agent remembers of one contextId.
 type conversation struct {
-	// sentences counts the user messages received in this context (the count skill's answer).
+	// sentences counts the user messages received in this context (the count skill's answer);
+	// a silence is no message.
 	sentences int
+	// topics are the skills used in the context, for a hand-off summary (voice skills only).
+	topics []string
+	// lastSaid is the reply to the context's last activated turn: what an interruption that
+	// names no known messageId refers to.
+	lastSaid *spokenReply
 }
 
 // event is one result of a task's stream, marshalled once when it happened.
@@ -90,6 +96,13 @@ type task struct {
 	// lang is the language of the task's last turn: the fallback for a continuation whose
 	// text has no letters ("3 5").
 	lang lang
+	// question and expect are what an input-required task waits on and how it asked for it,
+	// repeated by a reprompt on silence.
+	question string
+	expect   *expectation
+	// messageID is the messageId of the user message of the running (or last) turn: the key
+	// its reply is remembered under.
+	messageID string
 
 	status    a2av0.TaskStatus
 	artifacts []a2av0.Artifact
@@ -148,8 +161,10 @@ func (a *Agent) timestamp() string {
 	return a.now().UTC().Format(time.RFC3339Nano)
 }
 
-// agentMessage is a message from the agent about t.
-func (a *Agent) agentMessage(t *task, text string) *a2av0.Message {
+// agentMessage is a message from the agent about t, with optional metadata. An empty text is
+// still one (empty) text part: a message that exists only for its metadata needs a part, and a
+// single empty text part is what every A2A SDK accepts.
+func (a *Agent) agentMessage(t *task, text string, metadata map[string]any) *a2av0.Message {
 	return &a2av0.Message{
 		Kind:      a2av0.KindMessage,
 		Role:      a2av0.RoleAgent,
@@ -157,7 +172,26 @@ func (a *Agent) agentMessage(t *task, text string) *a2av0.Message {
 		MessageID: a.newID(),
 		TaskID:    t.id,
 		ContextID: t.contextID,
+		Metadata:  metadata,
 	}
+}
+
+// emitWorking logs a working status-update whose message is text with metadata: a notice sent
+// before the reply's first chunk. It fails with errTaskOver once the task is final.
+func (a *Agent) emitWorking(t *task, text string, metadata map[string]any) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.status.State.IsTerminal() {
+		return errTaskOver
+	}
+	t.status = a2av0.TaskStatus{State: a2av0.TaskStateWorking, Message: a.agentMessage(t, text, metadata), Timestamp: a.timestamp()}
+	t.appendEvent(a2av0.TaskStatusUpdateEvent{
+		Kind:      a2av0.KindStatusUpdate,
+		TaskID:    t.id,
+		ContextID: t.contextID,
+		Status:    t.status,
+	}, false)
+	return nil
 }
 
 // emitArtifact adds one chunk of artifact artifactID to the task and logs it. It fails with
@@ -207,22 +241,16 @@ func (t *task) mergeArtifact(chunk a2av0.Artifact) {
 	t.artifacts = append(t.artifacts, chunk)
 }
 
-// finish moves the task to state with an optional agent message, logs the final status-update
-// and ends the running turn. It does nothing when the task is already terminal (a cancel won the
-// race), and reports whether it changed the task.
-func (a *Agent) finish(t *task, state a2av0.TaskState, text string) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.finishLocked(t, state, text)
-}
-
-func (a *Agent) finishLocked(t *task, state a2av0.TaskState, text string) bool {
+// finishLocked moves the task to state with an optional agent message (text, metadata or both),
+// logs the final status-update and ends the running turn. It does nothing when the task is
+// already terminal (a cancel won the race), and reports whether it changed the task.
+func (a *Agent) finishLocked(t *task, state a2av0.TaskState, text string, metadata map[string]any) bool {
 	if t.status.State.IsTerminal() {
 		return false
 	}
 	t.status = a2av0.TaskStatus{State: state, Timestamp: a.timestamp()}
-	if text != "" {
-		t.status.Message = a.agentMessage(t, text)
+	if text != "" || len(metadata) > 0 {
+		t.status.Message = a.agentMessage(t, text, metadata)
 		t.history = append(t.history, *t.status.Message)
 	}
 	if t.stop != nil {
