@@ -162,6 +162,9 @@ type (
 					Kind string `json:"kind"`
 					Text string `json:"text"`
 				} `json:"parts"`
+				// Metadata is only looked into by the voice row's face, whose turns must carry
+				// the voice extension's input.
+				Metadata map[string]json.RawMessage `json:"metadata"`
 			} `json:"message"`
 		} `json:"params"`
 	}
@@ -236,6 +239,9 @@ func (a *stubAgent) serveRPC(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	spec, err := parseTurnText(text, a.def)
+	if err == nil && strings.HasPrefix(r.URL.Path, "/"+targetVoice+"/") && req.Params.Message.Metadata[voiceExtension+"/input"] == nil {
+		err = errors.New("a voice turn without " + voiceExtension + "/input in its metadata")
+	}
 	if err != nil {
 		writeRPC(w, rpcResponse{JSONRPC: "2.0", ID: req.ID, Error: &rpcError{Code: -32602, Message: "invalid params: " + err.Error()}})
 		return

@@ -34,6 +34,10 @@ import (
 //     proto's JSON (protojson of a2a.proto's StreamResponse);
 //   - grpc: A2A 1.0 over gRPC, a2a.proto's A2AService (a2a-go v2's generated code) on a second
 //     port of the agent;
+//   - voice: the JSON-RPC agent under a card that declares the platform's voice extension, so
+//     the via side's turns carry a channel and an interruption that the connector writes into
+//     the message's metadata (and the direct side sends the same metadata itself); the agent
+//     refuses a call that does not activate the extension;
 //   - apikey: the JSON-RPC agent behind an API key (X-API-Key);
 //   - oauth2: the JSON-RPC agent behind a bearer token from a client-credentials token endpoint
 //     the stub agent serves itself ({base}/oauth2/token). That endpoint is deliberately tiny: it
@@ -49,15 +53,32 @@ const (
 	targetJSONRPC = "jsonrpc"
 	targetREST    = "rest"
 	targetGRPC    = "grpc"
+	targetVoice   = "voice"
 	targetAPIKey  = "apikey"
 	targetOAuth2  = "oauth2"
 )
 
 // targetLabels are the names rows carry, after the load.
 var targetLabels = map[string]string{
-	targetJSONRPC: "JSON-RPC", targetREST: "HTTP+JSON", targetGRPC: "gRPC",
+	targetJSONRPC: "JSON-RPC", targetREST: "HTTP+JSON", targetGRPC: "gRPC", targetVoice: "JSON-RPC + voice",
 	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2",
 }
+
+// voiceExtension is the platform's voice extension (docs/voice-extension.md), under its default
+// URI; loadgen does not import the connector's packages, so it spells it.
+const voiceExtension = "urn:a2a-connector:voice:v1"
+
+// voiceMetadata is what the connector writes into the message of a voice row's turn (a text
+// turn on a voice channel that interrupted the previous turn), which the direct side sends too,
+// so that both sides carry the same bytes.
+var voiceMetadata = map[string]any{
+	voiceExtension + "/input":        map[string]any{"kind": "speech"},
+	voiceExtension + "/interruption": map[string]any{"messageId": "5f0c8c2e-7a43-5d51-9b1e-0c2f8a7d6e41", "heardText": voiceHeardText},
+	voiceExtension + "/channel":      map[string]any{"kind": "voice", "locale": "zh-CN"},
+}
+
+// voiceHeardText is what the caller heard of the interrupted reply, in the voice rows.
+const voiceHeardText = "The weather tomorrow will be sunny in the morning, with"
 
 // stubSecrets are the credentials the stub agent checks: random per run, passed to the agent in
 // its environment (not its command line, which ps shows).
@@ -113,6 +134,13 @@ func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		case prefix == targetREST && r.Method == http.MethodPost && rest == "message:stream":
 			f.serveREST(w, r)
+			return
+		case prefix == targetVoice && r.Method == http.MethodPost:
+			if !slices.Contains(r.Header.Values("X-A2A-Extensions"), voiceExtension) {
+				http.Error(w, "the voice extension is not activated", http.StatusBadRequest)
+				return
+			}
+			f.a.serveRPC(w, r)
 			return
 		case prefix == targetAPIKey && r.Method == http.MethodPost:
 			if !equal(r.Header.Get("X-API-Key"), f.secrets.apiKey) {
@@ -172,6 +200,9 @@ func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string)
 			return
 		}
 		card["supportedInterfaces"] = []map[string]string{{"url": "http://" + f.grpcAddr, "protocolBinding": "GRPC", "protocolVersion": "1.0"}}
+	case targetVoice:
+		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/voice/", "JSONRPC"
+		card["capabilities"] = map[string]any{"streaming": true, "extensions": []map[string]any{{"uri": voiceExtension}}}
 	case targetAPIKey:
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/apikey/", "JSONRPC"
 		card["securitySchemes"] = map[string]any{"key": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"}}
@@ -562,6 +593,11 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 			}
 			closers = append(closers, g.close)
 			d = g
+		case targetVoice:
+			c := newDirectClient(s.agentURL+"/voice/", maxConns)
+			c.header = http.Header{"X-A2A-Extensions": {voiceExtension}}
+			c.metadata = voiceMetadata
+			d = c
 		case targetAPIKey:
 			c := newDirectClient(s.agentURL+"/apikey/", maxConns)
 			c.header = http.Header{"X-Api-Key": {s.secrets.apiKey}}
@@ -580,7 +616,7 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 				return nil, 0, nil, err
 			}
 		}
-		targets[t] = target{agent: s.targets[t], direct: d}
+		targets[t] = target{agent: s.targets[t], direct: d, voice: t == targetVoice}
 	}
 	return targets, tokensBefore, closeAll, nil
 }

@@ -25,6 +25,8 @@ type directClient struct {
 	rpcID atomic.Int64
 	// header is sent on every call: the credential of the API-key and OAuth2 rows.
 	header http.Header
+	// metadata, when set, is the message's metadata on every call (the voice row's).
+	metadata map[string]any
 }
 
 func newDirectClient(url string, maxConns int) *directClient {
@@ -78,6 +80,9 @@ func (c *directClient) turn(ctx context.Context, contextID, text, want string) (
 	}
 	if contextID != "" {
 		msg["contextId"] = contextID
+	}
+	if c.metadata != nil {
+		msg["metadata"] = c.metadata
 	}
 	body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "message/stream",
 		"params": map[string]any{"message": msg, "configuration": map[string]any{"acceptedOutputModes": []string{"text/plain"}}}})

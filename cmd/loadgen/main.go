@@ -191,7 +191,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	o.bindings = splitList(*bindings)
 	o.credentials = splitList(*creds)
 	for _, b := range o.bindings {
-		check(b == targetJSONRPC || b == targetREST || b == targetGRPC, fmt.Sprintf("-bindings %q: want jsonrpc, rest or grpc", b))
+		check(b == targetJSONRPC || b == targetREST || b == targetGRPC || b == targetVoice, fmt.Sprintf("-bindings %q: want jsonrpc, rest, grpc or voice", b))
 	}
 	check(o.longBinding == "" || o.longBinding == targetJSONRPC || o.longBinding == targetREST || o.longBinding == targetGRPC,
 		fmt.Sprintf("-long-binding %q: want jsonrpc, rest or grpc", o.longBinding))
@@ -274,6 +274,8 @@ type row struct {
 type target struct {
 	agent  string
 	direct turner
+	// voice: the via side's turns carry a voice channel and an interruption (the voice row).
+	voice bool
 }
 
 // measure is a whole run: the stack, the phases, the table.
@@ -530,6 +532,9 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 				tt, next, err := tg.direct.turn(ctx, contextID, text, want)
 				contextID = next
 				return tt, err
+			}
+			if tg.voice {
+				return r.via.voiceTurnTo(ctx, tg.agent, session, id, text, want)
 			}
 			return r.via.turnTo(ctx, tg.agent, session, id, text, want)
 		}

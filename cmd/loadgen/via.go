@@ -55,10 +55,22 @@ func (v *viaClient) turn(ctx context.Context, sessionID, turnID, text, want stri
 
 // turnTo is turn to another agent of the same tenant (the rows per binding and credential).
 func (v *viaClient) turnTo(ctx context.Context, agent, sessionID, turnID, text, want string) (res turnTiming, err error) {
+	return v.run(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID, TurnId: turnID, AgentId: agent, Text: text}, want)
+}
+
+// voiceTurnTo is turnTo as a call's turn: speech on a voice channel that cut off the previous
+// reply (the voice row).
+func (v *viaClient) voiceTurnTo(ctx context.Context, agent, sessionID, turnID, text, want string) (res turnTiming, err error) {
+	return v.run(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID, TurnId: turnID, AgentId: agent, Text: text,
+		Channel:      &pb.Channel{Kind: "voice", Locale: "zh-CN"},
+		Interruption: &pb.Interruption{TurnId: turnID + "-before", HeardText: voiceHeardText}}, want)
+}
+
+// run sends req and checks the turn (see turn).
+func (v *viaClient) run(ctx context.Context, req *pb.HandleTurnRequest, want string) (res turnTiming, err error) {
 	c := v.clients[v.next.Add(1)%uint64(len(v.clients))]
 	start := time.Now()
-	stream, err := c.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID,
-		TurnId: turnID, AgentId: agent, Text: text})
+	stream, err := c.HandleTurn(ctx, req)
 	if err != nil {
 		return res, fmt.Errorf("HandleTurn: %w", err)
 	}
