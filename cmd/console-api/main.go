@@ -256,7 +256,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Health:     health.NewStore(pool.Pool),
 		Router:     m.router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
-		Prober:         probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
+		Prober:         probe.New(probe.Config{Cards: cards, Invoke: invOpts, VoiceExtension: cfg.VoiceExtension}),
 		Admission:      limiter,
 		VoiceExtension: cfg.VoiceExtension,
 	})

@@ -128,7 +128,9 @@ func New(tb testing.TB, o Options) *Server {
 	if o.V03 {
 		s.URL = origin + "/a2a/v0"
 		card.SupportedInterfaces = []*a2a.AgentInterface{{URL: s.URL, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version}}
-		mux.Handle("/a2a/v0", a2av0.NewJSONRPCHandler(handler))
+		v0 := a2av0.NewJSONRPCHandler(handler)
+		mux.Handle("/a2a/v0", v0)
+		mux.Handle("/a2a/v0/stream", v0) // the platform's 0.x streaming path, as its guide asks
 		mux.Handle(a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
 	} else {
 		s.URL = origin + "/a2a/v1"
