@@ -22,6 +22,8 @@ func TestHelp(t *testing.T) {
 		{Name: "serve -h", Args: []string{"serve", "-h"}, Want: "usage: connector"},
 		{Name: "chat -h", Args: []string{"chat", "-h"}, Want: "-tenant"},
 		{Name: "chat --help", Args: []string{"chat", "--help"}, Want: "-tenant"},
+		{Name: "chat -h voice flags", Args: []string{"chat", "-h"}, Want: "BCP 47 locale of the channel"},
+		{Name: "chat -locale without -channel", Args: []string{"chat", "-tenant", "t1", "-locale", "zh-CN"}, WantCode: 1, Want: "-locale needs -channel"},
 		{Name: "unknown flag", Args: []string{"-no-such-flag"}, WantCode: 1, Want: "flag provided but not defined"},
 	})
 }

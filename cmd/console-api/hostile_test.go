@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -90,6 +91,12 @@ func closedAddr(tb testing.TB) string {
 
 func startConsole(tb testing.TB) *consoleStack {
 	tb.Helper()
+	return startConsoleWith(tb, nil)
+}
+
+// startConsoleWith is startConsole with more settings (they win over the defaults).
+func startConsoleWith(tb testing.TB, settings map[string]string) *consoleStack {
+	tb.Helper()
 	demo := httptest.NewServer(agent.New(agent.Options{}).Handler())
 	tb.Cleanup(demo.Close)
 	s := &consoleStack{
@@ -111,6 +118,7 @@ func startConsole(tb testing.TB) *consoleStack {
 		"A2AC_ALLOWED_CIDRS":       "127.0.0.0/8",
 		"A2AC_TURN_TIMEOUT":        "10s",
 	}
+	maps.Copy(vars, settings)
 	s.base = "http://" + openConsole(tb, vars, s.logs).Addr()
 	for i := 0; ; i++ {
 		if resp, err := http.Get(s.base + "/readyz"); err == nil {

@@ -256,8 +256,9 @@ func (m *Main) Open(ctx context.Context) error {
 		Health:     health.NewStore(pool.Pool),
 		Router:     m.router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
-		Prober:    probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
-		Admission: limiter,
+		Prober:         probe.New(probe.Config{Cards: cards, Invoke: invOpts, VoiceExtension: cfg.VoiceExtension}),
+		Admission:      limiter,
+		VoiceExtension: cfg.VoiceExtension,
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

@@ -24,23 +24,26 @@ type agentJSON struct {
 	// ProtocolVersion, EndpointURL, EndpointBinding and EndpointTenant are the interface the
 	// turns use: the card's preferred one, or its fallback once the preferred one refused the
 	// connector's version or binding (OnFallback; Preferred is then the one that refused).
-	ProtocolVersion string              `json:"protocolVersion"`
-	EndpointURL     string              `json:"endpointUrl"`
-	EndpointBinding string              `json:"endpointBinding"`
-	EndpointTenant  string              `json:"endpointTenant,omitempty"`
-	Fallback        *interfaceJSON      `json:"fallback,omitempty"`
-	OnFallback      bool                `json:"onFallback"`
-	Preferred       *interfaceJSON      `json:"preferred,omitempty"`
-	Streaming       bool                `json:"streaming"`
-	Skills          []skillJSON         `json:"skills"`
-	Extensions      []string            `json:"extensions"`
-	APIKeyRequired  bool                `json:"apiKeyRequired"`
-	APIKeySet       bool                `json:"apiKeySet"`
-	Enabled         bool                `json:"enabled"`
-	Revision        int                 `json:"revision"`
-	Warnings        []connector.Problem `json:"warnings"`
-	CreatedAt       time.Time           `json:"createdAt"`
-	UpdatedAt       time.Time           `json:"updatedAt"`
+	ProtocolVersion string         `json:"protocolVersion"`
+	EndpointURL     string         `json:"endpointUrl"`
+	EndpointBinding string         `json:"endpointBinding"`
+	EndpointTenant  string         `json:"endpointTenant,omitempty"`
+	Fallback        *interfaceJSON `json:"fallback,omitempty"`
+	OnFallback      bool           `json:"onFallback"`
+	Preferred       *interfaceJSON `json:"preferred,omitempty"`
+	Streaming       bool           `json:"streaming"`
+	Skills          []skillJSON    `json:"skills"`
+	Extensions      []string       `json:"extensions"`
+	// VoiceExtension: the card declares the platform's voice extension (under the URI this
+	// deployment uses), so voice turns reach the agent in full.
+	VoiceExtension bool                `json:"voiceExtension"`
+	APIKeyRequired bool                `json:"apiKeyRequired"`
+	APIKeySet      bool                `json:"apiKeySet"`
+	Enabled        bool                `json:"enabled"`
+	Revision       int                 `json:"revision"`
+	Warnings       []connector.Problem `json:"warnings"`
+	CreatedAt      time.Time           `json:"createdAt"`
+	UpdatedAt      time.Time           `json:"updatedAt"`
 	// CredentialKind is what the card asks for (apiKey, bearerToken, oauth2,
 	// googleServiceAccount or none); CredentialsSet whether a credential is stored (never
 	// shown); CardSignature what verifying the card's signatures found.
@@ -82,7 +85,8 @@ type skillJSON struct {
 	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
 }
 
-func toAgentJSON(a connector.Agent) agentJSON {
+// toAgentJSON is the resource of agent a.
+func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 	skills := make([]skillJSON, 0, len(a.Skills))
 	for _, sk := range a.Skills {
 		skills = append(skills, skillJSON{ID: sk.ID, Name: sk.Name, Description: sk.Description,
@@ -103,7 +107,7 @@ func toAgentJSON(a connector.Agent) agentJSON {
 		ProtocolVersion: active.ProtocolVersion, EndpointURL: active.URL, EndpointTenant: active.Tenant,
 		EndpointBinding: bindingName(active.Binding), Fallback: toInterfaceJSON(a.Fallback),
 		OnFallback: a.OnFallback, Preferred: preferred, Streaming: a.Streaming,
-		Skills: skills, Extensions: nonNil(a.Extensions), APIKeyRequired: a.APIKeyRequired,
+		Skills: skills, Extensions: nonNil(a.Extensions), VoiceExtension: a.VoiceActive(s.voice), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		CredentialKind: a.Credential(), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
@@ -213,7 +217,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := toAgentJSON(a)
+	out := s.toAgentJSON(a)
 	out.Warnings = warnings
 	w.Header().Set("Location", "/v1/agents/"+a.ID)
 	return writeJSON(w, http.StatusCreated, out)
@@ -234,7 +238,7 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
 	}
 	out := make([]agentJSON, 0, len(agents))
 	for _, a := range agents {
-		out = append(out, toAgentJSON(a))
+		out = append(out, s.toAgentJSON(a))
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"agents": out})
 }
@@ -248,7 +252,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return fmt.Errorf("get agent: %w", err)
 	}
-	return writeJSON(w, http.StatusOK, toAgentJSON(a))
+	return writeJSON(w, http.StatusOK, s.toAgentJSON(a))
 }
 
 func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
@@ -288,7 +292,7 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, toAgentJSON(a))
+	return writeJSON(w, http.StatusOK, s.toAgentJSON(a))
 }
 
 func (s *Server) deleteAgent(w http.ResponseWriter, r *http.Request) error {
@@ -312,7 +316,7 @@ func (s *Server) refreshAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := refreshJSON{agentJSON: toAgentJSON(a), Unchanged: unchanged}
+	out := refreshJSON{agentJSON: s.toAgentJSON(a), Unchanged: unchanged}
 	out.Warnings = warnings
 	return writeJSON(w, http.StatusOK, out)
 }

@@ -91,6 +91,11 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 					Schema props `json:"schema"`
 				} `json:"content"`
 			} `json:"responses"`
+			RequestBody struct {
+				Content map[string]struct {
+					Schema props `json:"schema"`
+				} `json:"content"`
+			} `json:"requestBody"`
 		} `json:"paths"`
 	}
 	if err := json.Unmarshal(openAPIDoc, &doc); err != nil {
@@ -114,6 +119,7 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"POST /v1/tenants 201", doc.Paths["/v1/tenants"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tenantCreated]()},
 		{"POST /v1/tenants/{tenantId}/tokens 201", doc.Paths["/v1/tenants/{tenantId}/tokens"]["post"].Responses["201"].Content["application/json"].Schema, reflect.TypeFor[tokenCreated]()},
 		{"POST /v1/agents/validate 200", doc.Paths["/v1/agents/validate"]["post"].Responses["200"].Content["application/json"].Schema, reflect.TypeFor[validateResponse]()},
+		{"POST /v1/agents/{id}/test body", doc.Paths["/v1/agents/{id}/test"]["post"].RequestBody.Content["application/json"].Schema, reflect.TypeFor[testTurnRequest]()},
 	} {
 		var documented, written []string
 		for k := range c.schema.Properties {

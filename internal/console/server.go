@@ -10,6 +10,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -57,6 +58,10 @@ type Config struct {
 	// Admission caps the checks this process runs at once, as the connector caps turns (the
 	// test turns are capped by Router's own); nil: no caps.
 	Admission *admission.Limiter
+	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), which
+	// the agent resource says each agent declares or not; "" is connector.VoiceExtensionURI.
+	// Router and Prober must use the same.
+	VoiceExtension string
 }
 
 // Server serves the console API.
@@ -71,6 +76,7 @@ type Server struct {
 	checks    *checkLimiter
 	health    *health.Store
 	admit     *admission.Limiter
+	voice     string
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -115,6 +121,7 @@ func New(c Config) *Server {
 		checks:    newCheckLimiter(c.CheckLimit),
 		health:    c.Health,
 		admit:     c.Admission,
+		voice:     cmp.Or(c.VoiceExtension, connector.VoiceExtensionURI),
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}

@@ -44,8 +44,10 @@ var ruleSessionID = fieldRule{required: true, maxBytes: 128}
 // testResult is what the console shows after a test turn.
 type testResult struct {
 	// SessionID is the test conversation: send it with the next turn to continue.
-	SessionID string            `json:"sessionId"`
-	Outcome   connector.Outcome `json:"outcome"`
+	SessionID string `json:"sessionId"`
+	// TurnID names the turn, for the next turn's interruption.
+	TurnID  string            `json:"turnId"`
+	Outcome connector.Outcome `json:"outcome"`
 	// Text is the reply as the dialog engine would get it (empty for HANDBACK).
 	Text string `json:"text"`
 	// StatusText is the last status message the agent sent: its question for INPUT_REQUIRED,
@@ -59,6 +61,12 @@ type testResult struct {
 	// HoldExpiresAt is set while the conversation is held by the agent (INPUT_REQUIRED).
 	HoldExpiresAt *time.Time `json:"holdExpiresAt,omitempty"`
 	Error         *testError `json:"error,omitempty"`
+	// Finish, Expect and BargeIn are what a voice-extension agent said: how it ends its part,
+	// how to collect the answer to its question, and whether its reply may be interrupted
+	// (false when it said so of any part of it). Absent when it did not say.
+	Finish  *finishJSON `json:"finish,omitempty"`
+	Expect  *expectJSON `json:"expect,omitempty"`
+	BargeIn *bool       `json:"bargeIn,omitempty"`
 }
 
 type testError struct {
@@ -70,6 +78,7 @@ type testError struct {
 type testSink struct {
 	held       bool
 	statusText string
+	bargeIn    *bool
 	final      *connector.TurnFinal
 }
 
@@ -79,8 +88,12 @@ func (s *testSink) Started(_ *connector.Agent, held bool, _ string) error {
 }
 
 func (s *testSink) Event(e connector.TurnEvent) error {
-	if e.Kind == connector.StatusEvent && strings.TrimSpace(e.Text) != "" {
+	switch {
+	case e.Kind == connector.StatusEvent && strings.TrimSpace(e.Text) != "":
 		s.statusText = e.Text
+	case e.Kind == connector.SpeechEvent:
+		b := e.BargeIn && (s.bargeIn == nil || *s.bargeIn)
+		s.bargeIn = &b
 	}
 	return nil
 }
@@ -96,15 +109,20 @@ var errNoTestTurns = &apiError{status: http.StatusNotImplemented, code: "not_imp
 // conversation of its own: an agent that asks a question holds the conversation, and the next
 // turn with the same sessionId continues its task, exactly as for the dialog engine.
 func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
-	var in struct {
-		Text      string  `json:"text"`
-		SessionID *string `json:"sessionId"`
-	}
+	var in testTurnRequest
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if err := ruleText.check("text", in.Text); err != nil {
+	var turn connector.Turn
+	if err := voiceTurn(&in, &turn); err != nil {
 		return err
+	}
+	turn.TurnID = uuid.NewString()
+	if in.TurnID != nil {
+		if err := ruleTurnID.check("turnId", *in.TurnID); err != nil {
+			return err
+		}
+		turn.TurnID = *in.TurnID
 	}
 	sessionID := uuid.NewString()
 	if in.SessionID != nil {
@@ -124,21 +142,22 @@ func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
 		return notInvocable(err)
 	}
 	sink := &testSink{}
-	err = s.router.HandleTurn(r.Context(), connector.Turn{
-		TenantID: a.TenantID, SessionID: testSessionID(a.ID, sessionID), TurnID: uuid.NewString(),
-		AgentID: a.ID, Text: in.Text,
-	}, sink)
+	turn.TenantID, turn.SessionID, turn.AgentID = a.TenantID, testSessionID(a.ID, sessionID), a.ID
+	err = s.router.HandleTurn(r.Context(), turn, sink)
 	switch {
 	case errors.Is(err, connector.ErrAgentDisabled), errors.Is(err, connector.ErrAPIKeyMissing):
 		return notInvocable(err) // changed since the check above
+	case errors.Is(err, connector.ErrNoInputUnsupported):
+		return errNoInputUnsupported(s.voice)
 	case err != nil:
 		return fmt.Errorf("test agent %s: %w", a.ID, err)
 	case sink.final == nil:
 		return fmt.Errorf("test agent %s: the turn ended without a result", a.ID)
 	}
 	f := sink.final
-	out := testResult{SessionID: sessionID, Outcome: f.Outcome, Text: f.Text, StatusText: sink.statusText,
-		Continued: sink.held, TaskID: f.TaskID, ContextID: f.ContextID, Metadata: f.Metadata}
+	out := testResult{SessionID: sessionID, TurnID: turn.TurnID, Outcome: f.Outcome, Text: f.Text, StatusText: sink.statusText,
+		Continued: sink.held, TaskID: f.TaskID, ContextID: f.ContextID, Metadata: f.Metadata,
+		Finish: toFinishJSON(f.Finish), Expect: toExpectJSON(f.Expect), BargeIn: sink.bargeIn}
 	if !f.HoldExpiresAt.IsZero() {
 		t := f.HoldExpiresAt.UTC()
 		out.HoldExpiresAt = &t

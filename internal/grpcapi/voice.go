@@ -1,28 +1,22 @@
 package grpcapi
 
 import (
-	"strings"
 	"time"
 
-	"golang.org/x/text/language"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/voice"
 )
 
 // The voice extension's fields of the API (docs/voice-extension.md): checked, converted to the
 // domain's records and back.
 
-// Limits of the voice fields (see connector.proto).
-const (
-	maxDTMFDigits      = 64
-	maxSilenceMs       = 3_600_000
-	maxChannelKindSize = 32
-	maxLocaleBytes     = 35 // BCP 47's longest well-formed tags in practice (RFC 5646 §4.4.1)
-)
+// The limits of the voice fields are internal/voice's, shared with the console's test turns.
+const maxSilenceMs = voice.MaxSilenceMs
 
 // noInputUnsupportedReason is the google.rpc.ErrorInfo reason of a no-input turn for an agent
 // without the voice extension, so that engines branch on it and not on the message.
@@ -76,14 +70,11 @@ var ruleHeardText = fieldRule{maxBytes: MaxTextBytes, text: true}
 
 func checkDTMF(d *pb.DtmfInput) error {
 	digits := d.GetDigits()
-	switch {
-	case digits == "":
+	if digits == "" {
 		return invalid("dtmf.digits", "required; a turn without digits is no_input")
-	case len(digits) > maxDTMFDigits:
-		return invalid("dtmf.digits", "longer than %d digits", maxDTMFDigits)
 	}
-	if i := strings.IndexFunc(digits, func(r rune) bool { return !strings.ContainsRune("0123456789*#ABCD", r) }); i >= 0 {
-		return invalid("dtmf.digits", "holds a character at byte %d that is not a DTMF key (0-9, *, #, A-D)", i)
+	if fault := voice.DigitsFault(digits); fault != "" {
+		return invalid("dtmf.digits", "%s", fault)
 	}
 	if _, ok := dtmfTerminations[d.GetTermination()]; !ok {
 		return invalid("dtmf.termination", "required: DTMF_TERMINATION_END_KEY, DTMF_TERMINATION_TIMEOUT or DTMF_TERMINATION_MAX_DIGITS")
@@ -93,20 +84,15 @@ func checkDTMF(d *pb.DtmfInput) error {
 
 func checkChannel(c *pb.Channel) error {
 	kind := c.GetKind()
-	switch {
-	case kind == "":
+	if kind == "" {
 		return invalid("channel.kind", "required when channel is set (\"voice\", \"chat\", ...)")
-	case len(kind) > maxChannelKindSize:
-		return invalid("channel.kind", "longer than %d bytes", maxChannelKindSize)
-	case strings.ContainsFunc(kind, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') }):
-		return invalid("channel.kind", "may hold only a-z, 0-9, \"-\" and \"_\"")
+	}
+	if fault := voice.ChannelKindFault(kind); fault != "" {
+		return invalid("channel.kind", "%s", fault)
 	}
 	if loc := c.GetLocale(); loc != "" {
-		if len(loc) > maxLocaleBytes {
-			return invalid("channel.locale", "longer than %d bytes", maxLocaleBytes)
-		}
-		if _, err := language.Parse(loc); err != nil {
-			return invalid("channel.locale", "not a well-formed BCP 47 language tag (such as zh-CN)")
+		if fault := voice.LocaleFault(loc); fault != "" {
+			return invalid("channel.locale", "%s", fault)
 		}
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/voice"
 )
 
 func TestCheckTurn_voice_inputs(t *testing.T) {
@@ -44,7 +45,7 @@ func TestCheckTurn_voice_inputs(t *testing.T) {
 			r.Text, r.Dtmf = "", &pb.DtmfInput{Digits: "12x", Termination: pb.DtmfTermination_DTMF_TERMINATION_TIMEOUT}
 		}, "dtmf.digits"},
 		{"dtmf_too_long", func(r *pb.HandleTurnRequest) {
-			r.Text, r.Dtmf = "", &pb.DtmfInput{Digits: strings.Repeat("1", maxDTMFDigits+1), Termination: pb.DtmfTermination_DTMF_TERMINATION_TIMEOUT}
+			r.Text, r.Dtmf = "", &pb.DtmfInput{Digits: strings.Repeat("1", voice.MaxDTMFDigits+1), Termination: pb.DtmfTermination_DTMF_TERMINATION_TIMEOUT}
 		}, "dtmf.digits"},
 		{"dtmf_without_termination", func(r *pb.HandleTurnRequest) { r.Text, r.Dtmf = "", &pb.DtmfInput{Digits: "1"} }, "dtmf.termination"},
 		{"dtmf_unknown_termination", func(r *pb.HandleTurnRequest) {

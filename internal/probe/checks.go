@@ -187,9 +187,13 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 	if fix == "" {
 		fix = "Look up this failure in the agent's logs."
 	}
-	// Not fmt.Sprintf: most fix texts name neither, and fmt would append %!(EXTRA …) to them.
-	fix = strings.NewReplacer("%[1]s", url, "%[2]s", a.ProtocolVersion).Replace(fix)
-	return Result{Check: CheckEndpoint, Status: Fail, Message: msg + ".", Fix: fix}
+	return Result{Check: CheckEndpoint, Status: Fail, Message: msg + ".", Fix: fillFix(fix, url, a.ProtocolVersion)}
+}
+
+// fillFix puts the URL called and the A2A version into a fix text of errorFixes. Not
+// fmt.Sprintf: most fix texts name neither, and fmt would append %!(EXTRA …) to them.
+func fillFix(fix, url, version string) string {
+	return strings.NewReplacer("%[1]s", url, "%[2]s", version).Replace(fix)
 }
 
 func versionCheck(a connector.Agent, t turn) Result {

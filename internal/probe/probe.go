@@ -10,7 +10,10 @@
 // JSON-RPC, HTTP+JSON and gRPC): which URL answered (`{url}/stream` or the url itself), which
 // wire generation and binding, how long the first event took, whether task and context ids came
 // back. When the card demands an API key it sends the message once more without the key and
-// expects a refusal. See docs/architecture.md §4 for the turn path it reuses.
+// expects a refusal. For an agent whose card declares the platform's voice extension it sends the
+// message once more, activated as a voice turn (internal/voice: the extension's metadata, the
+// activation header as on every call), and expects the agent to take it. See
+// docs/architecture.md §4 for the turn path it reuses.
 //
 // It refuses to touch sessions or holds (no session router: each probe is a fresh conversation
 // that the dialog engine never sees), to store anything, to rate-limit (the console does that),
@@ -30,6 +33,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/voice"
 )
 
 // Status is a check's verdict.
@@ -56,6 +60,7 @@ const (
 	CheckFirstEvent = "first_event"
 	CheckTaskIDs    = "task_ids"
 	CheckAPIKey     = "api_key_refused"
+	CheckVoice      = "voice_extension"
 )
 
 // Result is one check's verdict. Fix is empty for a pass and concrete otherwise: what to change
@@ -75,7 +80,8 @@ type Report struct {
 	// ("" when no interface answered); AnsweredURL is the URL that answered the message.
 	ProtocolVersion, AnsweredURL string
 	// Checks are in a fixed order: card, card_revision, endpoint, a2a_version, streaming,
-	// first_event, task_ids, api_key_refused.
+	// first_event, task_ids, api_key_refused, and voice_extension for an agent whose card
+	// declares the platform's voice extension.
 	Checks []Result
 }
 
@@ -105,6 +111,9 @@ type Config struct {
 	Invoke invoke.Options
 	// Now is the clock that times the first event; nil means time.Now.
 	Now func() time.Time
+	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION); ""
+	// is connector.VoiceExtensionURI.
+	VoiceExtension string
 }
 
 // Prober runs probes. It is safe for concurrent use.
@@ -113,6 +122,7 @@ type Prober struct {
 	opts  invoke.Options
 	base  *http.Client
 	now   func() time.Time
+	voice *voice.Extension
 }
 
 // New returns a Prober.
@@ -133,7 +143,7 @@ func New(c Config) *Prober {
 	if now == nil {
 		now = time.Now
 	}
-	return &Prober{cards: c.Cards, opts: o, base: base, now: now}
+	return &Prober{cards: c.Cards, opts: o, base: base, now: now, voice: voice.New(c.VoiceExtension)}
 }
 
 // turn is what the probe saw of one turn.
@@ -144,6 +154,8 @@ type turn struct {
 	// firstEvent is how long the first text or status event took, when gotEvent.
 	firstEvent time.Duration
 	gotEvent   bool
+	// speech: the agent said whether its reply may be interrupted (a voice turn only).
+	speech bool
 }
 
 // Run probes the agent. It never fails: whatever goes wrong is a check's verdict. It takes at
@@ -156,7 +168,7 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	_, report, ferr := p.cards.FetchAndValidate(ctx, t.Agent.CardURL)
 	rep.Checks = append(rep.Checks, cardCheck(t.Agent, ferr, report), revisionCheck(t.Agent, t.StoredCard, ferr, report))
 
-	withKey := p.turn(ctx, t.Agent, t.APIKey, text, false)
+	withKey := p.turn(ctx, t.Agent, t.APIKey, message{text: text}, false)
 	ans, answered := withKey.answer()
 	if answered {
 		rep.AnsweredURL = ans.url
@@ -168,7 +180,7 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 		// A refusal is immediate; an agent that answers is known at its first event. Either
 		// comes within the first-event limit, also for message/send.
 		nkCtx, cancel := context.WithTimeout(ctx, p.opts.FirstEventTimeout)
-		nk := p.turn(nkCtx, t.Agent, nil, text, true)
+		nk := p.turn(nkCtx, t.Agent, nil, message{text: text}, true)
 		cancel()
 		noKey = &nk
 	}
@@ -179,7 +191,22 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 		firstEventCheck(t.Agent, withKey, p.limit(t.Agent)),
 		taskIDsCheck(withKey),
 		apiKeyCheck(t.Agent, t.APIKey != nil, withKey, noKey))
+	if p.voice.Active(&t.Agent) {
+		rep.Checks = append(rep.Checks, p.voiceCheck(ctx, t, text, withKey))
+	}
 	return rep
+}
+
+// voiceCheck sends the message as a voice turn (speech on a voice channel: what a call sends),
+// once the plain message was answered, so that a failure can only be the extension's.
+func (p *Prober) voiceCheck(ctx context.Context, t Target, text string, plain turn) Result {
+	if _, ok := plain.answer(); !ok || plain.res.Err != nil {
+		return Result{Check: CheckVoice, Status: Warn, Message: "Not checked: the plain message did not get through.", Fix: fixEndpointFirst}
+	}
+	// A text turn always becomes a message (only a no-input turn to an inactive agent does not).
+	msg, _ := p.voice.Outgoing(&connector.Turn{Text: text, Channel: &connector.Channel{Kind: connector.ChannelVoice}}, true,
+		func(string) string { return "" })
+	return voiceResult(p.voice, t.Agent, p.turn(ctx, t.Agent, t.APIKey, message{text: msg.Text, metadata: msg.Metadata, voice: true}, false))
 }
 
 // limit is how long the first answer may take: the first-event limit of a stream, the whole
@@ -191,10 +218,17 @@ func (p *Prober) limit(a connector.Agent) time.Duration {
 	return p.opts.TurnTimeout
 }
 
+// message is what a probe turn sends: the text and, for a voice turn, the extension's metadata.
+type message struct {
+	text     string
+	metadata map[string]any
+	voice    bool
+}
+
 // turn runs one turn on a fresh Invoker whose client records the agent's answers. stopAtFirst
 // ends the turn at the first event (the call without a key only needs to know whether the agent
 // answers); its task is then canceled by invoke as for any turn our side interrupts.
-func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sealed, text string, stopAtFirst bool) turn {
+func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sealed, m message, stopAtFirst bool) turn {
 	rec := &recorder{}
 	o := p.opts
 	o.Client = p.base
@@ -204,12 +238,20 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sea
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
-		first time.Duration
-		got   bool
+		first  time.Duration
+		got    bool
+		speech bool
 	)
+	req := connector.TurnRequest{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: m.text, Metadata: m.metadata}
+	if m.voice {
+		req.OnMetadata = func(md map[string]any) {
+			_, said := p.voice.Speech(md)
+			speech = speech || said
+		}
+	}
 	start := p.now()
 	// emit runs on this goroutine, in order, and never after Turn returns.
-	res := inv.Turn(ctx, connector.TurnRequest{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: text}, func(connector.TurnEvent) {
+	res := inv.Turn(ctx, req, func(connector.TurnEvent) {
 		if got {
 			return
 		}
@@ -230,7 +272,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sea
 	closeCtx, closeCancel := context.WithTimeout(context.WithoutCancel(ctx), wait+time.Second)
 	defer closeCancel()
 	_ = inv.Close(closeCtx)
-	return turn{res: *res, calls: rec.list(), firstEvent: first, gotEvent: got}
+	return turn{res: *res, calls: rec.list(), firstEvent: first, gotEvent: got, speech: speech}
 }
 
 // messageText is the first skill example of the card (what the agent's author shows as a sample

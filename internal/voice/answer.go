@@ -58,7 +58,7 @@ func (x *Extension) Expect(md map[string]any) *connector.Expect {
 		if n, ok := count(d["maxDigits"]); ok && n >= 1 && n <= maxDigits {
 			dt.MaxDigits = n
 		}
-		if k, _ := d["endKey"].(string); len(k) == 1 && strings.Contains("0123456789*#ABCD", k) {
+		if k, _ := d["endKey"].(string); len(k) == 1 && strings.Contains(dtmfKeys, k) {
 			dt.EndKey = k
 		}
 		if *dt != (connector.ExpectDTMF{}) {

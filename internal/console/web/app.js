@@ -460,6 +460,60 @@
     return out.length ? h('div', { class: 'final-metadata' }, out) : null;
   }
 
+  // FINISHES say, in words, how a voice-extension agent ends its part.
+  const FINISHES = {
+    complete: 'The agent is done with its part; the platform goes on.',
+    escalate: 'The agent hands the caller to a human.',
+    endConversation: 'The agent ends the conversation here.',
+  };
+
+  // millisText is a duration in milliseconds, in words ("250 ms", "8 s", "1.5 s"); '' for none.
+  function millisText(ms) {
+    const n = Number(ms);
+    if (!Number.isFinite(n) || n <= 0) return '';
+    return n < 1000 ? `${n} ms` : `${+(n / 1000).toFixed(1)} s`;
+  }
+
+  // expectText says how the agent wants its question answered: "keypad digits (at most 4, end
+  // with #, within 8 s) or speech; after 6 s of silence it is told the caller said nothing".
+  function expectText(e) {
+    const ways = (Array.isArray(e.input) ? e.input : []).map((m) => {
+      if (m !== 'dtmf') return m === 'speech' ? 'speech' : str(m);
+      const d = e.dtmf && typeof e.dtmf === 'object' ? e.dtmf : {};
+      const how = [
+        d.maxDigits ? `at most ${str(d.maxDigits)}` : '',
+        d.endKey ? `end with ${str(d.endKey)}` : '',
+        millisText(d.timeoutMs) ? `within ${millisText(d.timeoutMs)}` : '',
+      ].filter(Boolean);
+      return 'keypad digits' + (how.length ? ` (${how.join(', ')})` : '');
+    });
+    const parts = [];
+    if (ways.length) parts.push('Answer with ' + ways.join(' or ') + '.');
+    else if (e.dtmf) parts.push('Keypad digits are collected as the agent says.');
+    if (millisText(e.noInputTimeoutMs)) parts.push(`After ${millisText(e.noInputTimeoutMs)} of silence the agent is told the caller said nothing.`);
+    return parts.join(' ');
+  }
+
+  // voiceLines says what a voice-extension agent said of its reply: whether it may be
+  // interrupted, how it ends its part, how to collect the answer to its question.
+  function voiceLines(r) {
+    if (!r) return null;
+    const lines = [];
+    if (r.bargeIn === false) lines.push(h('p', { class: 'voice-bargein' }, badge('no barge-in', 'warn'), ' The agent asked not to be interrupted while this reply is spoken.'));
+    else if (r.bargeIn === true) lines.push(h('p', { class: 'voice-bargein' }, 'The caller may interrupt this reply.'));
+    const f = r.finish && typeof r.finish === 'object' ? r.finish : null;
+    if (f) {
+      const type = str(f.type);
+      lines.push(h('p', { class: 'voice-finish' }, badge('finish: ' + type, type === 'complete' ? 'ok' : 'warn'), ' ',
+        Object.hasOwn(FINISHES, type) ? FINISHES[type] : 'The agent says how it ends its part.',
+        f.reason ? [' ', h('strong', { text: 'Reason: ' }), str(f.reason)] : null,
+        f.summary ? [' ', h('strong', { text: 'Summary: ' }), str(f.summary)] : null));
+    }
+    const e = r.expect && typeof r.expect === 'object' ? r.expect : null;
+    if (e) lines.push(h('p', { class: 'voice-expect' }, badge('expects', 'warn'), ' ', expectText(e) || 'The agent says how to collect the answer.'));
+    return lines.length ? h('div', { class: 'voice-lines' }, lines) : null;
+  }
+
   // renderTestResult shows how one test turn ended: the outcome, the agent's words (its question,
   // its reply, its reason for declining), device commands and the hold.
   function renderTestResult(r) {
@@ -480,6 +534,8 @@
       if (said && said !== text) box.append(h('p', { class: 'said' }, h('strong', { text: 'The agent said: ' }), said));
       if (!text && !said) box.append(h('p', { class: 'help', text: '(no reply text)' }));
     }
+    const voice = voiceLines(r);
+    if (voice) box.append(voice);
     const cmds = deviceCommands(r && r.metadata);
     if (cmds) box.append(cmds);
     if (r && r.holdExpiresAt) {
@@ -493,13 +549,31 @@
     return box;
   }
 
+  // KEYS are the keypad's keys, in its order.
+  const KEYS = ['1', '2', '3', '4', '5', '6', '7', '8', '9', '*', '0', '#'];
+  const DEFAULT_SILENCE_MS = 5000;
+
+  // replyOf is what the caller would hear of a test turn: the reply, or the question.
+  function replyOf(result) {
+    const r = result || {};
+    return str(r.text) || (r.outcome === 'INPUT_REQUIRED' ? str(r.statusText) : '');
+  }
+
   // renderTryIt is an agent's "Try it": a test conversation that runs through the connector's
-  // session router, so a follow-up question holds it and the next message answers it.
+  // session router, so a follow-up question holds it and the next message answers it. Like a
+  // call, it can send keypad digits (any agent: one without the voice extension gets them as
+  // text), and, to an agent that declares the voice extension, silence and the interruption of
+  // the last reply after so many characters.
   function renderTryIt(a) {
     const id = str(a.id);
     const inputId = 'try-' + id;
     const blocked = tryBlockedReason(a);
+    const voice = a.voiceExtension === true;
     const box = h('div', { class: 'try' });
+    // What the user is composing survives repaints: keypad digits, the silence, the interruption.
+    let digits = '';
+    let silenceMs = String(DEFAULT_SILENCE_MS);
+    let interruptAfter = '';
 
     function paint(message) {
       const conv = conversations.get(id);
@@ -517,41 +591,131 @@
       const log = conv && conv.turns.length ? h('ol', { class: 'try-log', 'aria-label': 'Test conversation' },
         conv.turns.map((t) => h('li', { class: 'turn' },
           h('p', { class: 'you' }, h('strong', { text: 'You: ' }), t.text),
+          t.interrupted ? h('p', { class: 'interrupted help' }, `You cut off the previous reply after ${plural(Array.from(t.interrupted.heard).length, 'character', 'characters')}: “${t.interrupted.heard}”`) : null,
           h('div', { class: 'try-result' }, t.result ? renderTestResult(t.result) : t.problem)))) : null;
       const status = h('div', { class: 'try-msg', role: 'status', 'aria-live': 'polite' }, message || '');
+      const controls = [send, end].filter(Boolean);
+      const voiceBox = renderCallControls(conv, controls, status);
       const form = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
         h('label', { for: inputId, text: 'Try it' }),
         log,
         h('div', { class: 'row' }, input, send, end),
         help,
+        voiceBox,
         status);
       form.addEventListener('submit', (ev) => {
         ev.preventDefault();
         const text = input.value;
         if (!text.trim()) { status.replaceChildren(note('Type a message first.', 'error')); input.focus(); return; }
-        busy([send, end].filter(Boolean), () => sendTurn(text, status));
+        busy(controls, () => sendTurn({ text }, text, status));
       });
-      if (end) end.addEventListener('click', () => busy([send, end], () => endConversation(status)));
+      if (end) end.addEventListener('click', () => busy(controls, () => endConversation(status)));
       box.replaceChildren(form);
       return input;
     }
 
-    async function sendTurn(text, status) {
+    // renderCallControls is the keypad, "say nothing" and "interrupt after N characters". Their
+    // buttons join controls, which a running turn disables.
+    function renderCallControls(conv, controls, status) {
+      const shown = h('output', { class: 'keypad-digits', 'aria-live': 'polite', text: digits || '—' });
+      const keys = KEYS.map((k) => h('button', { type: 'button', class: 'key secondary', 'data-key': k, text: k,
+        'aria-label': k === '#' ? '# (end key: sends the digits)' : k === '*' ? 'star' : k, disabled: !!blocked }));
+      const sendDigits = h('button', { type: 'button', class: 'keypad-send secondary', text: 'Send digits', disabled: !!blocked });
+      const clear = h('button', { type: 'button', class: 'keypad-clear link', text: 'Clear', disabled: !!blocked });
+      controls.push(...keys, sendDigits, clear);
+      const showDigits = () => { shown.textContent = digits || '—'; };
+      const sendKeys = (termination) => {
+        if (!digits) { status.replaceChildren(note(termination === 'endKey' ? 'Press digits before #: # ends the entry.' : 'Press digits first.', 'error')); return; }
+        const d = digits;
+        digits = ''; // before the answer repaints the form; back when the turn could not run
+        showDigits();
+        busy(controls, async () => {
+          if (!(await sendTurn({ dtmf: { digits: d, termination } }, `pressed ${d}${termination === 'endKey' ? ' #' : ''} (keypad, ${termination})`, status))) {
+            digits = d;
+            showDigits();
+          }
+        });
+      };
+      for (const key of keys) {
+        key.addEventListener('click', () => {
+          const k = key.dataset.key;
+          if (k === '#') { sendKeys('endKey'); return; }
+          if (digits.length >= 64) { status.replaceChildren(note('At most 64 digits.', 'error')); return; }
+          digits += k;
+          showDigits();
+        });
+      }
+      sendDigits.addEventListener('click', () => sendKeys('timeout'));
+      clear.addEventListener('click', () => { digits = ''; showDigits(); });
+      const keypad = h('div', { class: 'keypad-box' },
+        h('p', { class: 'keypad-head' }, h('strong', { text: 'Keypad: ' }), shown),
+        h('div', { class: 'keypad', role: 'group', 'aria-label': 'Keypad' }, keys),
+        h('div', { class: 'row' }, sendDigits, clear),
+        h('p', { class: 'help', text: voice
+          ? '# sends the digits with the end key; Send digits sends them as if the caller stopped pressing (timeout).'
+          : '# sends the digits with the end key; Send digits as if the caller stopped pressing. This agent does not declare the voice extension: it gets the digits as plain text.' }));
+      if (!voice) {
+        return h('div', { class: 'try-voice' }, keypad,
+          h('p', { class: 'help try-no-voice', text: 'No “say nothing” or “interrupt” here: this agent does not declare the voice extension, so it cannot be told that the caller was silent or cut its reply off (a dialog engine reprompts the caller itself).' }));
+      }
+      const silenceId = 'silence-' + id;
+      const silence = h('input', { id: silenceId, class: 'silence-ms', type: 'number', min: '0', max: '3600000', step: '100', value: silenceMs, disabled: !!blocked });
+      silence.addEventListener('input', () => { silenceMs = silence.value; });
+      const sayNothing = h('button', { type: 'button', class: 'try-silence secondary', text: 'Say nothing', disabled: !!blocked });
+      controls.push(sayNothing);
+      sayNothing.addEventListener('click', () => {
+        const ms = Number(silence.value);
+        if (!Number.isInteger(ms) || ms < 0 || ms > 3600000) { status.replaceChildren(note('Silence: a whole number of milliseconds, 0 to 3600000.', 'error')); silence.focus(); return; }
+        busy(controls, () => sendTurn({ noInput: { silenceMs: ms } }, `(said nothing for ${millisText(ms) || '0 s'})`, status));
+      });
+      const interruptId = 'interrupt-' + id;
+      const last = conv && conv.turns.length ? conv.turns[conv.turns.length - 1] : null;
+      const lastReply = last && last.result ? replyOf(last.result) : '';
+      const interrupt = h('input', { id: interruptId, class: 'interrupt-chars', type: 'number', min: '0', step: '1', value: interruptAfter,
+        placeholder: 'off', disabled: !!blocked || !lastReply, 'aria-describedby': interruptId + '-help' });
+      interrupt.addEventListener('input', () => { interruptAfter = interrupt.value; });
+      return h('div', { class: 'try-voice' }, keypad,
+        h('div', { class: 'row' }, h('label', { for: silenceId, text: 'Silence (ms)' }), silence, sayNothing),
+        h('div', { class: 'row' }, h('label', { for: interruptId, text: 'Interrupt after' }), interrupt, h('span', { text: 'characters' })),
+        h('p', { id: interruptId + '-help', class: 'help', text: lastReply
+          ? 'The next turn tells the agent the caller cut off its last reply after that many characters (empty: no interruption).'
+          : 'Once the agent has replied, the next turn can tell it the caller cut that reply off after so many characters.' }));
+    }
+
+    // interruption is the interruption the next turn carries: the last turn's id and the first
+    // N characters of its reply, when "interrupt after" is set. Used once.
+    function interruption(conv) {
+      const n = Number(interruptAfter);
+      const last = conv && conv.turns.length ? conv.turns[conv.turns.length - 1] : null;
+      if (!voice || interruptAfter === '' || !Number.isInteger(n) || n < 0 || !last || !last.result || !last.result.turnId) return null;
+      return { turnId: str(last.result.turnId), heardText: Array.from(replyOf(last.result)).slice(0, n).join('') };
+    }
+
+    // sendTurn sends one turn (input: {text}, {dtmf} or {noInput}); said is the log's words for
+    // it. True when the agent answered.
+    async function sendTurn(input, said, status) {
       const conv = conversations.get(id);
       status.replaceChildren(note('Waiting for the agent…', 'info'));
-      const body = { text };
+      const body = { ...input };
       if (conv) body.sessionId = conv.sessionId;
+      const cut = interruption(conv);
+      if (cut) body.interruption = cut;
       const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', body);
       if (!res.ok) {
-        status.replaceChildren(problemBox(res, res.status === 409 ? 'The agent cannot be called right now.' : 'The test turn could not run.'));
-        return;
+        let lead = 'The test turn could not run.';
+        if (res.problem.code === 'no_input_unsupported') lead = 'The agent cannot be told that the caller said nothing.';
+        else if (res.status === 409) lead = 'The agent cannot be called right now.';
+        status.replaceChildren(problemBox(res, lead));
+        return false;
       }
+      if (cut) interruptAfter = '';
       const r = res.data || {};
       const next = conv && conv.sessionId === r.sessionId ? conv : { sessionId: str(r.sessionId), turns: [] };
-      next.turns.push({ text, result: r });
+      next.turns.push({ text: said, result: r, interrupted: cut ? { heard: cut.heardText } : null });
       next.held = r.outcome === 'INPUT_REQUIRED' && !!r.holdExpiresAt;
       conversations.set(id, next);
       if (box.isConnected) paint().focus();
+      return true;
     }
 
     async function endConversation(status) {
@@ -693,6 +857,7 @@
       badge('version ' + (str(a.version) || '—')),
       badge(a.streaming ? 'streaming' : 'no streaming'),
       badge('revision ' + str(a.revision)),
+      a.voiceExtension === true ? badge('voice extension', 'ok') : null,
       needsKey ? badge('needs an API key', 'warn') : null,
       needsCred ? badge('needs a ' + otherKind.label, 'warn') : null,
       otherKind && a.credentialsSet ? badge(otherKind.label + ' set', 'ok') : null,

@@ -23,6 +23,7 @@
     first_event: 'First event in time',
     task_ids: 'Task and context ids',
     api_key_refused: 'Refuses calls without the key',
+    voice_extension: 'Takes voice turns',
   };
 
   // KINDS maps a status to the badge style of app.js.
