@@ -632,7 +632,7 @@ func TestTraceOfAVoiceTurn(t *testing.T) {
 	wantAttrs(t, byKind("dtmf"), map[attribute.Key]any{"a2ac.voice.interrupted": true, "a2ac.voice.finish": "complete", "a2ac.outcome": "COMPLETED"})
 	for _, kv := range byKind(nil).Attributes {
 		if strings.HasPrefix(string(kv.Key), "a2ac.voice.") {
-			t.Errorf("the text turn's span has %s = %s", kv.Key, kv.Value.Emit())
+			t.Errorf("the text turn's span has %s = %s", kv.Key, kv.Value.String())
 		}
 	}
 	for _, sp := range spans.GetSpans() {
