@@ -214,8 +214,11 @@ type turnResult struct {
 	started *pb.TurnStarted
 	deltas  []string
 	states  []string
-	final   *pb.TurnFinal
-	order   []string
+	// speech are the speech policies (voice agents only), in order.
+	speech []*pb.SpeechPolicy
+	final  *pb.TurnFinal
+	// order names each event as it came: "started", "delta", "status", "speech", "final".
+	order []string
 }
 
 func (s *stack) turn(t testing.TB, sessionID, agentID, text string) turnResult {
@@ -229,10 +232,27 @@ func (s *stack) turn(t testing.TB, sessionID, agentID, text string) turnResult {
 
 func (s *stack) tryTurn(t testing.TB, sessionID, agentID, text string) (turnResult, error) {
 	t.Helper()
+	return s.tryRequest(t, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: sessionID,
+		TurnId: uuid.NewString(), AgentId: agentID, Text: text})
+}
+
+// request is turn with the whole request written by the caller (voice fields, a turn id of its
+// own).
+func (s *stack) request(t testing.TB, req *pb.HandleTurnRequest) turnResult {
+	t.Helper()
+	res, err := s.tryRequest(t, req)
+	if err != nil {
+		t.Fatalf("HandleTurn(turn %s): %v", req.GetTurnId(), err)
+	}
+	return res
+}
+
+// tryRequest sends req and collects what the stream said.
+func (s *stack) tryRequest(t testing.TB, req *pb.HandleTurnRequest) (turnResult, error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	stream, err := s.client.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: sessionID,
-		TurnId: uuid.NewString(), AgentId: agentID, Text: text})
+	stream, err := s.client.HandleTurn(ctx, req)
 	if err != nil {
 		return turnResult{}, err
 	}
@@ -255,6 +275,9 @@ func (s *stack) tryTurn(t testing.TB, sessionID, agentID, text string) (turnResu
 		case *pb.TurnEvent_Status:
 			r.states = append(r.states, e.Status.GetState())
 			r.order = append(r.order, "status")
+		case *pb.TurnEvent_Speech:
+			r.speech = append(r.speech, e.Speech)
+			r.order = append(r.order, "speech")
 		case *pb.TurnEvent_Final:
 			if r.final != nil {
 				t.Fatal("two final events")

@@ -99,6 +99,13 @@ func startJSBindingAgents(t *testing.T) (rest, grpcOrigin string) {
 // skips without Node.js, except under CI.
 func runJSAgents(t *testing.T, script string, re *regexp.Regexp) []string {
 	t.Helper()
+	return runNodeAgents(t, jsAgentDir, re, script)
+}
+
+// runNodeAgents is runJSAgents for the program `node args...` in agentDir, a folder of
+// internal/invoke's testdata with its own package-lock.json.
+func runNodeAgents(t *testing.T, agentDir string, re *regexp.Regexp, args ...string) []string {
+	t.Helper()
 	tool := func(name string) string {
 		p, err := exec.LookPath(name)
 		if err != nil {
@@ -110,7 +117,7 @@ func runJSAgents(t *testing.T, script string, re *regexp.Regexp) []string {
 		return p
 	}
 	node, npm := tool("node"), tool("npm")
-	dir, err := filepath.Abs(jsAgentDir)
+	dir, err := filepath.Abs(agentDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +125,7 @@ func runJSAgents(t *testing.T, script string, re *regexp.Regexp) []string {
 
 	out := &portsLine{re: re, ready: make(chan []string, 1)}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(t.Context(), node, script)
+	cmd := exec.CommandContext(t.Context(), node, args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, out, &stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -141,9 +148,9 @@ func runJSAgents(t *testing.T, script string, re *regexp.Regexp) []string {
 	case ports := <-out.ready:
 		return ports
 	case err := <-exited:
-		t.Fatalf("%s exited: %v\n%s", script, err, stderr.String())
+		t.Fatalf("node %s exited: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("%s announced no ports", script)
+		t.Fatalf("node %s announced no ports", strings.Join(args, " "))
 	}
 	return nil
 }
