@@ -147,6 +147,8 @@ type stackConfig struct {
 	wrapAgent func(http.Handler) http.Handler
 	// stderr, when set, receives the connector's logs (set A2AC_LOG_LEVEL too).
 	stderr io.Writer
+	// voice: the demo agent declares the voice extension, as the demo-agent program does.
+	voice bool
 }
 
 type stackOption func(*stackConfig)
@@ -162,6 +164,9 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 		sc.db = testDB
 	}
 	demo := agent.New(agent.Options{APIKey: sc.apiKey, ChunkDelay: sc.chunkDelay})
+	if sc.voice {
+		demo = agent.New(agent.Options{APIKey: sc.apiKey, ChunkDelay: sc.chunkDelay, VoiceExtension: agent.VoiceExtensionURI})
+	}
 	handler := demo.Handler()
 	if sc.wrapAgent != nil {
 		handler = sc.wrapAgent(handler)
