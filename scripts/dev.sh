@@ -226,6 +226,11 @@ cat <<MSG || finish 0 "$(goodbye " (our output was closed)")"
        "进行闪光", "数一下我说了几句话", "tell me a joke" (handed back). English works too:
        "repeat after me: hello", "add please" then "3 and 5", "coach me at basketball".
 
+  As a phone call (the voice extension): add -channel voice -locale en-US, then
+       "check my balance" and /dtmf 204816# (the keypad), /silence (say nothing),
+       "read me the terms" (must not be interrupted), /interrupt 20 before your next line,
+       "I want to talk to a human" (escalate). The web console's Try it has the same buttons.
+
   Console API as the operator and as the demo tenant:
 
     export ADMIN=$A2AC_ADMIN_TOKEN TOKEN=$DEMO_TOKEN
