@@ -34,6 +34,8 @@ type Store interface {
 	UpdateAgent(ctx context.Context, tenantID, agentID string, p connector.AgentPatch) (connector.Agent, error)
 	AddRevision(ctx context.Context, tenantID, agentID string, r connector.Revision) (connector.Agent, bool, error)
 	AgentsWithEndpoint(ctx context.Context, tenantID, endpointURL string) ([]string, error)
+	// AgentWithCard is the agent CreateAgent would name in its *connector.DuplicateError; "" for none.
+	AgentWithCard(ctx context.Context, tenantID, cardURL, resolvedURL string) (string, error)
 	// AgentForTurn reads an agent and its sealed key (nil when none) in one query.
 	AgentForTurn(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 	DeleteAgent(ctx context.Context, tenantID, agentID string) ([]connector.Hold, error)
@@ -174,6 +176,18 @@ func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cr
 		return connector.Agent{}, nil, err
 	}
 	return a, warnings, nil
+}
+
+// RegisteredAs returns the id of the tenant's agent that has the card at cardURL already, the
+// card having been fetched from resolvedURL: the agent Register would name in its
+// *connector.DuplicateError. "" when registering the card would store a new agent. A preview
+// says it before the tenant registers.
+func (s *Service) RegisteredAs(ctx context.Context, tenantID, cardURL, resolvedURL string) (string, error) {
+	id, err := s.store.AgentWithCard(ctx, tenantID, connector.CanonicalCardURL(cardURL), resolvedURL)
+	if err != nil {
+		return "", fmt.Errorf("registered as: %w", err)
+	}
+	return id, nil
 }
 
 // Refresh fetches the agent's card again and, when it is valid and differs from the live

@@ -148,6 +148,9 @@ type validateResponse struct {
 	// CredentialKind is what the card asks for; CardSignature what its signatures say.
 	CredentialKind string                  `json:"credentialKind"`
 	CardSignature  connector.CardSignature `json:"cardSignature"`
+	// RegisteredAs is the tenant's agent that has this card already (the same card URL, or a
+	// URL that serves the same card): registering it would be 409 already_registered.
+	RegisteredAs string `json:"registeredAs,omitempty"`
 }
 
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
@@ -167,9 +170,13 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	if problems == nil {
 		problems = []connector.Problem{}
 	}
+	registeredAs, err := s.agents.RegisteredAs(r.Context(), tenantFrom(r.Context()).ID, cardURL, fetched.ResolvedURL)
+	if err != nil {
+		return err
+	}
 	p := report.Profile
 	resp := validateResponse{Valid: report.Valid, ResolvedCardURL: fetched.ResolvedURL,
-		Card: report.Card, Problems: problems}
+		Card: report.Card, Problems: problems, RegisteredAs: registeredAs}
 	resp.APIKeyRequired = p.APIKeyRequired
 	resp.CredentialKind, resp.CardSignature = p.Credential(), cardSignature(p.CardSignature)
 	if p.EndpointURL != "" {

@@ -24,12 +24,26 @@ func warningCodes(t *testing.T, r response) []string {
 }
 
 // TestOneAgentRegistersOnce: the demo agent's bare origin and both its well-known card URLs
-// are one agent; the second registration is 409 naming the first.
+// are one agent; the second registration is 409 naming the first, and the preview of each
+// spelling names it too (registeredAs) before the tenant tries.
 func TestOneAgentRegistersOnce(t *testing.T) {
 	t.Parallel()
 	e, _, demoURL := newDemoEnv(t)
 	_, token := e.newTenant("once")
 	_, other := e.newTenant("once, other tenant")
+	registeredAs := func(token, cardURL string) any {
+		t.Helper()
+		r := e.do("POST", "/v1/agents/validate", token, map[string]string{"cardUrl": cardURL})
+		e.expect(r, http.StatusOK)
+		m := r.json(t)
+		if m["valid"] != true {
+			t.Fatalf("preview of %s: %s; want valid", cardURL, r.body)
+		}
+		return m["registeredAs"]
+	}
+	if got := registeredAs(token, demoURL); got != nil {
+		t.Errorf("preview before registering: registeredAs = %v; want none", got)
+	}
 
 	r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": demoURL})
 	e.expect(r, http.StatusCreated)
@@ -40,12 +54,19 @@ func TestOneAgentRegistersOnce(t *testing.T) {
 		strings.Replace(demoURL, "http://", "HTTP://", 1) + "/",
 		demoURL,
 	} {
+		if got := registeredAs(token, spelling); got != id {
+			t.Errorf("preview of %s: registeredAs = %v; want %s", spelling, got, id)
+		}
 		r := e.do("POST", "/v1/agents", token, map[string]string{"cardUrl": spelling})
 		e.expect(r, http.StatusConflict)
 		m := r.json(t)
 		if m["code"] != "already_registered" || m["agentId"] != id || !strings.Contains(m["detail"].(string), id) {
 			t.Errorf("%s: %s; want already_registered naming %s", spelling, r.body, id)
 		}
+	}
+	// Another tenant's agent is not this tenant's: its preview names none.
+	if got := registeredAs(other, demoURL); got != nil {
+		t.Errorf("another tenant's preview: registeredAs = %v; want none", got)
 	}
 	r = e.do("GET", "/v1/agents", token, nil)
 	if agents := r.json(t)["agents"].([]any); len(agents) != 1 {

@@ -876,6 +876,13 @@ func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
 		const a = document.querySelector(sel);
 		return !!a && a.classList.contains("highlight") && a.contains(document.activeElement);
 	}`, weatherSel)
+	// The preview says so before registering: not "this card can be registered".
+	b.click("#validate")
+	b.waitText("#add-result .validation .verdict.registered", "already registered for your tenant, as “Weather”", "refused")
+	b.waitText("#add-result .validation .verdict .show-agent", "Show “Weather”")
+	if got := b.text("#add-result .validation"); strings.Contains(got, "can be registered") {
+		t.Errorf("the preview of a registered card says it can be registered: %q", got)
+	}
 
 	// Another card URL for the same endpoint registers, with the warning, and a way to the other.
 	b.typeInto("#card-url", copyURL)

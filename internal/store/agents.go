@@ -97,15 +97,48 @@ func (s *Store) duplicate(ctx context.Context, err error, tenantID, agentID, car
 	}
 	// The holder may be gone by now (no row), or the lookup may fail: the conflict stands
 	// either way, without a name.
-	var holder string
-	if qerr := s.pool.QueryRow(ctx,
-		`select id from agents where tenant_id = $1 and id <> $2 and (card_url = $3 or card_key = $4)
-		  order by created_at, id limit 1`,
-		tenantID, agentID, cardURL, cardKey,
-	).Scan(&holder); qerr != nil {
+	holder, qerr := s.cardHolder(ctx, tenantID, agentID, cardURL, cardKey)
+	if qerr != nil {
 		holder = ""
 	}
 	return &connector.DuplicateError{AgentID: holder, Err: classify(err)}
+}
+
+// cardHolder is the id of the tenant's oldest agent, other than exceptID ("": any), that has
+// cardURL or cardKey: the rows behind agents_tenant_card_url_key and agents_tenant_card_key_key.
+// "" when there is none.
+func (s *Store) cardHolder(ctx context.Context, tenantID, exceptID, cardURL, cardKey string) (string, error) {
+	var except *string
+	if exceptID != "" {
+		except = &exceptID
+	}
+	var holder string
+	err := s.pool.QueryRow(ctx,
+		`select id from agents where tenant_id = $1 and id is distinct from $2::uuid and (card_url = $3 or card_key = $4)
+		  order by created_at, id limit 1`,
+		tenantID, except, cardURL, cardKey,
+	).Scan(&holder)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return holder, err
+}
+
+// AgentWithCard returns the id of the tenant's agent that a registration of cardURL, whose card
+// was fetched from resolvedURL, would duplicate: the agent CreateAgent would name in its
+// *connector.DuplicateError (the same card URL, or the same CardKey of resolvedURL). "" when
+// the registration would store a new agent.
+func (s *Store) AgentWithCard(ctx context.Context, tenantID, cardURL, resolvedURL string) (string, error) {
+	const op = "agent with card"
+	tid, ok := parseID(tenantID)
+	if !ok {
+		return "", fmt.Errorf("%s: tenant %q: %w", op, tenantID, connector.ErrNotFound)
+	}
+	id, err := s.cardHolder(ctx, tid, "", cardURL, CardKey(resolvedURL))
+	if err != nil {
+		return "", fmt.Errorf("%s of tenant %s: %w", op, tid, classify(err))
+	}
+	return id, nil
 }
 
 // CreateAgent stores the agent and its revision 1 in one transaction. A card the tenant has

@@ -297,12 +297,23 @@
       items.length ? h('ul', { class: 'skills' }, items) : h('p', { class: 'help', text: 'No skills.' }));
   }
 
-  function renderValidation(v) {
+  // verdict is the preview's headline: a valid card the tenant has already (registeredAs) would
+  // be refused as already registered, so it says so and shows that agent.
+  function verdict(v) {
     const valid = v && v.valid === true;
+    const id = str(v && v.registeredAs);
+    if (!valid) return h('p', { class: 'verdict msg msg-error', text: 'Invalid — fix the errors below, then validate again.' });
+    if (!id) return h('p', { class: 'verdict msg msg-ok', text: 'Valid — this card can be registered.' });
+    const name = listedName(findAgent(id));
+    return h('div', { class: 'verdict registered msg msg-warn' },
+      h('p', { text: `Valid, and already registered for your tenant${name ? `, as “${name}”` : ''}: registering it again would be refused. Refresh or delete that agent instead.` }),
+      h('div', { class: 'row' }, showButton(id)));
+  }
+
+  function renderValidation(v) {
     const problems = v && Array.isArray(v.problems) ? v.problems : [];
     return h('div', { class: 'validation' },
-      h('p', { class: 'verdict ' + (valid ? 'msg msg-ok' : 'msg msg-error') },
-        valid ? 'Valid — this card can be registered.' : 'Invalid — fix the errors below, then validate again.'),
+      verdict(v),
       h('p', {}, h('strong', { text: 'Resolved card URL: ' }), h('code', { class: 'resolved', text: str(v && v.resolvedCardUrl) })),
       cardPreview(v && v.card, v),
       problems.length ? problemsTable(problems, 'Problems') : h('p', { class: 'help', text: 'No problems found.' }));
@@ -331,6 +342,8 @@
     out.replaceChildren(note('Fetching and validating the card…', 'info'));
     const res = await api('POST', '/v1/agents/validate', { cardUrl });
     showKeyField(res.ok && res.data && res.data.apiKeyRequired === true);
+    const registeredAs = res.ok && res.data ? str(res.data.registeredAs) : '';
+    if (registeredAs && !findAgent(registeredAs)) await loadAgents(); // to name it
     if (res.ok) out.replaceChildren(renderValidation(res.data));
     else if (res.problem.code === 'card_url_unusable') out.replaceChildren(problemBox(res, 'This card URL leads to no card: check it.'));
     else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
