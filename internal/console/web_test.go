@@ -853,6 +853,16 @@ func TestRegistrationAnswersAndTokensInBrowser(t *testing.T) {
 	// Validating it says the same.
 	b.click("#validate")
 	b.waitText(unusable+" .lead", "leads to no card")
+	// A blocked address is not "no card": the headline says the platform does not call it.
+	b.typeInto("#card-url", "https://169.254.169.254/latest/meta-data")
+	b.click("#validate")
+	b.waitText(unusable+" .reason", "reason: blocked_address")
+	b.waitText(unusable+" .lead", "leads to a private or reserved address, which the platform does not call")
+	b.click("#register")
+	b.waitText(unusable+" .lead", "private or reserved address", "nothing was registered")
+	if got := b.text(unusable + " .lead"); strings.Contains(got, "no card") {
+		t.Errorf("a blocked address reads as a URL without a card: %q", got)
+	}
 
 	// Register the agent; registering it again names it and goes to it.
 	b.typeInto("#card-url", weatherURL)

@@ -122,6 +122,17 @@
     http_status: 'The host answered with an HTTP error (4xx) instead of a card: there is no card at that URL, or it is not public.',
   };
 
+  // unusableLead heads a 422 card_url_unusable: a URL that leads to no card, or (blocked_address)
+  // one that leads to an address the platform never calls, whatever is served there. when is ''
+  // or 'now' (a refresh: the URL led to a card before).
+  function unusableLead(res, when) {
+    const now = when === 'now';
+    if (res.problem && res.problem.reason === 'blocked_address') {
+      return `This card URL ${now ? 'now leads' : 'leads'} to a private or reserved address, which the platform does not call`;
+    }
+    return now ? 'The card URL no longer leads to a card' : 'This card URL leads to no card';
+  }
+
   function severityRank(p) { return p && p.severity === 'error' ? 0 : 1; }
 
   // problemsTable lists every card problem, errors first, in a horizontally scrollable box.
@@ -345,7 +356,7 @@
     const registeredAs = res.ok && res.data ? str(res.data.registeredAs) : '';
     if (registeredAs && !findAgent(registeredAs)) await loadAgents(); // to name it
     if (res.ok) out.replaceChildren(renderValidation(res.data));
-    else if (res.problem.code === 'card_url_unusable') out.replaceChildren(problemBox(res, 'This card URL leads to no card: check it.'));
+    else if (res.problem.code === 'card_url_unusable') out.replaceChildren(problemBox(res, `${unusableLead(res)}: check it.`));
     else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
     else out.replaceChildren(problemBox(res, 'Validation failed.'));
   }
@@ -388,7 +399,7 @@
       return;
     }
     let lead = 'Registration failed.';
-    if (code === 'card_url_unusable') lead = 'This card URL leads to no card, so nothing was registered. Check the URL and try again.';
+    if (code === 'card_url_unusable') lead = `${unusableLead(res)}, so nothing was registered. Check the URL and try again.`;
     else if (res.status === 422) lead = 'The card is not valid, so nothing was registered. Fix the errors below and try again.';
     else if (res.status === 502) lead = 'The card could not be fetched, so nothing was registered.';
     else if (res.status === 400 && res.problem.field === 'cardUrl') lead = 'This card URL cannot be used, so nothing was registered.';
@@ -914,7 +925,7 @@
         msg.replaceChildren(await alreadyRegisteredBox(res, (other) =>
           `The card URL now serves the card of another of your agents${other ? `, “${other}”` : ''}: revision ${str(a.revision)} stays live.`));
       } else if (res.problem.code === 'card_url_unusable') {
-        msg.replaceChildren(problemBox(res, `The card URL no longer leads to a card: revision ${str(a.revision)} stays live.`));
+        msg.replaceChildren(problemBox(res, `${unusableLead(res, 'now')}: revision ${str(a.revision)} stays live.`));
       } else if (res.status === 422) {
         msg.replaceChildren(problemBox(res, `The new card is invalid, so it was not applied: revision ${str(a.revision)} stays live.`));
       } else if (res.status === 502) {
