@@ -6,8 +6,8 @@
 # the exit: status 0, one goodbye line, and no process left — neither the children nor Postgres.
 # It does that again with the output piped into another process (`make run | tee log`, where the
 # reader dies of the same Ctrl-C), and with stdout and stderr piped (`make run 2>&1 | tee log`,
-# where even the goodbye meets a closed pipe). Last, a child that crashes (SIGKILL) must stop
-# the rest and make the exit 1, naming it.
+# where even the goodbye meets a closed pipe). Written to files, its output holds no colour
+# codes. Last, a child that crashes (SIGKILL) must stop the rest and make the exit 1, naming it.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -162,6 +162,12 @@ ended "Ctrl-C" 0
 goodbye=$(grep -c '^dev: stopped everything.*Bye\.$' "$err" || true)
 [[ $goodbye == 1 ]] || { show; fail "Ctrl-C: want one goodbye line, got $goodbye"; }
 grep -q 'a process exited\|exited on its own' "$err" && { show; fail "Ctrl-C was reported as a crash"; }
+# Written to files, the progress lines are plain text: no terminal's colour codes.
+if grep -q $'\033' "$out" "$err"; then
+	show
+	fail "make run wrote colour codes into a file"
+fi
+grep -q '^==> ' "$err" || { show; fail "no progress lines (==> …) in make run's stderr"; }
 
 # 2. The same with stdout piped into a process that dies of the same Ctrl-C.
 launch pipe

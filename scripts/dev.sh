@@ -30,7 +30,15 @@ DEMO_HOST=${DEMO_HOST:-127.0.0.2}
 data="${A2AC_DEV_DATA:-$root/.data}"
 mkdir -p "$data" "$root/bin"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# say's bold is for a terminal: plain when stderr is a file or a pipe (make run >log 2>&1), and
+# under NO_COLOR (no-color.org).
+say() {
+	if [[ -t 2 && -z ${NO_COLOR:-} ]]; then
+		printf '\033[1m==> %s\033[0m\n' "$*" >&2
+	else
+		printf '==> %s\n' "$*" >&2
+	fi
+}
 die() { printf 'dev: %s\n' "$*" >&2; exit 1; }
 
 if ! command -v curl >/dev/null; then

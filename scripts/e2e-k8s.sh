@@ -37,7 +37,15 @@ readonly NS=a2a-e2e RELEASE=a2ac CHART=deploy/helm/a2a-connector
 readonly FULL=$RELEASE-a2a-connector
 readonly SERVICE_CIDR=10.254.0.0/24
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# say's bold is for a terminal: plain when stderr is a file or a pipe (make run >log 2>&1), and
+# under NO_COLOR (no-color.org).
+say() {
+	if [[ -t 2 && -z ${NO_COLOR:-} ]]; then
+		printf '\033[1m==> %s\033[0m\n' "$*" >&2
+	else
+		printf '==> %s\n' "$*" >&2
+	fi
+}
 die() {
 	printf 'e2e-k8s: %s\n' "$*" >&2
 	exit 1

@@ -21,7 +21,15 @@ cd "$root"
 PROTOCOLS=${E2E_OTEL_PROTOCOLS:-grpc http/protobuf}
 DEMO_HOST=127.0.0.2
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# say's bold is for a terminal: plain when stderr is a file or a pipe (make run >log 2>&1), and
+# under NO_COLOR (no-color.org).
+say() {
+	if [[ -t 2 && -z ${NO_COLOR:-} ]]; then
+		printf '\033[1m==> %s\033[0m\n' "$*" >&2
+	else
+		printf '==> %s\n' "$*" >&2
+	fi
+}
 die() {
 	printf 'e2e-otel: %s\n' "$*" >&2
 	exit 1
