@@ -1,5 +1,5 @@
 # a2a-connector — the two commands a newcomer needs are `make run` and `make test`.
-.PHONY: run test stress bench loadtest fuzz proto build lint clean screenshots e2e-failover e2e-otel e2e-k8s
+.PHONY: help run test stress bench loadtest fuzz proto build lint clean clean-k8s screenshots e2e-failover e2e-otel e2e-k8s
 
 ## run: private Postgres + migrations + console API (+ connector and demo agent), prints how to use it
 run:
@@ -59,7 +59,18 @@ screenshots:
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/ ./cmd/... ./examples/...
 
-## clean: remove local data (incl. this checkout's Postgres clusters in the temp dir), tools and binaries
+## clean: remove local data (incl. this checkout's Postgres clusters in the temp dir), binaries, the pinned tools in .tools/ and the tests' node_modules; keeps e2e-k8s's cluster build (.tools/k8s, 15-30 min to rebuild: make clean-k8s)
 clean:
 	scripts/postgres.sh clean
 	rm -rf bin .tmp .data
+	[ ! -d .tools ] || find .tools -mindepth 1 -maxdepth 1 ! -name k8s -exec rm -rf {} +
+	find . \( -path ./.git -o -path ./.tools \) -prune -o -type d -name node_modules -prune -exec rm -rf {} +
+
+## clean-k8s: remove the cluster make e2e-k8s builds from source (.tools/k8s)
+clean-k8s:
+	rm -rf .tools/k8s
+	[ ! -d .tools ] || rmdir --ignore-fail-on-non-empty .tools
+
+## help: these lines
+help:
+	@sed -n 's/^## //p' $(firstword $(MAKEFILE_LIST))
