@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -252,6 +253,15 @@ func TestHealthCardInBrowser(t *testing.T) {
 		return !!c && c.width > 0 && c.height > 0;
 	}`, sel)
 	b.waitText(sel+" .health-chart", "Turns", "Failures")
+	// Before any hover the legend says the latest minute, not uPlot's "--".
+	legend := evalJS[[]string](b, fmt.Sprintf(`(() => {
+		const box = document.querySelector(%s);
+		const vals = [...box.querySelectorAll(".u-legend .u-value")].map((v) => v.textContent);
+		return [...vals, String(box.uplot.data[1].at(-1)), String(box.uplot.data[2].at(-1))];
+	})()`, jsString(sel+" .health-chart")))
+	if len(legend) != 5 || slices.Contains(legend[:3], "--") || legend[1] != legend[3] || legend[2] != legend[4] || legend[0] == "" {
+		t.Errorf("legend before hover = %q (then the latest minute's turns and failures); want the time and values of the latest minute", legend)
+	}
 	rows := evalJS[[][]string](b, fmt.Sprintf(`[...document.querySelectorAll(%s)].map((tr) => [...tr.children].map((c) => c.textContent))`,
 		jsString(sel+" .health-numbers tbody tr")))
 	want := map[string][]string{

@@ -81,8 +81,18 @@
         { label: 'Failures', stroke: '#a40e26', fill: 'rgba(164,14,38,0.45)', paths: bars, points: { show: false } },
       ],
     };
-    // eslint-disable-next-line no-new
-    box.uplot = new window.uPlot(opts, [xs, turns, failures], box);
+    const u = new window.uPlot(opts, [xs, turns, failures], box);
+    // Off the chart, uPlot's legend says "--": it says the latest minute instead, in uPlot's own
+    // formats, until the cursor picks another.
+    const last = xs.length - 1;
+    if (last >= 0) {
+      for (const s of u.series.filter((x) => typeof x.value === 'function')) {
+        const own = s.value;
+        s.value = (self, v, sidx, idx) => (idx == null ? own(self, self.data[sidx][last], sidx, last) : own(self, v, sidx, idx));
+      }
+      u.setLegend(null);
+    }
+    box.uplot = u;
     return box;
   }
 
