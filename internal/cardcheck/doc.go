@@ -1,7 +1,7 @@
 // Package cardcheck validates an A2A agent card against the platform's subset of A2A
 // (docs/architecture.md §3) and derives the connector.CardProfile the rest of the connector works
-// from. It reads A2A 0.2/0.3 and 1.0 cards, keeps every field, and chooses the JSON-RPC interface
-// (and version) the connector calls.
+// from. It reads A2A 0.2/0.3 and 1.0 cards, keeps every field, and chooses the interface the
+// connector calls: its binding (JSON-RPC, HTTP+JSON or gRPC), URL and version.
 //
 // It does no I/O: the bytes come from internal/cardfetch (or a test). It never fails, it reports:
 // every finding is a connector.Problem with the JSON path into the card as served, a stable code
@@ -53,11 +53,12 @@
 //     GRPC and for GRPC additionalInterfaces entries (a2a-go v0.3's gRPC sample writes
 //     "127.0.0.1:9000", @a2a-js/sdk 0.3's README "localhost:4001"): their urls must be absolute
 //     URLs or, on a GRPC interface, such an address (invalid_url otherwise).
-//   - No JSONRPC entry at all in a 1.0 card is unsupported_transport at supportedInterfaces,
-//     naming every offer ("GRPC 1.0 (supportedInterfaces[0])"); JSONRPC only in versions other
-//     than 1.x/0.2.x/0.3.x is unsupported_protocol_version there; beside a usable one, such an
-//     entry is a warning at its protocolVersion. A 0.x card with no JSON-RPC endpoint anywhere
-//     keeps the error at preferredTransport. A 0.x card's own protocolVersion outside 0.2.x/0.3.x
+//   - A 1.0 card with no entry the connector speaks is unsupported_transport at
+//     supportedInterfaces, naming every offer ("GRPC 1.0 (supportedInterfaces[0])"), or, when it
+//     offers JSONRPC only in versions other than 1.x/0.2.x/0.3.x, unsupported_protocol_version
+//     there; beside a usable entry, such a JSONRPC entry is a warning at its protocolVersion. A
+//     0.x card with no endpoint the connector speaks anywhere keeps the error at
+//     preferredTransport. A 0.x card's own protocolVersion outside 0.2.x/0.3.x
 //     is a warning (a 0.x-shaped card stating 1.x is spoken to in 1.0, as stated).
 //   - 1.0 cards are protobuf messages that SDKs serve with defaults filled in: an empty string or
 //     list means unset ("tenant": "" is no tenant; a skill's "inputModes": [] uses the defaults,

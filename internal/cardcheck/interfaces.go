@@ -401,24 +401,28 @@ func (k *Checker) noInterface(offers []offer, v1 bool, c *collector) {
 			jsonrpc = append(jsonrpc, o.describe())
 		}
 	}
-	const how = `The platform calls agents with A2A 1.0 or 0.3 JSON-RPC over HTTPS; serve JSON-RPC and list it, e.g. {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}, in supportedInterfaces.`
+	const how = `The platform calls agents in A2A 1.x or 0.2/0.3 over JSON-RPC, HTTP+JSON or gRPC (` + calledBindings + `); list such an interface in supportedInterfaces, e.g. {"url": "https://agent.example.com/a2a", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}.`
 	switch {
 	case len(jsonrpc) > 0:
 		// JSON-RPC is there, in a version the platform does not speak.
 		if !c.covered("supportedInterfaces") {
-			c.errorf("supportedInterfaces", CodeUnsupportedProtocolVersion, "The agent offers JSON-RPC only as %s. %s", strings.Join(jsonrpc, ", "), how)
+			c.errorf("supportedInterfaces", CodeUnsupportedProtocolVersion, "The agent offers JSON-RPC only as %s, in a version the platform does not speak. %s", strings.Join(jsonrpc, ", "), how)
 		}
 	case v1:
 		if c.covered("supportedInterfaces") || len(offers) == 0 {
 			return
 		}
-		c.errorf("supportedInterfaces", CodeUnsupportedTransport, "The agent offers %s, and no JSONRPC interface. %s", strings.Join(all, ", "), how)
+		c.errorf("supportedInterfaces", CodeUnsupportedTransport, "The agent offers %s, none of which the platform can call. %s", strings.Join(all, ", "), how)
 	}
-	// A 0.x card without a JSON-RPC endpoint is reported by v0NoEndpoint.
+	// A 0.x card without an endpoint the platform calls is reported by v0NoEndpoint.
 }
 
-// v0NoEndpoint reports a 0.x card whose top-level endpoint is not JSON-RPC and that lists no
-// other JSON-RPC interface (the fixture grpc-only.json: the problem sits at preferredTransport).
+// calledBindings says, for the tenant, what a gRPC interface needs to be called (JSON-RPC and
+// HTTP+JSON need only their URL).
+const calledBindings = "gRPC at an http(s):// URL, or at a host:port called in the scheme the card was served with"
+
+// v0NoEndpoint reports a 0.x card whose preferredTransport names no endpoint the platform calls
+// and that lists no other interface it calls (the problem sits at preferredTransport).
 func v0NoEndpoint(doc *v0Doc, offers []offer, c *collector) {
 	pt := strings.TrimSpace(doc.PreferredTransport)
 	if pt == "" || strings.EqualFold(pt, "JSONRPC") || c.covered("preferredTransport") {
@@ -433,7 +437,7 @@ func v0NoEndpoint(doc *v0Doc, offers []offer, c *collector) {
 		extra = " supportedInterfaces lists " + strings.Join(all, ", ") + "."
 	}
 	c.errorf("preferredTransport", CodeUnsupportedTransport,
-		"preferredTransport is %q and additionalInterfaces has no JSONRPC entry; the platform calls agents with JSON-RPC 2.0 over HTTP.%s Serve JSON-RPC and list it, e.g. {\"url\": \"https://agent.example.com/a2a\", \"transport\": \"JSONRPC\"}, in additionalInterfaces.", pt, extra)
+		"preferredTransport is %q, and neither url nor additionalInterfaces names an interface the platform can call; it calls agents over JSON-RPC, HTTP+JSON or gRPC (%s).%s List such an interface, e.g. {\"url\": \"https://agent.example.com/a2a\", \"transport\": \"JSONRPC\"}, in additionalInterfaces.", pt, calledBindings, extra)
 }
 
 // checkURL enforces an absolute https URL (http only when the operator allowed it). It is about

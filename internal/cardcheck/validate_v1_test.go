@@ -775,3 +775,47 @@ func hasCode(r Report, path, code string) bool {
 	}
 	return false
 }
+
+// TestNoInterfaceNamesEveryBinding: a card with nothing the connector can call is told what it
+// can call, every binding (JSON-RPC, HTTP+JSON, gRPC), never that only JSON-RPC works.
+func TestNoInterfaceNamesEveryBinding(t *testing.T) {
+	t.Parallel()
+	v0 := cardchecktest.BaseCard()
+	v0["protocolVersion"], v0["url"], v0["preferredTransport"] = "0.3.0", "127.0.0.1:9000", "GRPC"
+	for _, tc := range []struct {
+		name, path, code string
+		card             []byte
+	}{
+		{"1_0_grpc_without_scheme", "supportedInterfaces", CodeUnsupportedTransport, v1Card(func(c map[string]any) {
+			c["supportedInterfaces"] = []any{iface("agent.example.com:50051", "GRPC", "1.0")}
+		})},
+		{"1_0_jsonrpc_in_an_unknown_version", "supportedInterfaces", CodeUnsupportedProtocolVersion, v1Card(func(c map[string]any) {
+			c["supportedInterfaces"] = []any{iface("https://agent.example.com/v2", "JSONRPC", "2.0")}
+		})},
+		{"0_3_grpc_without_scheme", "preferredTransport", CodeUnsupportedTransport, cardchecktest.MustJSON(v0)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := New(Options{}).Check(tc.card)
+			var msg string
+			for _, p := range r.Problems {
+				if p.Path == tc.path && p.Code == tc.code {
+					msg = p.Message
+				}
+			}
+			if msg == "" {
+				t.Fatalf("no %s at %s: %v", tc.code, tc.path, r.Problems)
+			}
+			for _, want := range []string{"JSON-RPC, HTTP+JSON or gRPC", "http(s)://"} {
+				if !strings.Contains(msg, want) {
+					t.Errorf("message lacks %q: %s", want, msg)
+				}
+			}
+			for _, wrong := range []string{"no JSONRPC", "Serve JSON-RPC", "calls agents with JSON-RPC", "JSON-RPC over HTTPS"} {
+				if strings.Contains(msg, wrong) {
+					t.Errorf("message says only JSON-RPC works (%q): %s", wrong, msg)
+				}
+			}
+		})
+	}
+}

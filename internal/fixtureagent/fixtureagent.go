@@ -1,7 +1,9 @@
-// Package fixtureagent is a real A2A JSON-RPC agent over HTTP (an httptest server on loopback)
-// that misbehaves on purpose, for the tests of internal/invoke and the end-to-end tests. It speaks
-// either wire generation: A2A 0.2.5/0.3 (New, the default) or A2A 1.0 (NewV1), so that every
-// misbehaviour can be run against both of the connector's codecs.
+// Package fixtureagent is a real A2A agent (an httptest server on loopback) that misbehaves on
+// purpose, for the tests of internal/invoke and the end-to-end tests. It speaks either wire
+// generation, A2A 0.2.5/0.3 (New, the default) or A2A 1.0 (NewV1), and every binding: JSON-RPC
+// (New, NewV1), HTTP+JSON (NewREST in 1.0's form, NewRESTV03 in 0.3's; rest.go) and gRPC 1.0
+// (NewGRPC, a grpc-go server in front of the HTTP+JSON face; grpc.go), so that every
+// misbehaviour can be run against each of the connector's codecs.
 //
 // The behaviour of each send or stream request is chosen by the user text of the message
 // ("behave:stream-cut", optionally followed by a space and more text) or, when the text names
@@ -10,7 +12,7 @@
 // (Requests) and every cancel counted (Cancels), so tests can assert what the connector actually
 // sent.
 //
-// # The two wires
+// # The two wires (on JSON-RPC)
 //
 // 0.x mode (New): methods message/send, message/stream, tasks/get, tasks/cancel and
 // tasks/resubscribe; objects carry "kind"; status updates carry "final". The agent's endpoint is
@@ -268,8 +270,8 @@ type Options struct {
 
 // Server is a running fixture agent.
 type Server struct {
-	// URL is the agent's JSON-RPC endpoint, the card's url (0.x streaming agents are called on
-	// URL+"/stream").
+	// URL is the agent's endpoint, the card's url: its JSON-RPC endpoint (0.x streaming agents
+	// are called on URL+"/stream"), its HTTP+JSON base URL, or its gRPC address.
 	URL string
 
 	v1      bool
@@ -334,8 +336,8 @@ func NewREST(t testing.TB) *Server {
 	return NewWithOptions(t, Options{Binding: BindingHTTPJSON})
 }
 
-// Binding is the protocol binding the agent serves, as a profile keeps it: BindingHTTPJSON, or
-// "" for JSON-RPC.
+// Binding is the protocol binding the agent serves, as a profile keeps it: BindingGRPC,
+// BindingHTTPJSON, or "" for JSON-RPC.
 func (s *Server) Binding() string {
 	switch {
 	case s.grpcURL != "":

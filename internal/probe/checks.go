@@ -133,7 +133,7 @@ var errorFixes = map[string]string{
 	connector.CodeBlockedAddress:   "Publish the endpoint on a public address: the connector calls no private, loopback or reserved address (an operator can allow a range with A2AC_ALLOWED_CIDRS).",
 	connector.CodeAgentHTTPStatus:  "Serve A2A JSON-RPC with POST at %[1]s: the card's url (or interface URL) must be the JSON-RPC endpoint itself, not a web page or a base path.",
 	connector.CodeRedirect:         "Put the final URL in the card: the connector never follows redirects of agent calls, so that the API key cannot reach another host.",
-	connector.CodeAgentRPCError:    "Make %[1]s accept a message with one text part (A2A %[2]s) and look up this JSON-RPC error in the agent's logs.",
+	connector.CodeAgentRPCError:    "Make %[1]s accept a message with one text part (A2A %[2]s) and look up this error in the agent's logs.",
 	connector.CodeProtocolError:    "The answer breaks the A2A %[2]s wire: compare it with the specification or an official SDK (member names, kinds, SSE framing, the JSON-RPC id).",
 	connector.CodeTooLarge:         "Keep replies within the connector's limits: 1 MiB per event and 256 KiB of text per turn.",
 	connector.CodeAuthRequired:     "The platform can only send an API key in a header: accept X-API-KEY instead of asking for other authentication.",
@@ -316,7 +316,7 @@ func taskIDsCheck(t turn) Result {
 }
 
 // fixCheckKey is the fix of an agent that answers without its key.
-const fixCheckKey = "Check X-API-KEY (and every header the card names for the key) on every JSON-RPC call and answer HTTP 401 when it is missing or wrong; or, if the agent is meant to be public, remove apiKey from the card's security."
+const fixCheckKey = "Check X-API-KEY (and every header the card names for the key) on every call and refuse a call when it is missing or wrong (HTTP 401; on gRPC, UNAUTHENTICATED); or, if the agent is meant to be public, remove apiKey from the card's security."
 
 func apiKeyCheck(a connector.Agent, keySet bool, withKey turn, noKey *turn) Result {
 	if !a.APIKeyRequired {
