@@ -103,18 +103,25 @@ func TestAnchor(t *testing.T) {
 
 // The forms a reference to a section of the docs takes, in Go comments and in the docs:
 //
-//	docs/architecture.md §4              a numbered section of architecture.md
+//	docs/architecture.md §4              a numbered section of architecture.md; also
+//	[architecture](architecture.md) §4, architecture §4, §4 of architecture.md
+//	§4                                   in a markdown file, a numbered section of the same file
 //	docs/operations.md#probes-and-shutdown, [text](faults.md#circuit-breaking-and-retries)
 //	docs/performance.md, "Goroutine stacks of open streams"   the start of a heading's text
 //	docs/operations.md ("Admission caps")
 //	[text](#anchor)                      in a markdown file, a heading of the same file
+//
+// A section sign says whose section it is: one of our docs', in one of the forms above, or a
+// standard's (RFC 6749 §4.4, A2A 1.0 §8.4, spec §3, §5.2 of RFC 6749).
 var (
-	sectionRef = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md §\s?(\d+)`)
-	anchorRef  = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md#([\w-]+)`)
-	titleRef   = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md,? \(?["“]([^"”]+)["”]`)
-	localRef   = regexp.MustCompile(`\]\(#([\w-]+)\)`)
-	// A section sign in a Go comment says whose section it is: one of our docs' or a standard's.
-	sectionOwner = regexp.MustCompile(`(\.md|RFC \d+|A2A [\d.]+|spec)\s*$`)
+	sectionNum  = regexp.MustCompile(`^§\s?(\d+(?:\.\d+)*)`)
+	sectionOf   = regexp.MustCompile(`^§\s?[\d.]*\d of (?:the )?(?:\[[^\]]*\]\()?(?:docs/)?([A-Za-z][\w-]*)`)
+	sectionFile = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md\)?\s*$`)
+	sectionWord = regexp.MustCompile(`\b([A-Za-z][\w-]*)\s*$`)
+	anchorRef   = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md#([\w-]+)`)
+	titleRef    = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md,? \(?["“]([^"”]+)["”]`)
+	localRef    = regexp.MustCompile(`\]\(#([\w-]+)\)`)
+	standardRef = regexp.MustCompile(`(RFC \d+|A2A [\d.]+|spec)\s*$`)
 )
 
 // TestDocReferencesResolve finds every reference to a section of README.md or docs/*.md in the
@@ -133,20 +140,32 @@ func TestDocReferencesResolve(t *testing.T) {
 	}
 	checked := 0
 	check := func(where, text string, local *doc) {
-		if strings.Contains(where, ".go:") {
-			for i := strings.Index(text, "§"); i >= 0; i = next(text, i) {
-				if !sectionOwner.MatchString(text[:i]) {
-					t.Errorf("%s: %q: a section sign that does not say whose section (docs/x.md, RFC n, A2A v, spec)", where, text[max(0, i-30):min(len(text), i+10)])
+		for i := strings.Index(text, "§"); i >= 0; i = next(text, i) {
+			num := sectionNum.FindStringSubmatch(text[i:])
+			if num == nil {
+				continue // a section named, not numbered: A2A 1.0 §"HTTP+JSON/REST"
+			}
+			quote := text[max(0, i-40):min(len(text), i+len(num[0])+20)]
+			name, named := sectionOwner(text[:i], text[i:], func(n string) bool { _, d := find(n); return d != nil })
+			p, _, _ := strings.Cut(where, ":")
+			d := local
+			switch {
+			case !named:
+				if d == nil || !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§") }) {
+					t.Errorf("%s: %q: a section sign that does not say whose section (docs/x.md §n, x §n, §n of x.md, RFC n, A2A v, spec)", where, quote)
+					continue
+				}
+			case name == "":
+				continue // a standard's section
+			default:
+				if p, d = find(name); d == nil {
+					t.Errorf("%s: %q: there is no %s.md", where, quote, name)
+					continue
 				}
 			}
-		}
-		for _, m := range sectionRef.FindAllStringSubmatch(text, -1) {
 			checked++
-			p, d := find(m[1])
-			if d == nil || !slices.ContainsFunc(d.headings, func(h string) bool {
-				return strings.HasPrefix(h, "§"+m[2]+" ")
-			}) {
-				t.Errorf("%s: %q: %s has no section §%s", where, m[0], or(p, m[1]+".md"), m[2])
+			if !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§"+num[1]+" ") }) {
+				t.Errorf("%s: %q: %s has no section §%s", where, quote, p, num[1])
 			}
 		}
 		for _, m := range anchorRef.FindAllStringSubmatch(text, -1) {
@@ -217,6 +236,57 @@ func TestDocReferencesResolve(t *testing.T) {
 	}
 	if checked < 50 {
 		t.Errorf("only %d references checked: the patterns no longer match how the code refers to the docs", checked)
+	}
+}
+
+// sectionOwner says whose section the section sign that starts after (with before in front of
+// it) names: the name of one of our docs (isDoc), "" for a standard's, and named false when
+// neither is said.
+func sectionOwner(before, after string, isDoc func(string) bool) (name string, named bool) {
+	if m := sectionOf.FindStringSubmatch(after); m != nil {
+		if isDoc(m[1]) {
+			return m[1], true // §4 of architecture.md
+		}
+		return "", true // §5.2 of RFC 6749
+	}
+	if m := sectionFile.FindStringSubmatch(before); m != nil {
+		return m[1], true // architecture.md §4, [architecture](architecture.md) §4: the file must exist
+	}
+	if m := sectionWord.FindStringSubmatch(before); m != nil && isDoc(m[1]) {
+		return m[1], true // architecture §4
+	}
+	if standardRef.MatchString(before) {
+		return "", true
+	}
+	return "", false
+}
+
+func TestDocSectionOwner(t *testing.T) {
+	t.Parallel()
+	isDoc := func(n string) bool { return n == "architecture" || n == "faults" }
+	for _, tc := range []struct {
+		text, want string
+		named      bool
+	}{
+		{"see docs/architecture.md §4 for", "architecture", true},
+		{"([architecture](architecture.md) §4)", "architecture", true},
+		{"(issue 23; architecture §14)", "architecture", true},
+		{"§14 of architecture.md", "architecture", true},
+		{"§3 of the [faults](faults.md) table", "faults", true},
+		{"§2 of docs/architecture.md", "architecture", true},
+		{"nowhere.md §2", "nowhere", true}, // a file that must exist
+		{"(RFC 6749 §4.4)", "", true},
+		{"§5.2 of RFC 6749", "", true},
+		{"A2A 1.0 §8.4", "", true},
+		{"the spec §3", "", true},
+		{"its hold (§6.7)", "", false},
+		{"the design's §2", "", false},
+	} {
+		i := strings.Index(tc.text, "§")
+		name, named := sectionOwner(tc.text[:i], tc.text[i:], isDoc)
+		if name != tc.want || named != tc.named {
+			t.Errorf("sectionOwner(%q) = %q, %v; want %q, %v", tc.text, name, named, tc.want, tc.named)
+		}
 	}
 }
 
