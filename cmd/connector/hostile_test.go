@@ -338,8 +338,9 @@ func TestNotUTF8IsInvalidArgumentOnTheLiveConnector(t *testing.T) {
 	}
 }
 
-// FuzzConnectorAPI mutates the fields of requests to the live connector. Seeds are the requests
-// of issue 12 and their kin; `make fuzz` runs it (FUZZTIME), CI runs the seeds.
+// FuzzConnectorAPI mutates the fields of requests to the live connector. Seeds are the hostile
+// requests of TestHostileRequestsToTheLiveConnector and their kin; `make fuzz` runs it
+// (FUZZTIME), CI runs the seeds.
 func FuzzConnectorAPI(f *testing.F) {
 	s := connectorStack{startStack(f, nil)}
 	for _, in := range []connectorInput{

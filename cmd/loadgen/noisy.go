@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// The noisy-neighbour row (issue 22): tenant A keeps more slow turns going than its cap lets
+// The noisy-neighbour row (admission caps, docs/operations.md): tenant A keeps more slow turns going than its cap lets
 // in (the operator set the cap through the admin API, as in production), and keeps retrying
 // the refused ones; tenant B, the run's own tenant, runs fast turns through the connector. B is
 // measured alone (quiet) and beside A (noisy), alternating in -rounds rounds as the other rows

@@ -56,9 +56,10 @@ type problem struct {
 	Field  string `json:"field,omitempty"`
 }
 
-// TestHostileRequestsAnswerAtTheEdge replays the hostile requests of issue 12, and more of their
-// kind, against a real console with a real Postgres: each gets a clean problem naming the member
-// at fault, with no internals and no echoed credential, and none reaches the card server.
+// TestHostileRequestsAnswerAtTheEdge replays hostile requests (control characters, card URLs
+// with credentials or bad escapes, wrong types, unknown members, bodies that are not one JSON
+// object, …) against a real console with a real Postgres: each gets a clean problem naming the
+// member at fault, with no internals and no echoed credential, and none reaches the card server.
 func TestHostileRequestsAnswerAtTheEdge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

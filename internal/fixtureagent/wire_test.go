@@ -372,7 +372,8 @@ func describeAllRaw(t *testing.T, data []string) []string {
 	return out
 }
 
-// A stream that breaks after one chunk, each way issue 9 lists, on both wires; then what the
+// A stream that breaks after one chunk, each way a stream can break (a clean end without a
+// final state, a destroyed socket, a TCP reset, …), on both wires; then what the
 // agent answers to a resubscribe and to a get for that task.
 func TestDroppedConnections(t *testing.T) {
 	t.Parallel()

@@ -21,7 +21,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
-// The credential kinds of issue 24 on the bindings of issue 23: a bearer token and an OAuth2
+// The credential kinds beyond the API key on the HTTP+JSON and gRPC bindings: a bearer token and an OAuth2
 // access token reach the agent in the Authorization header (HTTP+JSON) and the authorization
 // metadata (gRPC), the API key under its header name on both; a refusal (REST 401, gRPC
 // UNAUTHENTICATED) of an OAuth2 token costs one refetch and one retry, and a second refusal

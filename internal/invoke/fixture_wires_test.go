@@ -17,9 +17,9 @@ import (
 // whether the agent speaks A2A 0.2.5/0.3 (fixtureagent.New) or A2A 1.0 (fixtureagent.NewV1).
 // The agent's profile carries the version the fixture speaks, as a card would state it.
 //
-// The /v1 cases fail until the connector speaks the 1.0 wire (issue 7). The dropped-connection
-// cases (issue 9) and the snapshot continuation fail on both wires until the connector resumes
-// broken streams and reads past a replayed snapshot.
+// The /v1 cases hold the connector to the 1.0 wire; the dropped-connection cases and the
+// snapshot continuation hold it, on both wires, to resuming broken streams and reading past a
+// replayed snapshot.
 
 var fixtureWires = []struct {
 	name  string
@@ -202,7 +202,7 @@ func TestFixtureContinuationOnBothWires(t *testing.T) {
 	}
 }
 
-// A stream that breaks after the agent named a task (issue 9, part 3): resumed once with a
+// A stream that breaks after the agent named a task: resumed once with a
 // resubscribe (1.0: SubscribeToTask), then a get, and only then FAILED. What was spoken is not
 // spoken again when the resubscription replays it in a Task snapshot, and a connection the agent
 // lost is no reason to cancel its task.

@@ -21,8 +21,8 @@ import (
 // connector.TurnRequest whose agent profile names the interface URL and its protocol version, exactly
 // as card registration stores it.
 //
-// The 1.0 scenarios fail until internal/a2a and internal/invoke speak the 1.0 wire (issue 7):
-// that is what they are for. The 0.3 faces of the same servers pass today.
+// The 1.0 scenarios hold internal/a2a and internal/invoke to the 1.0 wire; the 0.3 faces of the
+// same servers hold them to 0.3.
 
 // What every peer's executor answers: the Go SDK agent's words (internal/sdkagent), which the JS
 // agents (testdata/js-agent-v1) repeat.

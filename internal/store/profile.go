@@ -27,7 +27,7 @@ type profileJSON struct {
 	APIKeyRequired  bool           `json:"apiKeyRequired"`
 	APIKeyHeaders   []string       `json:"apiKeyHeaders"`
 	Extensions      []string       `json:"extensions"`
-	// The credential fields came with issue 24; a revision stored before them reads as "",
+	// The credential fields came after the API key fields; a revision stored before them reads as "",
 	// which connector.CardProfile.Credential derives from the API key fields.
 	CredentialKind     string         `json:"credentialKind,omitempty"`
 	CredentialKinds    []string       `json:"credentialKinds,omitempty"`
