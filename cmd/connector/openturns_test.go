@@ -29,6 +29,8 @@ import (
 // between runs is 3 %.
 const (
 	openTurns = 1000
+	// openingAtOnce bounds the turns waiting for their first words at once.
+	openingAtOnce = 100
 	// budgetBytesPerTurn bounds the live heap plus the goroutine stacks per open turn.
 	budgetBytesPerTurn = 68 << 10
 	// budgetStackPerTurn bounds the goroutine stacks alone.
@@ -98,8 +100,13 @@ func memoryPerOpenTurn(t *testing.T, p *pacedAgent) {
 		errs    = make(chan error, openTurns)
 	)
 	started.Add(openTurns)
+	// At most openingAtOnce turns wait for their first words at a time: what is measured is
+	// turns parked mid-reply, and a thousand opened in the same instant on a loaded 2-core box
+	// could wait past the connector's first-event timeout before the agent's first chunk.
+	opening := make(chan struct{}, openingAtOnce)
 	for i := range openTurns {
 		wg.Add(1)
+		opening <- struct{}{}
 		go func() {
 			defer wg.Done()
 			stream, err := r.client.HandleTurn(ctx, &pb.HandleTurnRequest{TenantId: p.tenant, SessionId: fmt.Sprintf("open-%d", i),
@@ -109,11 +116,13 @@ func memoryPerOpenTurn(t *testing.T, p *pacedAgent) {
 				var ev *pb.TurnEvent
 				if ev, err = stream.Recv(); err == nil && first && ev.GetTextDelta() != nil {
 					first = false
+					<-opening
 					started.Done()
 				}
 			}
 			if first {
 				errs <- fmt.Errorf("turn %d ended before its first words: %w", i, err)
+				<-opening
 				started.Done()
 			}
 		}()
