@@ -35,9 +35,14 @@ type InflightConfig struct {
 	Canceler  TaskCanceler
 	// Sync is how often the heartbeat and the tasks are written and orphans looked for
 	// (A2AC_INFLIGHT_SYNC, default 2s); Stale is how old a heartbeat must be for its
-	// replica's tasks to be orphans (A2AC_INFLIGHT_STALE, default 15s).
+	// replica's tasks to be orphans (A2AC_INFLIGHT_STALE, default 15s). A replica whose last
+	// heartbeat that succeeded started Stale/2 ago is cut off from Postgres (see fence): it
+	// refuses turns and ends its running ones.
 	Sync, Stale time.Duration
-	Logger      *slog.Logger
+	// OnDatabase is told when the replica is cut off from Postgres (false) and when it
+	// reaches it again (true): the binary's gRPC health follows it. Nil: nobody is told.
+	OnDatabase func(reachable bool)
+	Logger     *slog.Logger
 }
 
 // Inflight keeps, in memory, the agent tasks this replica's turns are running, and writes them
@@ -50,7 +55,8 @@ type InflightConfig struct {
 // store sees one statement per replica per Sync, however many turns run. The price is a window:
 // a task that started less than one Sync before the kill was never written, and is missed.
 type Inflight struct {
-	cfg InflightConfig
+	cfg   InflightConfig
+	fence *fence
 
 	next  atomic.Uint64
 	mu    sync.Mutex
@@ -68,7 +74,7 @@ func NewInflight(c InflightConfig) *Inflight {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Inflight{cfg: c, tasks: make(map[uint64]connector.InflightTask)}
+	return &Inflight{cfg: c, fence: newFence(c.Stale/2, c.OnDatabase, c.Logger), tasks: make(map[uint64]connector.InflightTask)}
 }
 
 // inflightTurn is one turn's entry; its task method is the turn's connector.TurnRequest.OnTask.
@@ -109,11 +115,21 @@ func (f *Inflight) snapshot() []connector.InflightTask {
 
 // Run syncs this replica's tasks and cancels other replicas' orphans every Sync, until ctx
 // ends. Every replica runs it; the store's claim makes each orphan canceled by one of them.
+// From its start, a replica that cannot write its heartbeat for Stale/2 is cut off (fence).
 func (f *Inflight) Run(ctx context.Context) {
-	t := time.NewTicker(f.cfg.Sync)
+	f.fence.beat(time.Now()) // the pool has just connected: as good as a heartbeat
+	defer f.fence.stop()
+	t := time.NewTimer(f.cfg.Sync)
 	defer t.Stop()
 	for {
 		f.tick(ctx)
+		// Cut off, the replica tries its heartbeat more often: the first that succeeds lets it
+		// serve again, so turns are refused for at most this long once Postgres is back.
+		wait := f.cfg.Sync
+		if f.fence.cutOff() {
+			wait = min(wait, cutOffRetry)
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -122,13 +138,16 @@ func (f *Inflight) Run(ctx context.Context) {
 	}
 }
 
+// cutOffRetry is how often a replica cut off from Postgres tries its heartbeat.
+const cutOffRetry = 200 * time.Millisecond
+
 func (f *Inflight) tick(ctx context.Context) {
-	// Each round trip is bounded by the stale bound: past it this replica looks dead anyway.
+	if !f.sync(ctx) {
+		return // a replica that cannot write its heartbeat does not sweep either
+	}
+	// The sweep is bounded by the stale bound: past it this replica looks dead anyway.
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Stale)
 	defer cancel()
-	if err := f.cfg.Store.SyncInflight(ctx, f.cfg.ReplicaID, f.snapshot()); err != nil && ctx.Err() == nil {
-		f.cfg.Logger.WarnContext(ctx, "in-flight tasks: sync", slog.Any("error", err))
-	}
 	orphans, err := f.cfg.Store.ClaimOrphans(ctx, f.cfg.Stale)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -149,6 +168,23 @@ func (f *Inflight) tick(ctx context.Context) {
 			slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID))
 		f.cfg.Canceler.CancelTask(ctx, a, key, o.TaskID)
 	}
+}
+
+// sync writes the heartbeat and the tasks, and tells the fence when that succeeded. Its round
+// trip is bounded by a quarter of the stale bound (half the fence's): a heartbeat slower than
+// that could not keep the replica serving for long, and the next one starts sooner.
+func (f *Inflight) sync(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Stale/4)
+	defer cancel()
+	start := time.Now()
+	if err := f.cfg.Store.SyncInflight(ctx, f.cfg.ReplicaID, f.snapshot()); err != nil {
+		if context.Cause(ctx) != context.Canceled { // not the end of Run
+			f.cfg.Logger.WarnContext(ctx, "in-flight tasks: sync", slog.Any("error", err))
+		}
+		return false
+	}
+	f.fence.beat(start)
+	return true
 }
 
 // Close deletes this replica's heartbeat and tasks: a replica that stopped gracefully drained or

@@ -109,20 +109,34 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap). Agent
-// misbehaviour is a connector.TurnFinal{FAILED}.
+// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap),
+// ErrCutOff (this replica cannot reach Postgres; also how a running turn ends when it is cut
+// off). Agent misbehaviour is a connector.TurnFinal{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	obs.noteVoice(&t)
 	ctx, span := r.obs.start(ctx, t.TenantID)
-	err := r.handleTurn(ctx, &t, sink, &obs, attempt{})
-	if stale, ok := errors.AsType[*staleHoldError](err); ok {
-		// The hold was stale and is dropped: the turn runs again, as on a free session.
-		err = r.handleTurn(ctx, &t, sink, &obs, attempt{afterStaleHold: true, startedSent: stale.startedSent})
+	turnCtx, leave, err := r.enter(ctx)
+	if err == nil {
+		err = r.handleTurn(turnCtx, &t, sink, &obs, attempt{})
+		if stale, ok := errors.AsType[*staleHoldError](err); ok {
+			// The hold was stale and is dropped: the turn runs again, as on a free session.
+			err = r.handleTurn(turnCtx, &t, sink, &obs, attempt{afterStaleHold: true, startedSent: stale.startedSent})
+		}
+		err = leave(err)
 	}
 	r.obs.end(ctx, span, &obs, err)
 	r.recordHealth(&obs, err)
 	return err
+}
+
+// enter admits the turn past the in-flight tracker's fence: a replica cut off from Postgres
+// refuses it (connector.ErrCutOff), and ends it if cut off while it runs (see fence).
+func (r *Router) enter(ctx context.Context) (context.Context, func(error) error, error) {
+	if r.inflight == nil {
+		return ctx, func(err error) error { return err }, nil
+	}
+	return r.inflight.fence.enter(ctx)
 }
 
 // handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
