@@ -106,6 +106,17 @@ func (f *fence) check() {
 	e.cancel(connector.ErrCutOff)
 }
 
+// remaining is how long the replica has until it is cut off without another heartbeat; 0 when
+// it is.
+func (f *fence) remaining() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.cutOff() {
+		return 0
+	}
+	return max(time.Until(f.deadline), 0)
+}
+
 // cutOff reports whether the replica is cut off now.
 func (f *fence) cutOff() bool { return f.cur.Load().ctx.Err() != nil }
 

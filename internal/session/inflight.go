@@ -116,13 +116,19 @@ func (f *Inflight) snapshot() []connector.InflightTask {
 // Run syncs this replica's tasks and cancels other replicas' orphans every Sync, until ctx
 // ends. Every replica runs it; the store's claim makes each orphan canceled by one of them.
 // From its start, a replica that cannot write its heartbeat for Stale/2 is cut off (fence).
+//
+// The heartbeat has a loop of its own: a sweep that cancels a dead replica's thousand tasks,
+// one agent lookup each, must not hold it up, or a busy replica would cut itself off.
 func (f *Inflight) Run(ctx context.Context) {
 	f.fence.beat(time.Now()) // the pool has just connected: as good as a heartbeat
 	defer f.fence.stop()
+	var sweeps sync.WaitGroup
+	defer sweeps.Wait()
+	sweeps.Go(func() { f.sweeps(ctx) })
 	t := time.NewTimer(f.cfg.Sync)
 	defer t.Stop()
 	for {
-		f.tick(ctx)
+		f.sync(ctx)
 		// Cut off, the replica tries its heartbeat more often: the first that succeeds lets it
 		// serve again, so turns are refused for at most this long once Postgres is back.
 		wait := f.cfg.Sync
@@ -141,11 +147,26 @@ func (f *Inflight) Run(ctx context.Context) {
 // cutOffRetry is how often a replica cut off from Postgres tries its heartbeat.
 const cutOffRetry = 200 * time.Millisecond
 
-func (f *Inflight) tick(ctx context.Context) {
-	if !f.sync(ctx) {
-		return // a replica that cannot write its heartbeat does not sweep either
+// sweeps sweeps every Sync until ctx ends; a replica cut off from Postgres does not.
+func (f *Inflight) sweeps(ctx context.Context) {
+	t := time.NewTicker(f.cfg.Sync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !f.fence.cutOff() {
+			f.sweep(ctx)
+		}
 	}
-	// The sweep is bounded by the stale bound: past it this replica looks dead anyway.
+}
+
+// sweep claims the orphans of dead replicas and cancels them at their agents. The agents are
+// read once per sweep each: a dead replica's tasks are mostly of a few agents.
+func (f *Inflight) sweep(ctx context.Context) {
+	// Bounded by the stale bound: past it this replica looks dead anyway.
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Stale)
 	defer cancel()
 	orphans, err := f.cfg.Store.ClaimOrphans(ctx, f.cfg.Stale)
@@ -155,36 +176,48 @@ func (f *Inflight) tick(ctx context.Context) {
 		}
 		return
 	}
+	type agentKey struct{ tenantID, agentID string }
+	type agent struct {
+		a   connector.Agent
+		key *connector.Sealed
+		err error
+	}
+	agents := make(map[agentKey]agent)
 	for _, o := range orphans {
-		a, key, err := f.cfg.Store.AgentForTurn(ctx, o.TenantID, o.AgentID)
-		if err != nil {
+		k := agentKey{o.TenantID, o.AgentID}
+		ag, ok := agents[k]
+		if !ok {
+			ag.a, ag.key, ag.err = f.cfg.Store.AgentForTurn(ctx, o.TenantID, o.AgentID)
+			agents[k] = ag
+		}
+		if ag.err != nil {
 			// Agent or tenant deleted: nothing to cancel at. A store error loses this one
 			// cancel: the claim is already gone, and a task lost is what the window allows.
 			f.cfg.Logger.InfoContext(ctx, "orphaned task not canceled", slog.String("tenant_id", o.TenantID),
-				slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID), slog.Any("error", err))
+				slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID), slog.Any("error", ag.err))
 			continue
 		}
 		f.cfg.Logger.InfoContext(ctx, "canceling orphaned task of a dead replica", slog.String("tenant_id", o.TenantID),
 			slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID))
-		f.cfg.Canceler.CancelTask(ctx, a, key, o.TaskID)
+		f.cfg.Canceler.CancelTask(ctx, ag.a, ag.key, o.TaskID)
 	}
 }
 
-// sync writes the heartbeat and the tasks, and tells the fence when that succeeded. Its round
-// trip is bounded by a quarter of the stale bound (half the fence's): a heartbeat slower than
-// that could not keep the replica serving for long, and the next one starts sooner.
-func (f *Inflight) sync(ctx context.Context) bool {
-	ctx, cancel := context.WithTimeout(ctx, f.cfg.Stale/4)
+// sync writes the heartbeat and the tasks, and tells the fence when that succeeded. A slow
+// heartbeat still counts if it lands before the replica would be cut off, so its round trip may
+// take until then; cut off (or nearly), it is bounded by one Sync, so that the first try after
+// Postgres is back comes soon.
+func (f *Inflight) sync(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, max(f.fence.remaining(), f.cfg.Sync))
 	defer cancel()
 	start := time.Now()
 	if err := f.cfg.Store.SyncInflight(ctx, f.cfg.ReplicaID, f.snapshot()); err != nil {
 		if context.Cause(ctx) != context.Canceled { // not the end of Run
 			f.cfg.Logger.WarnContext(ctx, "in-flight tasks: sync", slog.Any("error", err))
 		}
-		return false
+		return
 	}
 	f.fence.beat(start)
-	return true
 }
 
 // Close deletes this replica's heartbeat and tasks: a replica that stopped gracefully drained or
