@@ -25,7 +25,9 @@ import (
 //	t = stale/2         cut off: NOT_SERVING, new turns UNAVAILABLE, running turns ended
 //	t ≥ stale           (database clock) another replica may claim this one's tasks
 //
-// It costs a turn an atomic load, a context and its registration with the current epoch.
+// It costs a turn an atomic load, a context and its registration with the current epoch:
+// 288 B in 6 allocations, 1.8–2.6 µs on the shared 2-core test machine
+// (BenchmarkFence_enter_and_leave), against the ~1 ms a turn adds at c=1.
 type fence struct {
 	within   time.Duration
 	onChange func(reachable bool)

@@ -141,3 +141,20 @@ func (f *fence) cutNow() {
 	f.mu.Unlock()
 	f.check()
 }
+
+// BenchmarkFence_enter_and_leave is what the fence adds to every turn.
+func BenchmarkFence_enter_and_leave(b *testing.B) {
+	f := newFence(time.Hour, nil, slog.New(slog.DiscardHandler))
+	defer f.stop()
+	f.beat(time.Now())
+	ctx, cancel := context.WithCancel(b.Context()) // a turn's RPC context is cancelable
+	defer cancel()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, leave, err := f.enter(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_ = leave(nil)
+	}
+}
