@@ -23,6 +23,10 @@ var (
 	ErrAPIKeyMissing = errors.New("agent requires an API key and none is set")
 	// ErrUnavailable: a dependency (Postgres) is down.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrCutOff: this replica has not reached Postgres for half of A2AC_INFLIGHT_STALE, so it
+	// takes no turns (and ended its running ones) before another replica may take it for dead
+	// and cancel its agent tasks; another replica serves them. It matches ErrUnavailable.
+	ErrCutOff = fmt.Errorf("connector cannot reach its database; retry on another replica: %w", ErrUnavailable)
 )
 
 // DuplicateError is a registration, or a refresh, that would give the tenant a second agent for

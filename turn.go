@@ -116,10 +116,14 @@ type SessionStore interface {
 	// waits for it), in order with the session's other such saves, and reports the error to
 	// done. How it goes to Postgres (with whom, when) is the store's business.
 	SaveAfterFinal(ctx context.Context, r TurnRecord, done func(error))
-	// WaitSaves returns once the session's saves from SaveAfterFinal are written, or with
-	// ctx's cause.
+	// SaveUntilWritten saves a record durably in the background, in order with the session's
+	// other background saves, trying again while the store cannot be reached, for at most
+	// within: for a hold change the engine was told of but whose SaveTurn failed.
+	SaveUntilWritten(ctx context.Context, r TurnRecord, within time.Duration, done func(error))
+	// WaitSaves returns once the session's background saves are written, or with ctx's cause,
+	// or with the error of a retried save that was asked to try at once and failed.
 	WaitSaves(ctx context.Context, tenantID, sessionID string) error
-	// Drain returns once every save from SaveAfterFinal is over.
+	// Drain returns once every background save is over (retried ones try once more).
 	Drain()
 	// AgentForTurn reads an agent and its sealed key (nil when none).
 	AgentForTurn(ctx context.Context, tenantID, agentID string) (Agent, *Sealed, error)

@@ -264,9 +264,17 @@ func (m *Main) Open(ctx context.Context) error {
 		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
 	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
 	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
-	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too.
+	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too. A
+	// replica whose heartbeat fails for half of A2AC_INFLIGHT_STALE takes no turns, so that none
+	// runs when the others take it for dead: the Connector service (readiness, and clients
+	// that health-check it) says NOT_SERVING until a heartbeat succeeds again. "" (liveness)
+	// stays SERVING: the process is fine, and a restart would not bring the database closer.
+	hs := grpcapi.NewHealth()
 	m.inflight = session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: m.inv,
-		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log})
+		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log,
+		OnDatabase: func(reachable bool) {
+			hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, servingStatus(reachable))
+		}})
 	m.router = session.New(session.Config{
 		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: m.rec,
@@ -294,7 +302,6 @@ func (m *Main) Open(ctx context.Context) error {
 		}),
 	)...)
 	pb.RegisterConnectorServer(srv, grpcapi.New(m.router, log, grpcapi.Options{VoiceExtension: cfg.VoiceExtension}))
-	hs := grpcapi.NewHealth()
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 
@@ -312,20 +319,29 @@ func (m *Main) Open(ctx context.Context) error {
 		m.goLoop(func(context.Context) { wait() })
 	}
 
-	// Stopped in Close after the drain and before the invoker closes.
+	m.srv, m.hs, m.grpcAddr, m.served = srv, hs, ln.Addr().String(), make(chan struct{})
+	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	// Stopped in Close after the drain and before the invoker closes. Started after SERVING
+	// is set, so that its NOT_SERVING, should Postgres be cut already, is the last word.
 	inflightCtx, stopInflight := context.WithCancel(context.WithoutCancel(ctx))
 	m.stopInflight = stopInflight
 	m.goLoopCtx(inflightCtx, m.inflight.Run)
 	m.goLoop(func(ctx context.Context) { m.router.Sweep(ctx, sweepInterval, sweepIdle) })
 	m.goLoop(m.rec.Run)
-
-	m.srv, m.hs, m.grpcAddr, m.served = srv, hs, ln.Addr().String(), make(chan struct{})
-	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
 	// Tests and loadgen read the address from this line (with A2AC_GRPC_ADDR=127.0.0.1:0).
 	log.Info("connector listening", "addr", m.grpcAddr)
 	return nil
+}
+
+// servingStatus is the health status of a server that serves, or not. (After the health
+// server's Shutdown, the drain, no status changes any more: NOT_SERVING stays.)
+func servingStatus(serving bool) healthpb.HealthCheckResponse_ServingStatus {
+	if serving {
+		return healthpb.HealthCheckResponse_SERVING
+	}
+	return healthpb.HealthCheckResponse_NOT_SERVING
 }
 
 // goLoop runs f in a goroutine of Main until the background context ends; Close waits for it.

@@ -28,6 +28,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
+	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -43,6 +44,7 @@ type pacedAgent struct {
 	secretKey     string // base64, as A2AC_SECRET_KEY
 	chunks        int
 	st            *store.Store
+	db            *pgtest.DB // where the tenant lives, and the replicas connect
 }
 
 func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
@@ -54,11 +56,18 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 // profile, its endpoint URL filled in.
 func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
 	t.Helper()
+	return newPacedAgentIn(t, testDB, fx, profile, chunks, delay)
+}
+
+// newPacedAgentIn is newPacedAgentOn in db (a database of the test's own: every replica
+// sweeps the heartbeats of the others in its database).
+func newPacedAgentIn(t *testing.T, db *pgtest.DB, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
+	t.Helper()
 	profile.EndpointURL = fx.URL
 	fx.SetBehavior(fixtureagent.PacedStream)
 	fx.SetChunks(chunks)
 	fx.SetChunkDelay(delay)
-	st := store.New(testDB.Pool)
+	st := store.New(db.Pool)
 	tenant, err := st.CreateTenant(t.Context(), "replica "+t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +84,7 @@ func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.Ca
 	key := make([]byte, 32)
 	rand.Read(key)
 	return &pacedAgent{fx: fx, tenant: tenant.ID, agent: a.ID, secretKey: base64.StdEncoding.EncodeToString(key),
-		chunks: chunks, st: st}
+		chunks: chunks, st: st, db: db}
 }
 
 // replica is one connector process.
@@ -144,7 +153,7 @@ func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *repli
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + testDB.URL,
+		"DATABASE_URL=" + p.db.URL,
 		"A2AC_SECRET_KEY=" + p.secretKey,
 		// The kernel chooses the port and the replica logs it: a port picked here and bound
 		// by the replica later could be taken meanwhile by another test's connection.
@@ -324,15 +333,15 @@ func testSIGTERMDrain(t *testing.T, bin string) {
 	if _, err := watch.Recv(); status.Code(err) != codes.Unavailable {
 		t.Errorf("the health watch ended with %v, want UNAVAILABLE", err)
 	}
-	if n := countReplicaRows(t); slices.Contains(n, r.cmd.Process.Pid) {
+	if n := countReplicaRows(t, p.db); slices.Contains(n, r.cmd.Process.Pid) {
 		t.Errorf("the stopped replica left rows behind: %v", n)
 	}
 }
 
-// countReplicaRows returns the pids of the replicas that have a heartbeat row.
-func countReplicaRows(t *testing.T) []int {
+// countReplicaRows returns the pids of the replicas that have a heartbeat row in db.
+func countReplicaRows(t *testing.T, db *pgtest.DB) []int {
 	t.Helper()
-	rows, err := testDB.Pool.Query(t.Context(), `select split_part(replica_id, '/', 2)::int from connector_replicas`)
+	rows, err := db.Pool.Query(t.Context(), `select split_part(replica_id, '/', 2)::int from connector_replicas`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +367,9 @@ func testReplicaKilledMidTurn(t *testing.T, bin string) {
 	p := newPacedAgent(t, 30, 100*time.Millisecond) // a reply of ~3 s
 	// Short sync and stale bounds so the sweep comes within seconds; every wait below polls
 	// with a deadline many times longer.
-	env := []string{"A2AC_INFLIGHT_SYNC=200ms", "A2AC_INFLIGHT_STALE=2s", "A2AC_DRAIN_DELAY=0"}
+	// 4 s: a replica stops serving at half of it without a heartbeat, and r2 must not, should
+	// this machine's Postgres stall for a second.
+	env := []string{"A2AC_INFLIGHT_SYNC=200ms", "A2AC_INFLIGHT_STALE=4s", "A2AC_DRAIN_DELAY=0"}
 	r1 := startReplica(t, bin, p, env...)
 	r2 := startReplica(t, bin, p, env...)
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -373,7 +384,7 @@ func testReplicaKilledMidTurn(t *testing.T, bin string) {
 	}
 	// The kill must come after replica 1 synced the task (the documented window): wait for
 	// its row, then kill. Deltas that arrive meanwhile stay unread, so unreceived.
-	task1 := waitInflightTask(t, ctx, p.tenant)
+	task1 := waitInflightTask(t, ctx, p.db, p.tenant)
 	if err := r1.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -404,8 +415,8 @@ func testReplicaKilledMidTurn(t *testing.T, bin string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	// Expected 13–17 s with the defaults; here stale 2 s + a sync of 0.2 s.
-	t.Logf("orphaned task canceled %s after the kill (A2AC_INFLIGHT_STALE=2s, SYNC=200ms)", time.Since(killed).Round(10*time.Millisecond))
+	// Expected 13–17 s with the defaults; here stale 4 s + a sync of 0.2 s.
+	t.Logf("orphaned task canceled %s after the kill (A2AC_INFLIGHT_STALE=4s, SYNC=200ms)", time.Since(killed).Round(10*time.Millisecond))
 	if c := p.fx.Cancels(); len(c) != 1 {
 		t.Errorf("cancels at the agent: %v, want only the orphan %s", c, task1)
 	}
@@ -425,11 +436,11 @@ func (r *replica) stop(t *testing.T) int {
 
 // waitInflightTask polls until a replica has synced an in-flight task of tenant, and returns its
 // task id.
-func waitInflightTask(t *testing.T, ctx context.Context, tenant string) string {
+func waitInflightTask(t *testing.T, ctx context.Context, db *pgtest.DB, tenant string) string {
 	t.Helper()
 	for {
 		var id string
-		err := testDB.Pool.QueryRow(ctx, `select task_id from inflight_tasks where tenant_id = $1`, tenant).Scan(&id)
+		err := db.Pool.QueryRow(ctx, `select task_id from inflight_tasks where tenant_id = $1`, tenant).Scan(&id)
 		if err == nil {
 			return id
 		}

@@ -45,7 +45,8 @@ type Config struct {
 	DrainDelay time.Duration
 	// InflightSync (A2AC_INFLIGHT_SYNC) is how often a connector writes its heartbeat and its
 	// in-flight agent tasks; InflightStale (A2AC_INFLIGHT_STALE) is how old a heartbeat must be
-	// before other replicas cancel that replica's tasks as orphans.
+	// before other replicas cancel that replica's tasks as orphans. A replica that could not
+	// write its heartbeat for half of it stops taking turns first.
 	InflightSync, InflightStale time.Duration
 	LogLevel                    string
 	MetricsAddr                 string
@@ -188,7 +189,8 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 	c.InflightSync = duration(getenv, "A2AC_INFLIGHT_SYNC", 2*time.Second, bad)
 	c.InflightStale = duration(getenv, "A2AC_INFLIGHT_STALE", 15*time.Second, bad)
 	if c.InflightStale < 3*c.InflightSync {
-		// A live replica that misses one or two syncs (a slow database) must not look dead.
+		// A live replica that misses one or two syncs (a slow database) must not look dead,
+		// nor stop serving: it does at half the stale bound (session.Inflight), ≥ 1.5 syncs.
 		bad("A2AC_INFLIGHT_STALE", "%s is less than 3 × A2AC_INFLIGHT_SYNC (%s)", c.InflightStale, c.InflightSync)
 	}
 	switch c.LogLevel {

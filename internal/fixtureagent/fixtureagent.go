@@ -10,7 +10,8 @@
 // none, by the server's default (SetBehavior). Follow-up calls (get, resubscribe, cancel, and a
 // message continuing a task) act on the task the first call created. Every request is recorded
 // (Requests) and every cancel counted (Cancels), so tests can assert what the connector actually
-// sent.
+// sent; the ends of new tasks' streams and the cancels are kept in the order they happened
+// (Marks).
 //
 // # The two wires (on JSON-RPC)
 //
@@ -284,6 +285,7 @@ type Server struct {
 	mu         sync.Mutex
 	requests   []Request
 	cancels    []string
+	marks      []Mark
 	tasks      map[string]*task
 	attempts   map[string]int
 	nextID     int
@@ -440,6 +442,37 @@ func (s *Server) Cancels() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.cancels...)
+}
+
+// Mark is a moment of a task that tests order against others: its stream ended, or a
+// tasks/cancel for it arrived.
+type Mark struct {
+	Kind   MarkKind
+	TaskID string
+}
+
+// MarkKind names what happened at a Mark.
+type MarkKind string
+
+const (
+	// MarkStreamEnded: the agent stopped streaming a new task's reply (the reply was done, or
+	// the client went away: its request's context ended).
+	MarkStreamEnded MarkKind = "stream-ended"
+	// MarkCancel: a tasks/cancel for the task arrived.
+	MarkCancel MarkKind = "cancel"
+)
+
+// Marks returns the moments of tasks' streams and cancels, in the order they happened.
+func (s *Server) Marks() []Mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Mark(nil), s.marks...)
+}
+
+func (s *Server) mark(kind MarkKind, taskID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.marks = append(s.marks, Mark{Kind: kind, TaskID: taskID})
 }
 
 // RefusedURL returns an endpoint URL on loopback where nothing listens, for "connection refused"
@@ -686,6 +719,7 @@ func (s *Server) message(c *call) {
 		s.send(c, t, chunks)
 		return
 	}
+	defer s.mark(MarkStreamEnded, t.id)
 
 	switch b {
 	case Send, JSONResult:
@@ -890,6 +924,7 @@ func (s *Server) getTask(c *call) {
 func (s *Server) cancelTask(c *call) {
 	s.mu.Lock()
 	s.cancels = append(s.cancels, c.rec.TaskID)
+	s.marks = append(s.marks, Mark{Kind: MarkCancel, TaskID: c.rec.TaskID})
 	t, ok := s.tasks[c.rec.TaskID]
 	if ok && !t.state.terminal() {
 		t.state = stateCanceled

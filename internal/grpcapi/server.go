@@ -168,6 +168,8 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 		return status.Error(codes.FailedPrecondition, "agent is disabled")
 	case errors.Is(err, connector.ErrAPIKeyMissing):
 		return status.Error(codes.FailedPrecondition, "agent requires an API key and none is set")
+	case errors.Is(err, connector.ErrCutOff):
+		return status.Error(codes.Unavailable, "connector cannot reach its database; retry on another replica")
 	case errors.Is(err, connector.ErrUnavailable):
 		return status.Error(codes.Unavailable, "connector database unavailable; retry")
 	case errors.Is(err, connector.ErrNoInputUnsupported):

@@ -157,6 +157,33 @@ func (db *DB) EmptyDatabase(tb testing.TB) string {
 	return u
 }
 
+// NewDatabase creates another migrated database in the same cluster, with a pool on it; both
+// go when the test ends. It is for tests whose rows the package's other tests must not see
+// although no tenant scopes them: the heartbeats and in-flight tasks that every connector replica
+// sweeps, whichever test started it.
+func (db *DB) NewDatabase(tb testing.TB) *DB {
+	tb.Helper()
+	ctx := tb.Context()
+	name := db.name + "_d" + randomSuffix()
+	u, err := create(ctx, db.adminURL, name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	other := &DB{URL: u, adminURL: db.adminURL, name: name}
+	tb.Cleanup(func() {
+		if err := other.Close(); err != nil {
+			tb.Error(err)
+		}
+	})
+	if err := migrate(ctx, u); err != nil {
+		tb.Fatal(err)
+	}
+	if other.Pool, err = pgxpool.New(ctx, u); err != nil {
+		tb.Fatalf("pgtest: open pool on %s: %v", name, err)
+	}
+	return other
+}
+
 // create makes database name and returns its URL.
 func create(ctx context.Context, adminURL, name string) (string, error) {
 	dbURL, err := withDatabase(adminURL, name)

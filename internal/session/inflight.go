@@ -35,9 +35,14 @@ type InflightConfig struct {
 	Canceler  TaskCanceler
 	// Sync is how often the heartbeat and the tasks are written and orphans looked for
 	// (A2AC_INFLIGHT_SYNC, default 2s); Stale is how old a heartbeat must be for its
-	// replica's tasks to be orphans (A2AC_INFLIGHT_STALE, default 15s).
+	// replica's tasks to be orphans (A2AC_INFLIGHT_STALE, default 15s). A replica whose last
+	// heartbeat that succeeded started Stale/2 ago is cut off from Postgres (see fence): it
+	// refuses turns and ends its running ones.
 	Sync, Stale time.Duration
-	Logger      *slog.Logger
+	// OnDatabase is told when the replica is cut off from Postgres (false) and when it
+	// reaches it again (true): the binary's gRPC health follows it. Nil: nobody is told.
+	OnDatabase func(reachable bool)
+	Logger     *slog.Logger
 }
 
 // Inflight keeps, in memory, the agent tasks this replica's turns are running, and writes them
@@ -50,7 +55,8 @@ type InflightConfig struct {
 // store sees one statement per replica per Sync, however many turns run. The price is a window:
 // a task that started less than one Sync before the kill was never written, and is missed.
 type Inflight struct {
-	cfg InflightConfig
+	cfg   InflightConfig
+	fence *fence
 
 	next  atomic.Uint64
 	mu    sync.Mutex
@@ -68,7 +74,7 @@ func NewInflight(c InflightConfig) *Inflight {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Inflight{cfg: c, tasks: make(map[uint64]connector.InflightTask)}
+	return &Inflight{cfg: c, fence: newFence(c.Stale/2, c.OnDatabase, c.Logger), tasks: make(map[uint64]connector.InflightTask)}
 }
 
 // inflightTurn is one turn's entry; its task method is the turn's connector.TurnRequest.OnTask.
@@ -109,11 +115,27 @@ func (f *Inflight) snapshot() []connector.InflightTask {
 
 // Run syncs this replica's tasks and cancels other replicas' orphans every Sync, until ctx
 // ends. Every replica runs it; the store's claim makes each orphan canceled by one of them.
+// From its start, a replica that cannot write its heartbeat for Stale/2 is cut off (fence).
+//
+// The heartbeat has a loop of its own: a sweep that cancels a dead replica's thousand tasks,
+// one agent lookup each, must not hold it up, or a busy replica would cut itself off.
 func (f *Inflight) Run(ctx context.Context) {
-	t := time.NewTicker(f.cfg.Sync)
+	f.fence.beat(time.Now()) // the pool has just connected: as good as a heartbeat
+	defer f.fence.stop()
+	var sweeps sync.WaitGroup
+	defer sweeps.Wait()
+	sweeps.Go(func() { f.sweeps(ctx) })
+	t := time.NewTimer(f.cfg.Sync)
 	defer t.Stop()
 	for {
-		f.tick(ctx)
+		f.sync(ctx)
+		// Cut off, the replica tries its heartbeat more often: the first that succeeds lets it
+		// serve again, so turns are refused for at most this long once Postgres is back.
+		wait := f.cfg.Sync
+		if f.fence.cutOff() {
+			wait = min(wait, cutOffRetry)
+		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
@@ -122,13 +144,31 @@ func (f *Inflight) Run(ctx context.Context) {
 	}
 }
 
-func (f *Inflight) tick(ctx context.Context) {
-	// Each round trip is bounded by the stale bound: past it this replica looks dead anyway.
+// cutOffRetry is how often a replica cut off from Postgres tries its heartbeat.
+const cutOffRetry = 200 * time.Millisecond
+
+// sweeps sweeps every Sync until ctx ends; a replica cut off from Postgres does not.
+func (f *Inflight) sweeps(ctx context.Context) {
+	t := time.NewTicker(f.cfg.Sync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !f.fence.cutOff() {
+			f.sweep(ctx)
+		}
+	}
+}
+
+// sweep claims the orphans of dead replicas and cancels them at their agents. The agents are
+// read once per sweep each: a dead replica's tasks are mostly of a few agents.
+func (f *Inflight) sweep(ctx context.Context) {
+	// Bounded by the stale bound: past it this replica looks dead anyway.
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Stale)
 	defer cancel()
-	if err := f.cfg.Store.SyncInflight(ctx, f.cfg.ReplicaID, f.snapshot()); err != nil && ctx.Err() == nil {
-		f.cfg.Logger.WarnContext(ctx, "in-flight tasks: sync", slog.Any("error", err))
-	}
 	orphans, err := f.cfg.Store.ClaimOrphans(ctx, f.cfg.Stale)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -136,19 +176,48 @@ func (f *Inflight) tick(ctx context.Context) {
 		}
 		return
 	}
+	type agentKey struct{ tenantID, agentID string }
+	type agent struct {
+		a   connector.Agent
+		key *connector.Sealed
+		err error
+	}
+	agents := make(map[agentKey]agent)
 	for _, o := range orphans {
-		a, key, err := f.cfg.Store.AgentForTurn(ctx, o.TenantID, o.AgentID)
-		if err != nil {
+		k := agentKey{o.TenantID, o.AgentID}
+		ag, ok := agents[k]
+		if !ok {
+			ag.a, ag.key, ag.err = f.cfg.Store.AgentForTurn(ctx, o.TenantID, o.AgentID)
+			agents[k] = ag
+		}
+		if ag.err != nil {
 			// Agent or tenant deleted: nothing to cancel at. A store error loses this one
 			// cancel: the claim is already gone, and a task lost is what the window allows.
 			f.cfg.Logger.InfoContext(ctx, "orphaned task not canceled", slog.String("tenant_id", o.TenantID),
-				slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID), slog.Any("error", err))
+				slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID), slog.Any("error", ag.err))
 			continue
 		}
 		f.cfg.Logger.InfoContext(ctx, "canceling orphaned task of a dead replica", slog.String("tenant_id", o.TenantID),
 			slog.String("agent_id", o.AgentID), slog.String("task_id", o.TaskID))
-		f.cfg.Canceler.CancelTask(ctx, a, key, o.TaskID)
+		f.cfg.Canceler.CancelTask(ctx, ag.a, ag.key, o.TaskID)
 	}
+}
+
+// sync writes the heartbeat and the tasks, and tells the fence when that succeeded. A slow
+// heartbeat still counts if it lands before the replica would be cut off, so its round trip may
+// take until then; cut off (or nearly), it is bounded by one Sync, so that the first try after
+// Postgres is back comes soon.
+func (f *Inflight) sync(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, max(f.fence.remaining(), f.cfg.Sync))
+	defer cancel()
+	start := time.Now()
+	if err := f.cfg.Store.SyncInflight(ctx, f.cfg.ReplicaID, f.snapshot()); err != nil {
+		if context.Cause(ctx) != context.Canceled { // not the end of Run
+			f.cfg.Logger.WarnContext(ctx, "in-flight tasks: sync", slog.Any("error", err))
+		}
+		return
+	}
+	f.fence.beat(start)
 }
 
 // Close deletes this replica's heartbeat and tasks: a replica that stopped gracefully drained or

@@ -28,6 +28,8 @@ type Invoker interface {
 	Turn(ctx context.Context, req connector.TurnRequest, emit func(connector.TurnEvent)) *connector.TurnResult
 	// CancelTask asks the agent to cancel a task, best effort, in the background.
 	CancelTask(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string)
+	// TaskEnded asks the agent whether a task is over: in a terminal state, or unknown to it.
+	TaskEnded(ctx context.Context, a connector.Agent, key *connector.Sealed, taskID string) (bool, error)
 }
 
 // Config wires a Router.
@@ -107,22 +109,42 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap). Agent
-// misbehaviour is a connector.TurnFinal{FAILED}.
+// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap),
+// ErrCutOff (this replica cannot reach Postgres; also how a running turn ends when it is cut
+// off). Agent misbehaviour is a connector.TurnFinal{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
 	obs := turnObs{start: time.Now(), tenantID: t.TenantID, agentID: t.AgentID} // the routed agent replaces it
 	obs.noteVoice(&t)
 	ctx, span := r.obs.start(ctx, t.TenantID)
-	err := r.handleTurn(ctx, &t, sink, &obs)
+	turnCtx, leave, err := r.enter(ctx)
+	if err == nil {
+		err = r.handleTurn(turnCtx, &t, sink, &obs, attempt{})
+		if stale, ok := errors.AsType[*staleHoldError](err); ok {
+			// The hold was stale and is dropped: the turn runs again, as on a free session.
+			err = r.handleTurn(turnCtx, &t, sink, &obs, attempt{afterStaleHold: true, startedSent: stale.startedSent})
+		}
+		err = leave(err)
+	}
 	r.obs.end(ctx, span, &obs, err)
 	r.recordHealth(&obs, err)
 	return err
 }
 
+// enter admits the turn past the in-flight tracker's fence: a replica cut off from Postgres
+// refuses it (connector.ErrCutOff), and ends it if cut off while it runs (see fence).
+func (r *Router) enter(ctx context.Context) (context.Context, func(error) error, error) {
+	if r.inflight == nil {
+		return ctx, func(err error) error { return err }, nil
+	}
+	return r.inflight.fence.enter(ctx)
+}
+
 // handleTurn is HandleTurn; it notes in obs what the turn's span and metrics report. It runs
 // the turn's three steps: route (which agent, which task), run (the agent call, events to the
-// sink), record (the hold decision, saved, and the Final).
-func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connector.TurnSink, obs *turnObs) error {
+// sink), record (the hold decision, saved, and the Final). It returns a *staleHoldError when
+// the turn was routed by a hold whose task the agent says is over, which it dropped: HandleTurn
+// then runs it once more (a).
+func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connector.TurnSink, obs *turnObs, a attempt) error {
 	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
 	// costs no database round trip; the agent's once routing has named the agent (a hold may
 	// send the turn to another than the one asked for). Never queued: a refusal is at once.
@@ -149,7 +171,7 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 	if err != nil {
 		return fmt.Errorf("agent %s: %w", rt.agent.ID, err)
 	}
-	started := newStartedOnce(sink, rt, r.startedWithin)
+	started := newStartedOnce(sink, rt, r.startedWithin, a.startedSent)
 	defer started.stop()
 	req := connector.TurnRequest{
 		Agent:     rt.agent,
@@ -177,7 +199,9 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 	if rt.voice {
 		req.OnMetadata = r.speechWatcher(emit)
 	}
+	spoke := false // the agent sent an event
 	res := r.invoker.Turn(ctx, req, func(e connector.TurnEvent) {
+		spoke = true
 		if e.Kind == connector.TextEvent {
 			if wh != nil {
 				if e.Text = wh.cut(e.Text); e.Text == "" {
@@ -188,6 +212,9 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 		}
 		emit(e)
 	})
+	if !a.afterStaleHold && !spoke && r.staleHold(ctx, t, rt, res, startedAt) {
+		return &staleHoldError{startedSent: started.sent()}
+	}
 	if err := started.send(); err != nil {
 		return err
 	}
@@ -232,6 +259,8 @@ func (r *Router) routeTo(ctx context.Context, t *connector.Turn, lookup *connect
 		case err == nil && a.Invocable() == nil:
 			return &routed{agent: a, key: k, held: true, hold: h, taskID: h.TaskID, contextID: h.ContextID}, nil
 		case err == nil || errors.Is(err, connector.ErrNotFound):
+			r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
+				slog.String("tenant_id", t.TenantID), slog.String("agent_id", h.AgentID))
 			if err := r.dropHold(ctx, t, h.AgentID, startedAt); err != nil {
 				return nil, err
 			}
@@ -252,12 +281,10 @@ func (r *Router) routeTo(ctx context.Context, t *connector.Turn, lookup *connect
 	return &routed{agent: a, key: k, contextID: lookup.ContextID}, nil
 }
 
-// dropHold releases the hold of an agent that was deleted or disabled, for good (it must not
-// come back if the agent is re-enabled); the turn is then routed as if there were none. Rare,
-// so the extra round trip is fine.
+// dropHold releases a hold that must not route the turn, for good: one of an agent that was
+// deleted or disabled (it must not come back if the agent is re-enabled), or a stale one; the
+// turn is then routed as if there were none. Rare, so the extra round trip is fine.
 func (r *Router) dropHold(ctx context.Context, t *connector.Turn, agentID string, startedAt time.Time) error {
-	r.log.InfoContext(ctx, "dropping hold of an agent that cannot be called",
-		slog.String("tenant_id", t.TenantID), slog.String("agent_id", agentID))
 	err := r.store.SaveTurn(ctx, connector.TurnRecord{TenantID: t.TenantID, SessionID: t.SessionID,
 		AgentID: agentID, TurnID: t.TurnID, StartedAt: startedAt, ReleaseHold: true})
 	if err != nil && !errors.Is(err, connector.ErrInvalid) {
@@ -286,6 +313,13 @@ func (r *Router) record(ctx context.Context, t *connector.Turn, rt *routed, star
 	if durableFirst {
 		if err := r.save(ctx, rec); err != nil {
 			r.logSaveError(ctx, t, rt.agent.ID, change.Kind, err)
+			if change.Kind == Release {
+				// The session is free (the agent is done with the held task) and the engine
+				// is told so; left in the store, the hold would route the next turn to a
+				// finished task. Queued before the Final, so that the session's next turn on
+				// this replica waits for it (another replica drops the stale hold: staleHold).
+				r.retryRelease(ctx, t, rec, rt.hold)
+			}
 			if change.Kind == Set {
 				// The agent wants the next turn but we could not remember that: say so rather
 				// than let the engine believe the session is held. (The store has already tried

@@ -49,6 +49,8 @@ type memStore struct {
 	// later owns their goroutines.
 	pending map[string]chan struct{}
 	later   sync.WaitGroup
+	// drained: Drain is waiting; saves retried until written give up.
+	drained bool
 }
 
 type memSession struct {
@@ -97,6 +99,31 @@ func (s *memStore) SaveTurn(ctx context.Context, r connector.TurnRecord) error {
 
 // SaveAfterFinal saves in the background, after the session's earlier such saves.
 func (s *memStore) SaveAfterFinal(ctx context.Context, r connector.TurnRecord, done func(error)) {
+	s.inOrder(r, func() error { return s.save(context.WithoutCancel(ctx), r, true) }, done)
+}
+
+// SaveUntilWritten saves in the background, after the session's earlier such saves, again every
+// millisecond while the save fails with ErrUnavailable, for at most within (there is no
+// Postgres to wait for here).
+func (s *memStore) SaveUntilWritten(ctx context.Context, r connector.TurnRecord, within time.Duration, done func(error)) {
+	deadline := time.Now().Add(within)
+	s.inOrder(r, func() error {
+		for {
+			err := s.save(context.WithoutCancel(ctx), r, false)
+			s.mu.Lock()
+			drained := s.drained
+			s.mu.Unlock()
+			if !errors.Is(err, connector.ErrUnavailable) || drained || time.Now().After(deadline) {
+				return err
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}, done)
+}
+
+// inOrder runs save in the background after the session's earlier saves, and reports its error
+// to done.
+func (s *memStore) inOrder(r connector.TurnRecord, save func() error, done func(error)) {
 	key := r.TenantID + "/" + r.SessionID
 	finished := make(chan struct{})
 	s.mu.Lock()
@@ -110,7 +137,7 @@ func (s *memStore) SaveAfterFinal(ctx context.Context, r connector.TurnRecord, d
 		if prev != nil {
 			<-prev
 		}
-		err := s.save(context.WithoutCancel(ctx), r, true)
+		err := save()
 		if done != nil {
 			done(err)
 		}
@@ -141,7 +168,17 @@ func (s *memStore) WaitSaves(ctx context.Context, tenant, session string) error 
 	}
 }
 
-func (s *memStore) Drain() { s.later.Wait() }
+// Drain waits for the background saves; those retried until written give up. (Unlike the real
+// store's, the store stays usable: the harness drains after every turn.)
+func (s *memStore) Drain() {
+	s.mu.Lock()
+	s.drained = true
+	s.mu.Unlock()
+	s.later.Wait()
+	s.mu.Lock()
+	s.drained = false
+	s.mu.Unlock()
+}
 
 func (s *memStore) save(_ context.Context, r connector.TurnRecord, afterFinal bool) error {
 	if _, err := uuid.Parse(r.AgentID); err != nil || (r.SetHold != nil && r.ReleaseHold) {
@@ -248,6 +285,9 @@ type scriptedInvoker struct {
 	replies  []reply
 	requests []connector.TurnRequest
 	canceled []string
+	// ended are the tasks the agent says are over; asked lists the tasks asked about.
+	ended []string
+	asked []string
 }
 
 type reply struct {
@@ -274,6 +314,13 @@ func (v *scriptedInvoker) CancelTask(_ context.Context, a connector.Agent, _ *co
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.canceled = append(v.canceled, a.ID+"/"+taskID)
+}
+
+func (v *scriptedInvoker) TaskEnded(_ context.Context, a connector.Agent, _ *connector.Sealed, taskID string) (bool, error) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.asked = append(v.asked, a.ID+"/"+taskID)
+	return slices.Contains(v.ended, taskID), nil
 }
 
 // logSink records what the engine would see.

@@ -24,16 +24,23 @@ const defaultStartedWithin = 50 * time.Millisecond
 // calls send before each Event and before the Final, and never sends those while the timer's
 // Started is under way.
 type startedOnce struct {
-	mu    sync.Mutex
-	done  bool
-	err   error
-	sink  connector.TurnSink
-	rt    *routed
-	timer *time.Timer
+	mu      sync.Mutex
+	done    bool
+	wasSent bool
+	err     error
+	sink    connector.TurnSink
+	rt      *routed
+	timer   *time.Timer
 }
 
-func newStartedOnce(sink connector.TurnSink, rt *routed, within time.Duration) *startedOnce {
+// newStartedOnce returns the turn's startedOnce; with sent, an earlier attempt of the turn
+// already sent Started (a turn sends one Started, whatever happens), and it sends none.
+func newStartedOnce(sink connector.TurnSink, rt *routed, within time.Duration, sent bool) *startedOnce {
 	s := &startedOnce{sink: sink, rt: rt}
+	if sent {
+		s.done, s.wasSent = true, true
+		return s
+	}
 	s.mu.Lock() // a timer that fires at once waits for s.timer to be set
 	defer s.mu.Unlock()
 	s.timer = time.AfterFunc(within, func() { _ = s.send() })
@@ -46,11 +53,18 @@ func (s *startedOnce) send() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.done {
-		s.done = true
+		s.done, s.wasSent = true, true
 		s.timer.Stop()
 		s.err = s.sink.Started(s.rt.agent, s.rt.held, s.rt.taskID)
 	}
 	return s.err
+}
+
+// sent reports whether Started went out (or was tried).
+func (s *startedOnce) sent() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.wasSent
 }
 
 // stop ends the timer of a turn that returns without a Final (its events are no longer wanted).
@@ -58,5 +72,7 @@ func (s *startedOnce) stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done = true
-	s.timer.Stop()
+	if s.timer != nil {
+		s.timer.Stop()
+	}
 }

@@ -38,7 +38,8 @@ type Store struct {
 	// retry runs the turn path's statements once more on a fresh connection when Postgres
 	// closed theirs (a restart, a failover): see retrier.
 	retry *retrier
-	// later runs the saves after turns' Finals (SaveAfterFinal).
+	// later runs the saves after turns' Finals (SaveAfterFinal) and those retried until
+	// written (SaveUntilWritten).
 	later afterFinal
 }
 
@@ -46,7 +47,7 @@ type Store struct {
 // after Drain, when turns were saved with SaveAfterFinal).
 func New(pool *pgxpool.Pool) *Store {
 	r := &retrier{pool: pool}
-	return &Store{pool: pool, turns: newCoalescer(pool, r), retry: r, later: afterFinal{timeout: afterFinalTimeout}}
+	return &Store{pool: pool, turns: newCoalescer(pool, r), retry: r, later: newAfterFinal(afterFinalTimeout)}
 }
 
 // Ping checks that Postgres answers (readiness). The error wraps connector.ErrUnavailable when

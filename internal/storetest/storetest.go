@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) Fixture) {
 		{"release_returns_the_live_hold,_and_a_turn_started_before_cannot_bring_it_back", release},
 		{"a_record_that_sets_and_releases,_or_names_no_agent_id,_is_ErrInvalid", invalidRecords},
 		{"saves_after_the_Final_are_seen_once_WaitSaves_returns,_in_order", savesAfterFinal},
+		{"a_save_until_written_is_written_in_order_with_the_session's_other_background_saves", saveUntilWritten},
 		{"agents_of_the_tenant_only", agentsOfTheTenant},
 	} {
 		t.Run(rule.name, func(t *testing.T) {
@@ -248,6 +249,54 @@ func savesAfterFinal(t *testing.T, f Fixture) {
 	defer mu.Unlock()
 	if diff := cmp.Diff([]error{nil, nil, nil}, errs, cmp.Comparer(func(a, b error) bool { return errors.Is(a, b) })); diff != "" {
 		t.Errorf("results reported to done once drained (-want +got):\n%s", diff)
+	}
+}
+
+func saveUntilWritten(t *testing.T, f Fixture) {
+	ctx, t0 := t.Context(), now()
+	held := record(f, "retried", t0)
+	held.SetHold = hold(f, "retried", "task-1", t0.Add(time.Hour))
+	mustSave(t, f.Store, held)
+	errs := make(chan error, 3)
+	done := func(err error) { errs <- err }
+	// The order the turns asked for: a context, the release (retried until written), a
+	// context again; then a later turn's hold, which the release must not have undone.
+	first := record(f, "retried", t0.Add(time.Millisecond))
+	first.ContextID = "ctx-a"
+	f.Store.SaveAfterFinal(ctx, first, done)
+	release := record(f, "retried", t0.Add(2*time.Millisecond))
+	release.ReleaseHold = true
+	f.Store.SaveUntilWritten(ctx, release, time.Minute, done)
+	last := record(f, "retried", t0.Add(3*time.Millisecond))
+	last.ContextID = "ctx-b"
+	f.Store.SaveAfterFinal(ctx, last, done)
+	if err := f.Store.WaitSaves(ctx, f.TenantID, "retried"); err != nil {
+		t.Fatalf("WaitSaves: %v", err)
+	}
+	if l := lookup(t, f.Store, f, "retried", f.Agents[0].ID, t0); l.Hold != nil || l.ContextID != "ctx-b" {
+		t.Errorf("after the session's saves: hold %+v, context %q; want released, the last context ctx-b", l.Hold, l.ContextID)
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Errorf("a background save reported %v", err)
+		}
+	}
+
+	// A release of an earlier turn, written late, leaves a later turn's hold alone.
+	later := record(f, "retried", t0.Add(5*time.Millisecond))
+	later.SetHold = hold(f, "retried", "task-2", t0.Add(time.Hour))
+	mustSave(t, f.Store, later)
+	stale := record(f, "retried", t0.Add(4*time.Millisecond))
+	stale.ReleaseHold = true
+	f.Store.SaveUntilWritten(ctx, stale, time.Minute, done)
+	if err := f.Store.WaitSaves(ctx, f.TenantID, "retried"); err != nil {
+		t.Fatalf("WaitSaves: %v", err)
+	}
+	if err := <-errs; err != nil {
+		t.Errorf("the late release reported %v", err)
+	}
+	if l := lookup(t, f.Store, f, "retried", "", t0); l.Hold == nil || l.Hold.TaskID != "task-2" {
+		t.Errorf("hold after an earlier turn's late release: %+v; want the later turn's task-2", l.Hold)
 	}
 }
 

@@ -65,7 +65,10 @@ const (
 //     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
 //     helps once some of the tenant's turns have ended.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
-//     sent to an agent; retrying with the same turn_id is safe.
+//     sent to an agent; retrying with the same turn_id is safe. A replica that cannot reach its
+//     database ("connector cannot reach its database; retry on another replica") refuses turns so,
+//     and also ends its running turns so, after their events: retry those on another replica with
+//     the same turn_id and received_text_bytes.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
 //     answer to bytes that are no protobuf message, given before the connector sees them (a
 //     string field that is not valid UTF-8 is INVALID_ARGUMENT naming the field). No status
@@ -228,7 +231,10 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
 //     helps once some of the tenant's turns have ended.
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
-//     sent to an agent; retrying with the same turn_id is safe.
+//     sent to an agent; retrying with the same turn_id is safe. A replica that cannot reach its
+//     database ("connector cannot reach its database; retry on another replica") refuses turns so,
+//     and also ends its running turns so, after their events: retry those on another replica with
+//     the same turn_id and received_text_bytes.
 //   - INTERNAL: a connector bug or a stored secret that cannot be decrypted; also grpc-go's own
 //     answer to bytes that are no protobuf message, given before the connector sees them (a
 //     string field that is not valid UTF-8 is INVALID_ARGUMENT naming the field). No status
