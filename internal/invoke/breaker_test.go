@@ -498,3 +498,45 @@ func TestBreakerMetrics(t *testing.T) {
 		t.Errorf("%s = %d (recorded %v) after recovery, want 0", invoke.MetricBreakerOpen, v, ok)
 	}
 }
+
+// TestBreakerFollowsTheTurnToItsFallback: a turn that moves to the card's other interface (the
+// preferred one refused the protocol version) reports to that interface's breaker, not to the
+// one it started on; and when that breaker is open, the move ends the turn at once with
+// agent_unavailable, without calling the fallback.
+func TestBreakerFollowsTheTurnToItsFallback(t *testing.T) {
+	t.Parallel()
+	primary := fixtureagent.New(t) // a 0.x agent: it refuses the 1.0 methods the card prefers
+	fallback := fixtureagent.New(t)
+	fallback.SetBehavior(fixtureagent.HTTP503) // down
+	clock := newFakeClock()
+	breaker := invoke.NewBreaker(invoke.BreakerOptions{Failures: 1, Now: clock.Now})
+	a := agentAt(primary.URL, false)
+	a.ProtocolVersion = "1.0"
+	a.Fallback = &connector.Interface{URL: fallback.URL, ProtocolVersion: "0.3.0"}
+	withBreaker := func(o *invoke.Options) { o.Breaker, o.MaxRetries = breaker, -1 }
+
+	res, _ := newHarness(t, withBreaker).turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
+		t.Fatalf("turn on the fallback = %+v (err %+v), want FAILED %s", res, res.Err, connector.CodeAgentHTTPStatus)
+	}
+	if got := breaker.State(a.ID, fallback.URL); got != invoke.BreakerOpen {
+		t.Errorf("fallback interface's breaker: %s, want open (the turn failed there)", got)
+	}
+	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+		t.Errorf("preferred interface's breaker: %s, want closed (it answered)", got)
+	}
+
+	// Another invoker (it has not learned the move) sharing the breaker: the turn starts on the
+	// preferred interface, moves, and is refused by the fallback's open breaker.
+	called := len(fallback.Requests())
+	res, _ = newHarness(t, withBreaker).turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m-2", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnavailable || !res.Interrupted {
+		t.Errorf("turn moving to an open breaker = %+v (err %+v), want FAILED %s, interrupted", res, res.Err, connector.CodeAgentUnavailable)
+	}
+	if n := len(fallback.Requests()) - called; n != 0 {
+		t.Errorf("the fallback got %d requests behind its open breaker, want 0", n)
+	}
+	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+		t.Errorf("preferred interface's breaker: %s, want closed", got)
+	}
+}
