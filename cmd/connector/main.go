@@ -230,12 +230,12 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Circuit breakers are this replica's own; their changes reach the tenants' health view
-	// through Postgres, written off the turn path.
-	breakers := agenthealth.NewBreakerPublisher(agenthealth.NewStore(pool.Pool), agenthealth.ReplicaName("connector"), log)
-	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
-	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
-		tp.MeterProvider, breakers.Publish)
+	// Circuit breakers are the deployment's, kept in Postgres and learned by LISTEN/NOTIFY; each
+	// turn is decided from this replica's copy. Their changes reach the tenants' health view.
+	breaker, budget, stopBreakers := agenthealth.StartBreakers(m.background, pool.Pool, agenthealth.ReplicaName("connector"),
+		cfg.BreakerFailures, invoke.BreakerOptions{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, log)
+	m.stopBreakers = stopBreakers
 	agentPolicy := cfg.Policy()
 	st := store.New(pool.Pool)
 	m.inv = invoke.New(invoke.Options{
