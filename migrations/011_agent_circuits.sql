@@ -34,6 +34,8 @@ create table agent_circuits (
 	-- mid-probe holds up the others until then only).
 	prober      text,
 	probe_until timestamptz,
+	-- The process that made the last change (each process tells its own changes from others').
+	changed_by  text        not null default '',
 	updated_at  timestamptz not null default now(),
 	primary key (tenant_id, agent_id, endpoint),
 	foreign key (tenant_id, agent_id) references agents (tenant_id, id) on delete cascade
@@ -52,7 +54,7 @@ begin
 		'tenant_id', new.tenant_id, 'agent_id', new.agent_id, 'endpoint', new.endpoint,
 		'state', new.state, 'fails', new.fails, 'gen', new.gen, 'since', new.since, 'cause', new.cause,
 		'cooldown_ms', new.cooldown_ms, 'retry_at', new.retry_at, 'prober', new.prober,
-		'probe_until', new.probe_until)::text;
+		'probe_until', new.probe_until, 'changed_by', new.changed_by)::text;
 	if octet_length(payload) > 7000 then
 		payload := json_build_object('tenant_id', new.tenant_id, 'agent_id', new.agent_id)::text;
 	end if;

@@ -62,18 +62,20 @@ func NewSharedBreakers(pool *pgxpool.Pool, replica string, log *slog.Logger) *Sh
 }
 
 // circuitCols are the columns scanCircuit reads.
-const circuitCols = `tenant_id::text, agent_id::text, endpoint, state, fails, gen, since, cause, cooldown_ms, retry_at, prober, probe_until`
+const circuitCols = `tenant_id::text, agent_id::text, endpoint, state, fails, gen, since, cause, cooldown_ms, retry_at, prober, probe_until, changed_by`
 
 // circuitKeyIs matches the row of $1, $2, $3.
 const circuitKeyIs = `tenant_id = $1 and agent_id = $2 and endpoint = $3`
 
-func scanCircuit(row pgx.CollectableRow) (invoke.Circuit, error) {
-	var c invoke.Circuit
+// scanCircuit reads the circuitCols of row.
+func scanCircuit(row pgx.CollectableRow) (circuitRow, error) {
+	var r circuitRow
+	c := &r.Circuit
 	var cooldownMs int64
 	var retryAt, probeUntil *time.Time
 	var prober *string
 	err := row.Scan(&c.Key.TenantID, &c.Key.AgentID, &c.Key.Endpoint, &c.State, &c.Fails, &c.Gen, &c.Since, &c.Cause,
-		&cooldownMs, &retryAt, &prober, &probeUntil)
+		&cooldownMs, &retryAt, &prober, &probeUntil, &r.changedBy)
 	c.Cooldown = time.Duration(cooldownMs) * time.Millisecond
 	if retryAt != nil {
 		c.RetryAt = *retryAt
@@ -84,7 +86,29 @@ func scanCircuit(row pgx.CollectableRow) (invoke.Circuit, error) {
 	if prober != nil {
 		c.Prober = *prober
 	}
-	return c, err
+	return r, err
+}
+
+// circuitRow is a row of agent_circuits.
+type circuitRow struct {
+	invoke.Circuit
+	changedBy string
+}
+
+// own is the row's Circuit, Own when this process made its last change.
+func (s *SharedBreakers) own(r circuitRow) invoke.Circuit {
+	c := r.Circuit
+	c.Own = r.changedBy == s.prober
+	return c
+}
+
+// owns is own of every row.
+func (s *SharedBreakers) owns(rows []circuitRow) []invoke.Circuit {
+	out := make([]invoke.Circuit, len(rows))
+	for i, r := range rows {
+		out[i] = s.own(r)
+	}
+	return out
 }
 
 // change runs a statement that changes k's row and returns it, or returns no row when the row
@@ -99,10 +123,10 @@ func (s *SharedBreakers) change(ctx context.Context, op string, k invoke.Circuit
 	if err != nil {
 		return invoke.Circuit{}, false, s.failed(op, k, err)
 	}
-	c, err = pgx.CollectExactlyOneRow(rows, scanCircuit)
+	r, err := pgx.CollectExactlyOneRow(rows, scanCircuit)
 	switch {
 	case err == nil:
-		return c, true, nil
+		return s.own(r), true, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		c, err = s.Get(ctx, k)
 		return c, false, err
@@ -123,11 +147,12 @@ func (s *SharedBreakers) failed(op string, k invoke.CircuitKey, err error) error
 	return fmt.Errorf("circuit breaker %s of agent %s: %w", op, k.AgentID, err)
 }
 
-// failSQL counts a down turn: $4 now, $5 failures that open, $6 cause, $7 cool-down (ms).
+// failSQL counts a down turn: $4 now, $5 failures that open, $6 cause, $7 cool-down (ms), $8
+// this process.
 const failSQL = `with up as (
-	insert into agent_circuits as c (tenant_id, agent_id, endpoint, state, fails, gen, since, cause, cooldown_ms, retry_at)
+	insert into agent_circuits as c (tenant_id, agent_id, endpoint, state, fails, gen, since, cause, cooldown_ms, retry_at, changed_by)
 	values ($1, $2, $3, case when $5::int <= 1 then 'open' else 'closed' end, 1, 1, $4::timestamptz, $6::text, $7::bigint,
-		case when $5::int <= 1 then $4::timestamptz + $7::bigint * interval '1 millisecond' end)
+		case when $5::int <= 1 then $4::timestamptz + $7::bigint * interval '1 millisecond' end, $8::text)
 	on conflict (tenant_id, agent_id, endpoint) do update set
 		fails = c.fails + 1,
 		state = case when c.fails + 1 >= $5::int then 'open' else 'closed' end,
@@ -136,32 +161,32 @@ const failSQL = `with up as (
 		cause = $6::text,
 		cooldown_ms = case when c.fails + 1 >= $5::int then $7::bigint else c.cooldown_ms end,
 		retry_at = case when c.fails + 1 >= $5::int then $4::timestamptz + $7::bigint * interval '1 millisecond' end,
-		updated_at = now()
+		changed_by = $8::text, updated_at = now()
 	where c.state = 'closed'
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
 // Fail implements invoke.BreakerShare.
 func (s *SharedBreakers) Fail(ctx context.Context, k invoke.CircuitKey, now time.Time, cause string, p invoke.BreakerPolicy) (invoke.Circuit, error) {
-	c, _, err := s.change(ctx, "count a failure", k, failSQL, now, p.Failures, cause, p.Cooldown.Milliseconds())
+	c, _, err := s.change(ctx, "count a failure", k, failSQL, now, p.Failures, cause, p.Cooldown.Milliseconds(), s.prober)
 	return c, err
 }
 
 const resetSQL = `with up as (
-	update agent_circuits set fails = 0, gen = gen + 1, cause = '', updated_at = now()
+	update agent_circuits set fails = 0, gen = gen + 1, cause = '', changed_by = $4::text, updated_at = now()
 	where ` + circuitKeyIs + ` and state = 'closed' and fails > 0
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
 // Reset implements invoke.BreakerShare.
 func (s *SharedBreakers) Reset(ctx context.Context, k invoke.CircuitKey) (invoke.Circuit, error) {
-	c, _, err := s.change(ctx, "reset", k, resetSQL)
+	c, _, err := s.change(ctx, "reset", k, resetSQL, s.prober)
 	return c, err
 }
 
 // claimSQL: $4 prober, $5 now, $6 hold (ms).
 const claimSQL = `with up as (
-	update agent_circuits set state = 'half_open', gen = gen + 1, prober = $4::text,
+	update agent_circuits set state = 'half_open', gen = gen + 1, prober = $4::text, changed_by = $4::text,
 		probe_until = $5::timestamptz + $6::bigint * interval '1 millisecond', updated_at = now()
 	where ` + circuitKeyIs + ` and ((state = 'open' and retry_at <= $5::timestamptz) or (state = 'half_open' and probe_until <= $5::timestamptz))
 	returning ` + circuitCols + `)
@@ -185,7 +210,7 @@ const settleSQL = `with up as (
 			when 'closed' then null
 			when 'open' then $6::timestamptz + least(greatest(cooldown_ms * 2, $8::bigint), $9::bigint) * interval '1 millisecond'
 			else $6::timestamptz end,
-		prober = null, probe_until = null, updated_at = now()
+		prober = null, probe_until = null, changed_by = $10::text, updated_at = now()
 	where ` + circuitKeyIs + ` and state = 'half_open' and gen = $4::bigint and prober = $10::text
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
@@ -205,10 +230,10 @@ func (s *SharedBreakers) Get(ctx context.Context, k invoke.CircuitKey) (invoke.C
 	if err != nil {
 		return invoke.Circuit{}, s.failed("read", k, err)
 	}
-	c, err := pgx.CollectExactlyOneRow(rows, scanCircuit)
+	r, err := pgx.CollectExactlyOneRow(rows, scanCircuit)
 	switch {
 	case err == nil:
-		return c, nil
+		return s.own(r), nil
 	case errors.Is(err, pgx.ErrNoRows):
 		return invoke.Circuit{Key: k, State: invoke.BreakerClosed}, nil
 	default:
@@ -302,7 +327,7 @@ func (s *SharedBreakers) resync(ctx context.Context, conn *pgx.Conn, b *invoke.B
 	if err != nil {
 		return fmt.Errorf("resync: %w", err)
 	}
-	b.Resync(ctx, mark, all)
+	b.Resync(ctx, mark, s.owns(all))
 	return nil
 }
 
@@ -320,6 +345,7 @@ type notification struct {
 	RetryAt    *time.Time `json:"retry_at"`
 	Prober     *string    `json:"prober"`
 	ProbeUntil *time.Time `json:"probe_until"`
+	ChangedBy  string     `json:"changed_by"`
 }
 
 // take hands one notification to b; a row too large to be announced whole is read.
@@ -340,13 +366,14 @@ func (s *SharedBreakers) take(ctx context.Context, conn *pgx.Conn, b *invoke.Bre
 		if err != nil {
 			return fmt.Errorf("read the breakers of agent %s: %w", n.AgentID, err)
 		}
-		for _, c := range all {
+		for _, c := range s.owns(all) {
 			b.Learn(ctx, c)
 		}
 		return nil
 	}
 	c := invoke.Circuit{Key: invoke.CircuitKey{TenantID: n.TenantID, AgentID: n.AgentID, Endpoint: *n.Endpoint},
-		State: n.State, Fails: n.Fails, Gen: n.Gen, Since: n.Since, Cause: n.Cause, Cooldown: time.Duration(n.CooldownMs) * time.Millisecond}
+		State: n.State, Fails: n.Fails, Gen: n.Gen, Since: n.Since, Cause: n.Cause, Cooldown: time.Duration(n.CooldownMs) * time.Millisecond,
+		Own: n.ChangedBy == s.prober}
 	if n.RetryAt != nil {
 		c.RetryAt = *n.RetryAt
 	}

@@ -49,6 +49,8 @@ type Circuit struct {
 	// Prober is the process whose turn probes (half-open), until ProbeUntil.
 	Prober     string
 	ProbeUntil time.Time
+	// Own: the process this Circuit is handed to made its last change.
+	Own bool
 }
 
 // BreakerPolicy is what a process's settings say about opening and probing.
@@ -182,7 +184,7 @@ func (b *Breaker) markUnshared(k breakerKey, err error) {
 }
 
 // learnLate takes an answer that came after its turn stopped waiting.
-func (b *Breaker) learnLate(ctx context.Context, c Circuit, _ bool) { b.learn(ctx, c, false) }
+func (b *Breaker) learnLate(ctx context.Context, c Circuit, _ bool) { b.learn(ctx, c) }
 
 // allowAsked admits a turn while failures are counted: another replica may have opened the
 // breaker since this process last heard.
@@ -191,11 +193,11 @@ func (b *Breaker) allowAsked(ctx context.Context, k breakerKey, tenantID string)
 	row, _, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
 		c, err := share.Get(ctx, ck)
 		return c, false, err
-	}, func(ctx context.Context, c Circuit, _ bool) { b.learn(ctx, c, true) })
+	}, b.learnLate)
 	if err != nil {
 		b.markUnshared(k, err)
 	} else {
-		b.learn(ctx, row, true)
+		b.learn(ctx, row)
 	}
 	now := b.opts.Now()
 	b.mu.Lock()
@@ -229,7 +231,7 @@ func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now 
 				c = c2
 			}
 		}
-		b.learn(ctx, c, false)
+		b.learn(ctx, c)
 	})
 	if err != nil {
 		b.markUnshared(k, err)
@@ -261,9 +263,6 @@ func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now 
 	default:
 		from = c.state
 		ch = b.adopt(k, c, row)
-		if ch != nil {
-			ch.Learned = true
-		}
 		if c.state == BreakerClosed {
 			t = ticket{key: k, tenantID: tenantID, gen: c.gen}
 		} else {
@@ -288,7 +287,7 @@ func (b *Breaker) fail(ctx context.Context, t ticket, cause string) {
 		return c, false, err
 	}, b.learnLate)
 	if err == nil {
-		b.learn(ctx, row, false)
+		b.learn(ctx, row)
 		return
 	}
 	b.markUnshared(t.key, err)
@@ -312,7 +311,7 @@ func (b *Breaker) reset(ctx context.Context, t ticket) {
 		return c, false, err
 	}, b.learnLate)
 	if err == nil {
-		b.learn(ctx, row, false)
+		b.learn(ctx, row)
 		return
 	}
 	b.markUnshared(t.key, err)
@@ -338,7 +337,7 @@ func (b *Breaker) settle(ctx context.Context, t ticket, v verdict, cause string)
 		return c, false, err
 	}, b.learnLate)
 	if err == nil {
-		b.learn(ctx, row, false)
+		b.learn(ctx, row)
 		return
 	}
 	b.mu.Lock()
@@ -362,10 +361,10 @@ func (b *Breaker) settle(ctx context.Context, t ticket, v verdict, cause string)
 
 // Learn takes a breaker the deployment changed (another process's change, or this one's echoed
 // back): it replaces this process's copy unless that copy is newer.
-func (b *Breaker) Learn(ctx context.Context, c Circuit) { b.learn(ctx, c, true) }
+func (b *Breaker) Learn(ctx context.Context, c Circuit) { b.learn(ctx, c) }
 
-// learn applies row; learned says another process made the change.
-func (b *Breaker) learn(ctx context.Context, row Circuit, learned bool) {
+// learn applies row.
+func (b *Breaker) learn(ctx context.Context, row Circuit) {
 	k := breakerKey{agentID: row.Key.AgentID, endpoint: row.Key.Endpoint}
 	b.mu.Lock()
 	c := b.circuits[k]
@@ -383,7 +382,6 @@ func (b *Breaker) learn(ctx context.Context, row Circuit, learned bool) {
 	ch := b.adopt(k, c, row)
 	b.mu.Unlock()
 	if ch != nil {
-		ch.Learned = learned
 		b.publish(ctx, ch, from)
 	}
 }
@@ -419,7 +417,9 @@ func (b *Breaker) adopt(k breakerKey, c *circuit, row Circuit) *BreakerChange {
 	if c.state != from {
 		c.gen++
 	}
-	return b.change(k, c)
+	ch := b.change(k, c)
+	ch.Learned = !row.Own
+	return ch
 }
 
 // Mark starts a resync: Resync(mark, …) leaves alone what was learned after it.
@@ -438,7 +438,7 @@ func (b *Breaker) Resync(ctx context.Context, mark uint64, rows []Circuit) {
 	keep := make(map[breakerKey]bool, len(rows))
 	for _, row := range rows {
 		keep[breakerKey{agentID: row.Key.AgentID, endpoint: row.Key.Endpoint}] = true
-		b.learn(ctx, row, true)
+		b.learn(ctx, row)
 	}
 	type closing struct {
 		ch   *BreakerChange
@@ -452,7 +452,6 @@ func (b *Breaker) Resync(ctx context.Context, mark uint64, rows []Circuit) {
 		}
 		from := c.state
 		if ch := b.adopt(k, c, Circuit{Key: k.circuit(c.tenantID), State: BreakerClosed, Gen: c.seenGen + 1, Since: b.opts.Now()}); ch != nil {
-			ch.Learned = true
 			changes = append(changes, closing{ch, from})
 		}
 	}
