@@ -350,7 +350,9 @@ func (m *Main) goLoopCtx(ctx context.Context, f func(context.Context)) {
 //     replica to sweep — and the invoker finishes its background tasks/cancel.
 //  4. The last health flush, of the drained turns.
 //  5. The saves that finished turns left for after their Final.
-//  6. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  6. The breakers stop listening to the deployment's changes (they listened through the
+//     drain), their last calls to Postgres end, and the publisher writes its last; then the pool
+//     closes: nothing writes any more.
 //  7. Telemetry, last: it flushes the spans of the drained turns.
 //
 // Each step after the drain is bounded (5 s); with the database away what it would have

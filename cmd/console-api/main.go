@@ -287,7 +287,8 @@ func (m *Main) Open(ctx context.Context) error {
 //     finish within A2AC_SHUTDOWN_TIMEOUT.
 //  3. The saves that test turns left for after their Final.
 //  4. The invoker finishes its background tasks/cancel (bounded: 5 s).
-//  5. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  5. The breakers stop listening, their last calls to Postgres end, and the publisher writes
+//     its last; then the pool closes: nothing writes any more.
 //  6. Telemetry, last: it flushes the spans of the drained requests.
 //
 // Close returns the HTTP server's error, if it failed, or the shutdown's, if requests were

@@ -159,6 +159,16 @@ func TestSharedBreakerOpensOnceForTheDeployment(t *testing.T) {
 	if res := bystander.turn(t, a); code(res) != connector.CodeAgentUnavailable {
 		t.Errorf("bystander: %s, want %s", code(res), connector.CodeAgentUnavailable)
 	}
+
+	// The operator's way to close it for the deployment (docs/operations.md, runbook): every
+	// replica follows.
+	if _, err := testDB.Pool.Exec(t.Context(), `UPDATE agent_circuits SET state = 'closed', fails = 0, gen = gen + 1,
+		cause = '', retry_at = NULL, prober = NULL, probe_until = NULL, changed_by = 'operator' WHERE agent_id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range append(rs, bystander) {
+		waitState(t, r, a, invoke.BreakerClosed)
+	}
 }
 
 // TestSharedBreakerCountsConcurrentFailuresOnce: failures reported at once by many turns of
