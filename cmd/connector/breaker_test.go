@@ -252,19 +252,20 @@ func testDeadAgentAcrossReplicas(t *testing.T, bin string) {
 			t.Fatalf("agent %d got %d requests, want 3 (the failed turns)", n+1, got)
 		}
 		logs := waitBreakerLog(t, rs, f.agent, invoke.BreakerOpen, before)
-		var opened time.Time
-		var learned []time.Time
+		var times []time.Time
+		learned := 0
 		for _, l := range logs {
+			times = append(times, l.Time)
 			if l.Learned {
-				learned = append(learned, l.Time)
-			} else {
-				opened = l.Time
+				learned++
 			}
 		}
-		if opened.IsZero() || len(learned) != 2 {
+		if learned != 2 {
 			t.Fatalf("agent %d: breaker logs %+v, want one replica that opened it and two that learned it", n+1, logs)
 		}
-		spreads = append(spreads, slices.MaxFunc(learned, time.Time.Compare).Sub(opened))
+		// From the first replica that knew (the opener's own log line may come after the
+		// others': it logs once its statement's answer is back, they on the notification).
+		spreads = append(spreads, slices.MaxFunc(times, time.Time.Compare).Sub(slices.MinFunc(times, time.Time.Compare)))
 		for i, r := range rs {
 			final, took := f.turn(t, r)
 			if final.GetError().GetCode() != connector.CodeAgentUnavailable {
@@ -278,7 +279,7 @@ func testDeadAgentAcrossReplicas(t *testing.T, bin string) {
 	}
 	slices.Sort(spreads)
 	slices.Sort(refusals)
-	t.Logf("open on one replica → logged by the last other replica: median %s, max %s (%d agents); refused turns (gRPC round trip): median %s, max %s (%d turns)",
+	t.Logf("open breaker logged by the first replica → by the last: median %s, max %s (%d agents); refused turns (gRPC round trip): median %s, max %s (%d turns)",
 		spreads[len(spreads)/2], spreads[len(spreads)-1], samples, refusals[len(refusals)/2], refusals[len(refusals)-1], len(refusals))
 }
 
