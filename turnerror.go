@@ -21,7 +21,7 @@ const (
 	CodeAuthRequired = "auth_required"
 	CodeUnknownState = "unknown_state"
 	CodeAPIKey       = "api_key"
-	// CodeAgentUnavailable: this replica's circuit breaker for the agent is open (it failed in
+	// CodeAgentUnavailable: the deployment's circuit breaker for the agent is open (it failed in
 	// ways that say it is down, several times in a row); the turn ended without calling it.
 	CodeAgentUnavailable = "agent_unavailable"
 	// CodeInternal: the connector itself failed after the turn started (the hold could not be
@@ -59,7 +59,7 @@ func TurnErrorCodes() []TurnErrorCode {
 		{CodeAuthRequired, "the agent reported auth-required", true},
 		{CodeUnknownState, "the agent reported unknown or an undefined state", true},
 		{CodeAPIKey, "the stored API key could not be decrypted", true},
-		{CodeAgentUnavailable, "this replica's circuit breaker for the agent is open", true},
+		{CodeAgentUnavailable, "the circuit breaker for the agent is open", true},
 		{CodeInternal, "the connector failed after the turn started", true},
 		{CodeCanceled, "the caller canceled the turn", false},
 	}

@@ -230,12 +230,12 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Circuit breakers are this replica's own; their changes reach the tenants' health view
-	// through Postgres, written off the turn path.
-	breakers := agenthealth.NewBreakerPublisher(agenthealth.NewStore(pool.Pool), agenthealth.ReplicaName("connector"), log)
-	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
-	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
-		tp.MeterProvider, breakers.Publish)
+	// Circuit breakers are the deployment's, kept in Postgres and learned by LISTEN/NOTIFY; each
+	// turn is decided from this replica's copy. Their changes reach the tenants' health view.
+	breaker, budget, stopBreakers := agenthealth.StartBreakers(m.background, pool.Pool, agenthealth.ReplicaName("connector"),
+		cfg.BreakerFailures, invoke.BreakerOptions{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, log)
+	m.stopBreakers = stopBreakers
 	agentPolicy := cfg.Policy()
 	st := store.New(pool.Pool)
 	m.inv = invoke.New(invoke.Options{
@@ -366,7 +366,9 @@ func (m *Main) goLoopCtx(ctx context.Context, f func(context.Context)) {
 //     replica to sweep — and the invoker finishes its background tasks/cancel.
 //  4. The last health flush, of the drained turns.
 //  5. The saves that finished turns left for after their Final.
-//  6. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  6. The breakers stop listening to the deployment's changes (they listened through the
+//     drain), their last calls to Postgres end, and the publisher writes its last; then the pool
+//     closes: nothing writes any more.
 //  7. Telemetry, last: it flushes the spans of the drained turns.
 //
 // Each step after the drain is bounded (5 s); with the database away what it would have

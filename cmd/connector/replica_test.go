@@ -53,7 +53,7 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 }
 
 // newPacedAgentOn is newPacedAgent with the fixture agent fx (of any binding) registered with
-// profile, its endpoint URL filled in.
+// profile, its endpoint URL filled in unless profile has one (a server in front of fx).
 func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
 	t.Helper()
 	return newPacedAgentIn(t, testDB, fx, profile, chunks, delay)
@@ -63,7 +63,9 @@ func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.Ca
 // sweeps the heartbeats of the others in its database).
 func newPacedAgentIn(t *testing.T, db *pgtest.DB, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
 	t.Helper()
-	profile.EndpointURL = fx.URL
+	if profile.EndpointURL == "" {
+		profile.EndpointURL = fx.URL
+	}
 	fx.SetBehavior(fixtureagent.PacedStream)
 	fx.SetChunks(chunks)
 	fx.SetChunkDelay(delay)

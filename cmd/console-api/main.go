@@ -193,11 +193,12 @@ func (m *Main) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Try-it and "check my agent" turns share this process's breaker and retry budget.
-	breakers := health.NewBreakerPublisher(health.NewStore(pool.Pool), health.ReplicaName("console-api"), log)
-	m.stopBreakers = breakers.Start(m.background, 5*time.Second)
-	breaker, budget := invoke.Resilience(cfg.BreakerFailures, cfg.BreakerCooldown, cfg.BreakerMaxCooldown, cfg.RetryBudgetPercent,
-		tp.MeterProvider, breakers.Publish)
+	// Try-it and "check my agent" turns share the deployment's breakers (with the connector
+	// replicas) and this process's retry budget.
+	breaker, budget, stopBreakers := health.StartBreakers(m.background, pool.Pool, health.ReplicaName("console-api"),
+		cfg.BreakerFailures, invoke.BreakerOptions{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, log)
+	m.stopBreakers = stopBreakers
 	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
 		// Agents, their token URLs, cards and JWKS are verified against the system roots plus
@@ -286,7 +287,8 @@ func (m *Main) Open(ctx context.Context) error {
 //     finish within A2AC_SHUTDOWN_TIMEOUT.
 //  3. The saves that test turns left for after their Final.
 //  4. The invoker finishes its background tasks/cancel (bounded: 5 s).
-//  5. The breaker publisher's last write; then the pool closes: nothing writes any more.
+//  5. The breakers stop listening, their last calls to Postgres end, and the publisher writes
+//     its last; then the pool closes: nothing writes any more.
 //  6. Telemetry, last: it flushes the spans of the drained requests.
 //
 // Close returns the HTTP server's error, if it failed, or the shutdown's, if requests were

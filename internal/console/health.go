@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2a-connector/a2a-connector/internal/health"
+	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // healthJSON is the body of GET /v1/agents/{id}/health: the agent's turns over the last hour
@@ -26,20 +27,36 @@ type healthJSON struct {
 	Failures []failureJSON `json:"failures"`
 	// PercentileRelativeError bounds the error of every percentile (see internal/health).
 	PercentileRelativeError float64 `json:"percentileRelativeError"`
-	// Breakers are the agent's circuit breakers as each replica that reported recently keeps
-	// it (each replica decides for itself, from its own turns).
+	// Breakers are the agent's circuit breakers, one per endpoint, as the deployment keeps them
+	// (every replica decides turns by it), each with every replica's copy.
 	Breakers []breakerJSON `json:"breakers"`
 }
 
+// breakerJSON is the deployment's breaker of one agent endpoint.
 type breakerJSON struct {
-	Replica  string `json:"replica"`
 	Endpoint string `json:"endpoint"`
 	// State is closed, open or half_open.
-	State string    `json:"state"`
-	Since time.Time `json:"since"`
-	// Cause is the last failure that counted ("" when closed).
+	State string `json:"state"`
+	// Failures are the consecutive "down" turns counted across the deployment.
+	Failures int       `json:"failures"`
+	Since    time.Time `json:"since"`
+	// Cause is the last failure that counted ("" when closed without failures).
 	Cause string `json:"cause"`
-	// RetryAt is when the replica tries the agent again (open only).
+	// RetryAt is when one replica may probe the agent next (open only); ProbeUntil, when the
+	// probe under way stops holding the others back (half_open only).
+	RetryAt    *time.Time `json:"retryAt"`
+	ProbeUntil *time.Time `json:"probeUntil"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	// Replicas are the processes' copies, as each reported it within the last 15 minutes.
+	Replicas []replicaBreakerJSON `json:"replicas"`
+}
+
+// replicaBreakerJSON is one process's copy of a breaker.
+type replicaBreakerJSON struct {
+	Replica   string     `json:"replica"`
+	State     string     `json:"state"`
+	Since     time.Time  `json:"since"`
+	Cause     string     `json:"cause"`
 	RetryAt   *time.Time `json:"retryAt"`
 	UpdatedAt time.Time  `json:"updatedAt"`
 }
@@ -102,20 +119,52 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 	for i, f := range sum.Failures {
 		out.Failures[i] = failureJSON{At: f.At.UTC(), Outcome: string(f.Outcome), Code: f.Code, Message: f.Message}
 	}
-	breakers, err := s.health.Breakers(r.Context(), tenantID, id)
-	if err != nil {
+	if out.Breakers, err = s.breakers(r, tenantID, id); err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
-	out.Breakers = make([]breakerJSON, len(breakers))
-	for i, b := range breakers {
-		out.Breakers[i] = breakerJSON{Replica: b.Replica, Endpoint: b.Endpoint, State: b.State, Since: b.Since.UTC(),
-			Cause: b.Cause, UpdatedAt: b.UpdatedAt.UTC()}
-		if !b.RetryAt.IsZero() {
-			at := b.RetryAt.UTC()
-			out.Breakers[i].RetryAt = &at
-		}
-	}
 	return writeJSON(w, http.StatusOK, out)
+}
+
+// breakers returns the deployment's breakers of an agent, each with the replicas' copies. A copy
+// of an endpoint the deployment keeps no breaker for (a replica that decided alone while
+// Postgres was away) is listed under that endpoint's closed breaker.
+func (s *Server) breakers(r *http.Request, tenantID, agentID string) ([]breakerJSON, error) {
+	deployment, err := s.health.DeploymentBreakers(r.Context(), tenantID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	replicas, err := s.health.Breakers(r.Context(), tenantID, agentID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]breakerJSON, 0, len(deployment))
+	at := map[string]int{}
+	for _, b := range deployment {
+		at[b.Endpoint] = len(out)
+		out = append(out, breakerJSON{Endpoint: b.Endpoint, State: b.State, Failures: b.Failures, Since: b.Since.UTC(), Cause: b.Cause,
+			RetryAt: timePtr(b.RetryAt), ProbeUntil: timePtr(b.ProbeUntil), UpdatedAt: b.UpdatedAt.UTC(), Replicas: []replicaBreakerJSON{}})
+	}
+	for _, b := range replicas {
+		i, ok := at[b.Endpoint]
+		if !ok {
+			i = len(out)
+			at[b.Endpoint] = i
+			out = append(out, breakerJSON{Endpoint: b.Endpoint, State: invoke.BreakerClosed, Since: b.Since.UTC(), UpdatedAt: b.UpdatedAt.UTC(),
+				Replicas: []replicaBreakerJSON{}})
+		}
+		out[i].Replicas = append(out[i].Replicas, replicaBreakerJSON{Replica: b.Replica, State: b.State, Since: b.Since.UTC(),
+			Cause: b.Cause, RetryAt: timePtr(b.RetryAt), UpdatedAt: b.UpdatedAt.UTC()})
+	}
+	return out, nil
+}
+
+// timePtr is t in UTC, or nil when zero.
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }
 
 func toWindowJSON(w health.Window) windowJSON {

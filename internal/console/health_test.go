@@ -17,6 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
@@ -183,16 +184,23 @@ func TestAgentHealth(t *testing.T) {
 	}
 
 	if len(got.Breakers) != 0 {
-		t.Errorf("breakers = %+v, want none before any replica reported", got.Breakers)
+		t.Errorf("breakers = %+v, want none before any turn failed", got.Breakers)
 	}
-	// A replica's open breaker, as it publishes it, is shown with its state, since, cause and
-	// retry time.
-	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
+	// The deployment's open breaker is the headline, with each replica's copy under it; a
+	// replica that decided alone (Postgres away) for an endpoint the deployment keeps nothing
+	// for is listed under that endpoint's closed breaker.
 	since := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
+	openBreaker(t, tenantID, id, "https://agent.example/a2a", since)
+	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
 	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
 		Since: since, Cause: "timeout: the agent sent no event within 10s", RetryAt: since.Add(time.Minute)})
-	if err := pub.Flush(t.Context()); err != nil {
-		t.Fatal(err)
+	alone := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-2", nil)
+	alone.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/v1", State: invoke.BreakerOpen,
+		Since: since, Cause: "agent_unreachable: connection refused", RetryAt: since.Add(time.Minute)})
+	for _, p := range []*health.BreakerPublisher{pub, alone} {
+		if err := p.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	r = e.do("GET", "/v1/agents/"+id+"/health", token, nil)
 	e.expect(r, http.StatusOK)
@@ -200,9 +208,17 @@ func TestAgentHealth(t *testing.T) {
 	if err := json.Unmarshal(r.body, &withBreaker); err != nil {
 		t.Fatal(err)
 	}
-	if bs := withBreaker.Breakers; len(bs) != 1 || bs[0].Replica != "connector/pod-1" || bs[0].State != "open" ||
-		!bs[0].Since.Equal(since) || bs[0].Cause == "" || bs[0].RetryAt == nil || !bs[0].RetryAt.Equal(since.Add(time.Minute)) {
-		t.Errorf("breakers = %s", r.body)
+	retryAt := since.Add(time.Minute)
+	wantBreakers := []breakerJSON{
+		{Endpoint: "https://agent.example/a2a", State: "open", Failures: 1, Since: since, Cause: "timeout: the agent sent no event within 10s",
+			RetryAt: &retryAt, Replicas: []replicaBreakerJSON{{Replica: "connector/pod-1", State: "open", Since: since,
+				Cause: "timeout: the agent sent no event within 10s", RetryAt: &retryAt}}},
+		{Endpoint: "https://agent.example/v1", State: "closed", Since: since, Replicas: []replicaBreakerJSON{{Replica: "connector/pod-2",
+			State: "open", Since: since, Cause: "agent_unreachable: connection refused", RetryAt: &retryAt}}},
+	}
+	ignoreUpdated := cmpopts.IgnoreFields(breakerJSON{}, "UpdatedAt")
+	if diff := cmp.Diff(wantBreakers, withBreaker.Breakers, ignoreUpdated, cmpopts.IgnoreFields(replicaBreakerJSON{}, "UpdatedAt")); diff != "" {
+		t.Errorf("breakers (-want +got):\n%s", diff)
 	}
 
 	// Scoping: another tenant's token, an unknown id and a non-UUID are 404; no token is 401.
@@ -218,6 +234,18 @@ func TestAgentHealth(t *testing.T) {
 	be.expect(be.do("GET", "/v1/agents/"+id+"/health", token, nil), http.StatusNotImplemented)
 }
 
+// openBreaker opens the deployment's breaker of an agent endpoint at since, as the first failure
+// of a deployment that opens at one does.
+func openBreaker(t *testing.T, tenantID, agentID, endpoint string, since time.Time) {
+	t.Helper()
+	shared := health.NewSharedBreakers(testDB.Pool, "connector/pod-1", nil)
+	c, err := shared.Fail(t.Context(), invoke.CircuitKey{TenantID: tenantID, AgentID: agentID, Endpoint: endpoint}, since,
+		"timeout: the agent sent no event within 10s", invoke.BreakerPolicy{Failures: 1, Cooldown: time.Minute, MaxCooldown: time.Minute})
+	if err != nil || c.State != invoke.BreakerOpen {
+		t.Fatalf("open the breaker: %+v, %v", c, err)
+	}
+}
+
 // TestHealthCardInBrowser opens an agent's health card in headless Chromium after a few real
 // turns: the chart (uPlot, vendored) is drawn, the numbers and the failure are listed, and the
 // user's text is nowhere.
@@ -230,10 +258,11 @@ func TestHealthCardInBrowser(t *testing.T) {
 	e.expect(r, http.StatusCreated)
 	id := r.json(t)["id"].(string)
 	e.turns(tenantID, token, id)
-	// One replica has stopped calling the agent: the card lists its breaker.
+	// The deployment stopped calling the agent: the card lists its breaker and the replica's copy.
+	openBreaker(t, tenantID, id, "https://agent.example/a2a", time.Now().Add(-time.Minute))
 	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
-	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
-		Since: time.Now().Add(-time.Minute), Cause: "timeout: the agent sent no event within 10s", RetryAt: time.Now().Add(time.Minute)})
+	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerClosed,
+		Since: time.Now().Add(-time.Minute)})
 	if err := pub.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +317,7 @@ func TestHealthCardInBrowser(t *testing.T) {
 		t.Errorf("duration row = %q, want p50 / p95 of both windows", got)
 	}
 	b.waitText(sel+" .health-failures", "FAILED", "agent_unauthorized")
-	b.waitText(sel+" .health-breakers", "connector/pod-1", "Open", "timeout: the agent sent no event")
+	b.waitText(sel+" .health-breakers", "https://agent.example/a2a", "Open", "timeout: the agent sent no event", "connector/pod-1: Closed")
 	b.snapElement("health-card", sel)
 	if card := b.text(sel); strings.Contains(card, "相加") || strings.Contains(card, "joke") {
 		t.Errorf("the health card shows the user's text: %q", card)

@@ -111,6 +111,8 @@ func TestOpenAPISchemasMatchTypes(t *testing.T) {
 		{"Interface", doc.Components.Schemas["Interface"], reflect.TypeFor[interfaceJSON]()},
 		{"Problem", doc.Components.Schemas["Problem"], reflect.TypeFor[problemDoc]()},
 		{"AgentHealth", doc.Components.Schemas["AgentHealth"], reflect.TypeFor[healthJSON]()},
+		{"Breaker", doc.Components.Schemas["Breaker"], reflect.TypeFor[breakerJSON]()},
+		{"ReplicaBreaker", doc.Components.Schemas["ReplicaBreaker"], reflect.TypeFor[replicaBreakerJSON]()},
 		{"HealthWindow", doc.Components.Schemas["HealthWindow"], reflect.TypeFor[windowJSON]()},
 		{"Latency", doc.Components.Schemas["Latency"], reflect.TypeFor[latencyJSON]()},
 		{"TestResult", doc.Components.Schemas["TestResult"], reflect.TypeFor[testResult]()},

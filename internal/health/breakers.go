@@ -29,7 +29,9 @@ const (
 )
 
 // BreakerPublisher writes this process's circuit breaker changes (invoke.BreakerOptions.OnChange)
-// to Postgres, for the tenants' health view. Publish only stores the change in memory; Run
+// to Postgres, for the tenants' health view: each process's copy of the deployment's breakers
+// (agent_circuits), which tells a replica that decides on its own (Postgres was away) from the
+// others. Publish only stores the change in memory; Run
 // writes it from a goroutine of its own, so a turn never waits for the database, and a slow or
 // absent database only delays what tenants see. Changes of one agent coalesce: the newest wins.
 type BreakerPublisher struct {
@@ -185,7 +187,7 @@ func (s *Store) putBreakers(ctx context.Context, replica string, batch map[agent
 	return nil
 }
 
-// BreakerState is one replica's circuit breaker for an agent.
+// BreakerState is one replica's copy of an agent's circuit breaker.
 type BreakerState struct {
 	Replica, Endpoint string
 	// State is closed, open or half_open.
@@ -223,6 +225,55 @@ func (s *Store) Breakers(ctx context.Context, tenantID, agentID string) ([]Break
 	}
 	if out == nil {
 		out = []BreakerState{}
+	}
+	return out, nil
+}
+
+// DeploymentBreaker is the circuit breaker of one agent endpoint as the deployment keeps it
+// (agent_circuits): what every replica decides turns by.
+type DeploymentBreaker struct {
+	Endpoint string
+	// State is closed, open or half_open.
+	State string
+	// Failures are the consecutive "down" turns counted across the deployment (while closed;
+	// once open, the count that opened it).
+	Failures int
+	// Since is when the agent was found down; for closed, when the breaker closed or (with
+	// failures) when the failures began.
+	Since time.Time
+	// Cause is the last failure that counted ("" when closed without failures).
+	Cause string
+	// RetryAt is when one replica may probe the agent next (open only).
+	RetryAt time.Time
+	// ProbeUntil is when the probe under way stops holding the others back (half_open only).
+	ProbeUntil time.Time
+	UpdatedAt  time.Time
+}
+
+// DeploymentBreakers returns the breakers of one agent of one tenant that are not closed, count
+// failures, or changed within BreakerRecent, by endpoint.
+func (s *Store) DeploymentBreakers(ctx context.Context, tenantID, agentID string) ([]DeploymentBreaker, error) {
+	rows, err := s.pool.Query(ctx, `select endpoint, state, fails, since, cause, retry_at, probe_until, updated_at
+		from agent_circuits where tenant_id = $1 and agent_id = $2
+			and (state <> 'closed' or fails > 0 or updated_at >= now() - $3::float8 * interval '1 second')
+		order by endpoint`, tenantID, agentID, BreakerRecent.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("breakers of agent %s: %w", agentID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (DeploymentBreaker, error) {
+		var b DeploymentBreaker
+		var retryAt, probeUntil *time.Time
+		err := row.Scan(&b.Endpoint, &b.State, &b.Failures, &b.Since, &b.Cause, &retryAt, &probeUntil, &b.UpdatedAt)
+		if retryAt != nil {
+			b.RetryAt = *retryAt
+		}
+		if probeUntil != nil {
+			b.ProbeUntil = *probeUntil
+		}
+		return b, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("breakers of agent %s: %w", agentID, err)
 	}
 	return out, nil
 }

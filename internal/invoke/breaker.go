@@ -19,6 +19,8 @@ const (
 	DefaultBreakerFailures    = 3
 	DefaultBreakerCooldown    = 5 * time.Second
 	DefaultBreakerMaxCooldown = 2 * time.Minute
+	DefaultBreakerShareWait   = 500 * time.Millisecond
+	DefaultBreakerProbeHold   = time.Minute
 
 	// maxCircuits bounds the breaker's memory: closed circuits are dropped first (they only hold
 	// a failure count); beyond it a new agent's first failure is not remembered.
@@ -56,11 +58,24 @@ type BreakerOptions struct {
 	// Now is the clock (default time.Now). Tests inject one so that they never sleep.
 	Now func() time.Time
 	// OnChange, when set, is called on every state change, after the breaker's lock is released,
-	// on the goroutine of the turn that caused it. It must not block (the turn waits): hand the
-	// change to a goroutine of your own (health.BreakerPublisher does).
+	// on the goroutine of the turn that caused it (or of the Learn that brought it). It must not
+	// block (the turn waits): hand the change to a goroutine of your own (health.BreakerPublisher
+	// does).
 	OnChange func(BreakerChange)
 	// MeterProvider measures transitions, refusals and open breakers; nil: no metrics.
 	MeterProvider metric.MeterProvider
+
+	// Share, when set, makes the breakers the deployment's: failures are counted, breakers opened
+	// and probes claimed there, for every replica at once (health.SharedBreakers, on Postgres).
+	// Nil: this process's breakers are its own.
+	Share BreakerShare
+	// ShareWait is how long a turn waits for Share (default 500ms) before it decides from this
+	// process's memory, as without Share. The answer is still taken when it comes.
+	ShareWait time.Duration
+	// ProbeHold is how long a probe claimed in Share keeps the other replicas from probing
+	// (default 1m): longer than a turn may last, so that a live probe is never doubled, and
+	// short, because a replica that died mid-probe holds the agent up until then.
+	ProbeHold time.Duration
 }
 
 // BreakerChange is one state change of an agent endpoint's breaker.
@@ -76,17 +91,24 @@ type BreakerChange struct {
 	Cause string
 	// RetryAt is when the next probe may go (open only).
 	RetryAt time.Time
+	// Learned: another process made the change (this one learned it from the deployment).
+	Learned bool
 }
 
-// Breaker is a per-process circuit breaker per agent endpoint, like a proxy's outlier detection:
-// each replica keeps its own view, from its own turns. After Failures consecutive turns that say
-// the agent is down (unreachable, no first event in time, HTTP 5xx, protocol garbage) it opens,
-// and turns end at once with CodeAgentUnavailable. When the cool-down has passed, exactly one
-// turn goes through as a probe while the others keep failing fast; its success closes the
-// breaker, its failure opens it again for twice the cool-down (up to MaxCooldown). Turns that say
-// nothing about whether the agent is up (the caller canceled, a slow agent that had started
-// answering) change nothing. It is safe for concurrent use; one per process, shared by every
-// Invoker of the process.
+// Breaker is a circuit breaker per agent endpoint. After Failures consecutive turns that say the
+// agent is down (unreachable, no first event in time, HTTP 5xx, protocol garbage) it opens, and
+// turns end at once with CodeAgentUnavailable. When the cool-down has passed, exactly one turn
+// goes through as a probe while the others keep failing fast; its success closes the breaker,
+// its failure opens it again for twice the cool-down (up to MaxCooldown). Turns that say nothing
+// about whether the agent is up (the caller canceled, a slow agent that had started answering)
+// change nothing. It is safe for concurrent use; one per process, shared by every Invoker of the
+// process.
+//
+// With a Share, the count, the state and the probe are the deployment's (see BreakerShare), and
+// this Breaker is the process's copy: every turn is decided from memory, and only failures, the
+// first success after failures and the probe ask the deployment (bounded by ShareWait). Without
+// one, or while the deployment cannot be asked, each process decides from its own turns, like a
+// proxy's outlier detection.
 //
 // Written here rather than taken from sony/gobreaker or failsafe-go: see docs/decisions.md.
 type Breaker struct {
@@ -96,15 +118,23 @@ type Breaker struct {
 	refused     metric.Int64Counter
 	open        metric.Int64UpDownCounter
 
+	// asks are the calls to Share under way (Close waits for them).
+	asks sync.WaitGroup
+
 	mu       sync.Mutex
 	circuits map[breakerKey]*circuit
 	// sweepAt is when closed, idle circuits are next dropped.
 	sweepAt time.Time
+	// shareDownUntil: Share failed or was slow; until then turns do not ask it.
+	shareDownUntil time.Time
+	// marks counts the resyncs started (Mark), to tell circuits learned since.
+	marks  uint64
+	closed bool
 }
 
 type breakerKey struct{ agentID, endpoint string }
 
-// circuit is one agent endpoint's breaker. A closed circuit without failures is not stored.
+// circuit is one agent endpoint's breaker in this process.
 type circuit struct {
 	tenantID string
 	state    string
@@ -116,12 +146,24 @@ type circuit struct {
 	// cooldown: the current wait; retryAt: when the next probe may go.
 	cooldown time.Duration
 	retryAt  time.Time
-	// probing: the probe turn is running (half-open).
-	probing bool
+	// probing: a probe turn is running (half-open), this process's or, until probeUntil,
+	// another's. claiming: a turn of this process is asking the deployment for the probe.
+	probing, claiming bool
+	probeUntil        time.Time
 	// gen changes at every state change, so that turns admitted under an older state do not
 	// count (a slow turn started before the breaker opened must not close it).
 	gen      uint64
 	lastUsed time.Time
+
+	// shared: the state is the deployment's as last learned, at seenGen and seenFails (which
+	// order what is learned). False after a change this process made on its own.
+	shared    bool
+	seenGen   int64
+	seenFails int
+	// mark: the resync count when it was last learned.
+	mark uint64
+	// unshared: the deployment keeps no breaker for this agent (ErrNotShared): never asked.
+	unshared bool
 }
 
 // NewBreaker returns a Breaker.
@@ -138,6 +180,12 @@ func NewBreaker(o BreakerOptions) *Breaker {
 	o.MaxCooldown = max(o.MaxCooldown, o.Cooldown)
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if o.ShareWait <= 0 {
+		o.ShareWait = DefaultBreakerShareWait
+	}
+	if o.ProbeHold <= 0 {
+		o.ProbeHold = DefaultBreakerProbeHold
 	}
 	b := &Breaker{opts: o, circuits: map[breakerKey]*circuit{}}
 	m := telemetry.Meter(o.MeterProvider, scope)
@@ -157,6 +205,9 @@ type ticket struct {
 	tenantID string
 	gen      uint64
 	probe    bool
+	// claimed: the probe was claimed in the deployment, at gen shareGen.
+	claimed  bool
+	shareGen int64
 }
 
 // verdict is what a turn says about whether the agent is up.
@@ -173,53 +224,71 @@ const (
 	down
 )
 
-// allow admits a turn to agent a at endpoint, or returns the Error that refuses it.
+// allow admits a turn to agent a at endpoint, or returns the Error that refuses it. In the
+// steady state (no failures known) and while the breaker is open it decides from memory; it
+// asks the deployment only while failures are counted (has another replica opened the breaker
+// meanwhile?) and for the probe (which replica may probe?).
 func (b *Breaker) allow(ctx context.Context, a *connector.Agent, endpoint string) (ticket, *connector.TurnError) {
 	k := breakerKey{agentID: a.ID, endpoint: endpoint}
 	now := b.opts.Now()
 	b.mu.Lock()
 	c := b.circuits[k]
-	if c == nil || c.state == BreakerClosed {
-		t := ticket{key: k, tenantID: a.TenantID}
-		if c != nil {
-			t.gen = c.gen
-			c.lastUsed = now
-		}
+	if c == nil {
 		b.mu.Unlock()
-		return t, nil
+		return ticket{key: k, tenantID: a.TenantID}, nil
 	}
 	c.lastUsed = now
-	if c.state == BreakerOpen && !now.Before(c.retryAt) {
-		// The cool-down passed: this turn is the probe.
-		c.state, c.probing = BreakerHalfOpen, true
-		c.gen++
-		ch := b.change(k, c)
-		t := ticket{key: k, gen: c.gen, probe: true}
+	share := b.sharing(c, now)
+	switch {
+	case c.state == BreakerClosed && c.fails > 0 && share:
 		b.mu.Unlock()
-		b.publish(ctx, ch, BreakerOpen)
-		return t, nil
-	}
-	if c.state == BreakerHalfOpen && !c.probing {
-		// The last probe learned nothing (canceled): this one probes.
-		c.probing = true
-		t := ticket{key: k, gen: c.gen, probe: true}
+		return b.allowAsked(ctx, k, a.TenantID)
+	case c.state == BreakerClosed:
+		t := ticket{key: k, tenantID: a.TenantID, gen: c.gen}
 		b.mu.Unlock()
 		return t, nil
+	case c.claiming || (c.state == BreakerOpen && now.Before(c.retryAt)) ||
+		(c.state == BreakerHalfOpen && c.probing && (c.probeUntil.IsZero() || now.Before(c.probeUntil))):
+		e := b.refusal(c, now)
+		b.mu.Unlock()
+		b.refused.Add(ctx, 1)
+		return ticket{}, e
+	case share:
+		// The cool-down passed (or the last probe learned nothing, or its replica's claim
+		// lapsed): the deployment decides which replica's turn probes.
+		c.claiming = true
+		b.mu.Unlock()
+		return b.claim(ctx, k, a.TenantID, now)
 	}
-	e := b.refusal(c, now)
+	t, ch := b.probeLocally(k, c)
 	b.mu.Unlock()
-	b.refused.Add(ctx, 1)
-	return ticket{}, e
+	if ch != nil {
+		b.publish(ctx, ch, BreakerOpen)
+	}
+	return t, nil
+}
+
+// probeLocally makes the turn c's probe, by this process's decision alone.
+func (b *Breaker) probeLocally(k breakerKey, c *circuit) (ticket, *BreakerChange) {
+	var ch *BreakerChange
+	if c.state == BreakerOpen {
+		c.state = BreakerHalfOpen
+		c.gen++
+		c.shared = false
+		ch = b.change(k, c)
+	}
+	c.probing, c.probeUntil = true, time.Time{}
+	return ticket{key: k, tenantID: c.tenantID, gen: c.gen, probe: true}, ch
 }
 
 // refusal is the Error of a turn refused by c.
 func (b *Breaker) refusal(c *circuit, now time.Time) *connector.TurnError {
 	next := "after the probe turn now under way"
 	if c.state == BreakerOpen {
-		next = fmt.Sprintf("at %s (in %s)", c.retryAt.UTC().Format(time.RFC3339), c.retryAt.Sub(now).Round(100*time.Millisecond))
+		next = fmt.Sprintf("at %s (in %s)", c.retryAt.UTC().Format(time.RFC3339), max(c.retryAt.Sub(now), 0).Round(100*time.Millisecond))
 	}
 	return &connector.TurnError{Code: connector.CodeAgentUnavailable, Message: fmt.Sprintf(
-		"the agent has been failing since %s and this connector replica stopped calling it for now (last failure: %s); it tries the agent again %s",
+		"the agent has been failing since %s and the connector stopped calling it for now (last failure: %s); it tries the agent again %s",
 		c.since.UTC().Format(time.RFC3339), c.cause, next)}
 }
 
@@ -231,17 +300,14 @@ func (b *Breaker) done(ctx context.Context, t ticket, v verdict, cause string) {
 	var ch *BreakerChange
 	var from string
 	switch {
-	case c == nil:
-		if v == down {
-			c = b.newCircuit(t.key, t.tenantID, now)
-			if c != nil {
-				from = BreakerClosed
-				ch = b.fail(t.key, c, now, cause)
-			}
-		}
-	case t.gen != c.gen:
+	case c != nil && t.gen != c.gen, c == nil && t.probe:
 		// Admitted under an older state: a turn that started before the breaker opened (or
 		// before a probe) says nothing about the agent now.
+	case t.probe && t.claimed:
+		c.probing = false
+		b.mu.Unlock()
+		b.settle(ctx, t, v, cause)
+		return
 	case t.probe:
 		c.probing = false
 		from = c.state
@@ -249,19 +315,28 @@ func (b *Breaker) done(ctx context.Context, t ticket, v verdict, cause string) {
 		case up:
 			ch = b.closeCircuit(t.key, c, now)
 		case down:
-			c.cooldown = min(c.cooldown*2, b.opts.MaxCooldown)
-			c.cause, c.state = cause, BreakerOpen
-			c.retryAt = now.Add(c.cooldown)
-			c.gen++
-			ch = b.change(t.key, c)
+			ch = b.reopen(t.key, c, now, cause)
 		}
-	case v == up:
-		if c.state == BreakerClosed {
-			delete(b.circuits, t.key)
+	case v == down && (c == nil || c.state == BreakerClosed):
+		if c == nil {
+			if c = b.newCircuit(t.key, t.tenantID, now); c == nil {
+				break
+			}
 		}
-	case v == down:
+		if b.sharing(c, now) {
+			b.mu.Unlock()
+			b.fail(ctx, t, cause)
+			return
+		}
 		from = c.state
-		ch = b.fail(t.key, c, now, cause)
+		ch = b.failLocally(t.key, c, now, cause)
+	case v == up && c != nil && c.state == BreakerClosed && c.fails > 0:
+		if c.shared && b.sharing(c, now) {
+			b.mu.Unlock()
+			b.reset(ctx, t)
+			return
+		}
+		c.fails = 0
 	}
 	b.sweep(now)
 	b.mu.Unlock()
@@ -284,13 +359,14 @@ func (b *Breaker) newCircuit(k breakerKey, tenantID string, now time.Time) *circ
 	return c
 }
 
-// fail counts a down turn of a closed circuit and opens it at the threshold.
-func (b *Breaker) fail(k breakerKey, c *circuit, now time.Time, cause string) *BreakerChange {
+// failLocally counts a down turn of a closed circuit and opens it at the threshold.
+func (b *Breaker) failLocally(k breakerKey, c *circuit, now time.Time, cause string) *BreakerChange {
 	if c.state != BreakerClosed {
 		return nil
 	}
 	c.fails++
 	c.cause = cause
+	c.shared = false
 	if c.fails < b.opts.Failures {
 		return nil
 	}
@@ -300,11 +376,21 @@ func (b *Breaker) fail(k breakerKey, c *circuit, now time.Time, cause string) *B
 	return b.change(k, c)
 }
 
-// closeCircuit forgets c: the agent answered its probe.
-func (b *Breaker) closeCircuit(k breakerKey, c *circuit, now time.Time) *BreakerChange {
-	delete(b.circuits, k)
-	c.state, c.since, c.cause = BreakerClosed, now, ""
+// reopen opens c again after a failed probe, for twice the cool-down.
+func (b *Breaker) reopen(k breakerKey, c *circuit, now time.Time, cause string) *BreakerChange {
+	c.cooldown = min(max(c.cooldown*2, b.opts.Cooldown), b.opts.MaxCooldown)
+	c.cause, c.state = cause, BreakerOpen
+	c.retryAt = now.Add(c.cooldown)
 	c.gen++
+	c.shared = false
+	return b.change(k, c)
+}
+
+// closeCircuit closes c: the agent answered its probe.
+func (b *Breaker) closeCircuit(k breakerKey, c *circuit, now time.Time) *BreakerChange {
+	c.state, c.since, c.cause, c.fails = BreakerClosed, now, "", 0
+	c.gen++
+	c.shared = false
 	return b.change(k, c)
 }
 
@@ -339,7 +425,7 @@ func (b *Breaker) sweep(now time.Time) {
 	}
 	b.sweepAt = now.Add(time.Minute)
 	for k, c := range b.circuits {
-		if c.state == BreakerClosed && now.Sub(c.lastUsed) > idleCircuit {
+		if c.state == BreakerClosed && !c.claiming && now.Sub(c.lastUsed) > idleCircuit {
 			delete(b.circuits, k)
 		}
 	}
@@ -357,14 +443,13 @@ func (b *Breaker) State(agentID, endpoint string) string {
 }
 
 // Resilience builds a process's Breaker (nil when failures is 0: breaking off) and RetryBudget
-// from the settings (internal/config), with the process's MeterProvider and the publisher of
-// breaker changes.
-func Resilience(failures int, cooldown, maxCooldown time.Duration, retryPercent int, mp metric.MeterProvider,
-	onChange func(BreakerChange)) (*Breaker, *a2aclient.RetryBudget) {
+// from the settings (internal/config): o's Failures is set to failures; o holds the rest (the
+// cool-downs, the process's MeterProvider, the publisher of changes, the deployment's Share).
+func Resilience(failures int, o BreakerOptions, retryPercent int) (*Breaker, *a2aclient.RetryBudget) {
 	var b *Breaker
 	if failures > 0 {
-		b = NewBreaker(BreakerOptions{Failures: failures, Cooldown: cooldown, MaxCooldown: maxCooldown,
-			MeterProvider: mp, OnChange: onChange})
+		o.Failures = failures
+		b = NewBreaker(o)
 	}
 	return b, a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: retryPercent})
 }

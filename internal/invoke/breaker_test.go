@@ -3,6 +3,7 @@ package invoke_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
@@ -496,5 +498,117 @@ func TestBreakerMetrics(t *testing.T) {
 	}
 	if v, ok := o.int64Metric(t, invoke.MetricBreakerOpen); !ok || v != 0 {
 		t.Errorf("%s = %d (recorded %v) after recovery, want 0", invoke.MetricBreakerOpen, v, ok)
+	}
+}
+
+// TestBreakerFollowsTheTurnToItsFallback: a turn that moves to the card's other interface (the
+// preferred one refused the protocol version) reports to that interface's breaker, not to the
+// one it started on; and when that breaker is open, the move ends the turn at once with
+// agent_unavailable, without calling the fallback.
+func TestBreakerFollowsTheTurnToItsFallback(t *testing.T) {
+	t.Parallel()
+	primary := fixtureagent.New(t) // a 0.x agent: it refuses the 1.0 methods the card prefers
+	fallback := fixtureagent.New(t)
+	fallback.SetBehavior(fixtureagent.HTTP503) // down
+	clock := newFakeClock()
+	breaker := invoke.NewBreaker(invoke.BreakerOptions{Failures: 1, Now: clock.Now})
+	a := agentAt(primary.URL, false)
+	a.ProtocolVersion = "1.0"
+	a.Fallback = &connector.Interface{URL: fallback.URL, ProtocolVersion: "0.3.0"}
+	withBreaker := func(o *invoke.Options) { o.Breaker, o.MaxRetries = breaker, -1 }
+
+	res, _ := newHarness(t, withBreaker).turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
+		t.Fatalf("turn on the fallback = %+v (err %+v), want FAILED %s", res, res.Err, connector.CodeAgentHTTPStatus)
+	}
+	if got := breaker.State(a.ID, fallback.URL); got != invoke.BreakerOpen {
+		t.Errorf("fallback interface's breaker: %s, want open (the turn failed there)", got)
+	}
+	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+		t.Errorf("preferred interface's breaker: %s, want closed (it answered)", got)
+	}
+
+	// Another invoker (it has not learned the move) sharing the breaker: the turn starts on the
+	// preferred interface, moves, and is refused by the fallback's open breaker.
+	called := len(fallback.Requests())
+	res, _ = newHarness(t, withBreaker).turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m-2", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnavailable || !res.Interrupted {
+		t.Errorf("turn moving to an open breaker = %+v (err %+v), want FAILED %s, interrupted", res, res.Err, connector.CodeAgentUnavailable)
+	}
+	if n := len(fallback.Requests()) - called; n != 0 {
+		t.Errorf("the fallback got %d requests behind its open breaker, want 0", n)
+	}
+	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+		t.Errorf("preferred interface's breaker: %s, want closed", got)
+	}
+}
+
+// TestBreakerLearnsTheDeploymentsChanges: a process's breaker takes what other processes changed
+// in the deployment (Learn, Resync) in order, newest wins, and decides its turns by it from
+// memory: open refuses without calling the agent; half-open refuses while another process's
+// probe holds its claim, then lets one turn probe; closed lets turns through. A resync closes
+// what was learned before it and is no longer kept; what was learned after it stays.
+func TestBreakerLearnsTheDeploymentsChanges(t *testing.T) {
+	t.Parallel()
+	bh := newBreakerHarness(t, func(o *invoke.Options) { o.MaxRetries = -1 })
+	srv := fixtureagent.New(t)
+	a := agentAt(srv.URL, true)
+	a.TenantID = "tenant-1"
+	now := bh.clock.Now()
+	key := invoke.CircuitKey{TenantID: a.TenantID, AgentID: a.ID, Endpoint: a.EndpointURL}
+	learn := func(c invoke.Circuit) { c.Key = key; bh.breaker.Learn(t.Context(), c) }
+	wantState := func(step, want string) {
+		t.Helper()
+		if got := bh.breaker.State(a.ID, a.EndpointURL); got != want {
+			t.Fatalf("%s: state %s, want %s", step, got, want)
+		}
+	}
+	refused := func(step string) {
+		t.Helper()
+		before := len(srv.Requests())
+		res, took := bh.run(t, &a, "hello")
+		wantUnavailable(t, res, took)
+		if n := len(srv.Requests()) - before; n != 0 {
+			t.Errorf("%s: %d requests at the agent, want none", step, n)
+		}
+	}
+
+	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 2, Since: now, Cause: "agent_http_status: HTTP 503", RetryAt: now.Add(time.Minute)})
+	wantState("learned open", invoke.BreakerOpen)
+	refused("learned open")
+	learn(invoke.Circuit{State: invoke.BreakerClosed, Fails: 2, Gen: 1, Since: now})
+	wantState("an older change learned late", invoke.BreakerOpen)
+
+	// Another process probes: refused until its claim lapses, then this process probes.
+	learn(invoke.Circuit{State: invoke.BreakerHalfOpen, Fails: 3, Gen: 3, Since: now, Prober: "other", ProbeUntil: now.Add(2 * time.Minute)})
+	wantState("another's probe", invoke.BreakerHalfOpen)
+	bh.clock.Add(time.Minute)
+	refused("during another's probe")
+	bh.clock.Add(time.Minute)
+	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("turn after the other probe's claim lapsed = %+v, want it to probe and complete", res)
+	}
+	wantState("after this process's probe", invoke.BreakerClosed)
+
+	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 5, Since: now, RetryAt: now.Add(time.Hour)})
+	mark := bh.breaker.Mark()
+	bh.breaker.Resync(t.Context(), mark, nil)
+	wantState("resynced without the breaker", invoke.BreakerClosed)
+	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 8, Since: now, RetryAt: now.Add(time.Hour)})
+	mark = bh.breaker.Mark()
+	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 9, Since: now, RetryAt: now.Add(2 * time.Hour)})
+	bh.breaker.Resync(t.Context(), mark, nil)
+	wantState("learned after the resync began", invoke.BreakerOpen)
+
+	bh.mu.Lock()
+	defer bh.mu.Unlock()
+	var got []string
+	for _, c := range bh.changes {
+		got = append(got, fmt.Sprintf("%s learned=%v", c.State, c.Learned))
+	}
+	want := []string{"open learned=true", "half_open learned=true", "closed learned=false", "open learned=true", "closed learned=true",
+		"open learned=true", "open learned=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
 	}
 }

@@ -341,6 +341,26 @@ func (t *turn) admit() *connector.TurnResult {
 	return nil
 }
 
+// rekey moves the turn's breaker ticket to the interface the turn moved to (t.rt), so that how
+// the turn goes is told to that interface's breaker: the one it left answered (it refused the
+// protocol version), which is all that turn says about it. It returns the refusal when the new
+// interface's breaker is open.
+func (t *turn) rekey() *connector.TurnError {
+	if t.ticket == nil {
+		return nil
+	}
+	b := t.inv.opts.Breaker
+	b.done(t.parent, *t.ticket, up, "")
+	t.ticket = nil
+	tk, refused := b.allow(t.parent, t.req.Agent, t.rt.url)
+	if refused != nil {
+		t.refusal = refused
+		return refused
+	}
+	t.ticket = &tk
+	return nil
+}
+
 // report tells the breaker how an admitted turn went.
 func (t *turn) report(err error, res *connector.TurnResult) {
 	if t.ticket == nil {

@@ -32,8 +32,11 @@ type turn struct {
 	sawText bool
 	// answered: the agent sent at least one A2A event or result (it is up, whatever it said).
 	answered bool
-	// ticket is the breaker's admission of the turn (nil without a breaker).
+	// ticket is the breaker's admission of the turn (nil without a breaker) to the interface
+	// it calls now (rt): moving to the fallback moves it (rekey).
 	ticket *ticket
+	// refusal is the breaker's refusal of the fallback interface, when that ended the turn.
+	refusal *connector.TurnError
 
 	// rt is the interface the turn talks to; alt the other generation's interface of the same
 	// card, tried once when rt refuses the protocol version (nil when none, or once used).
@@ -118,8 +121,11 @@ func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) er
 func (t *turn) stream(hdr http.Header, params *a2a.SendMessageRequest) error {
 	so := t.streamOptions()
 	st, err := t.openStream(hdr, params, so)
-	if err != nil && t.switchWire(err) {
-		st, err = t.openStream(hdr, params, so)
+	if err != nil {
+		var switched bool
+		if switched, err = t.switchWire(err); switched {
+			st, err = t.openStream(hdr, params, so)
+		}
 	}
 	if err != nil {
 		return err
@@ -175,10 +181,12 @@ func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so 
 
 // switchWire moves the turn to the card's other interface when the first call was refused for
 // its protocol version (-32009, or -32601 for a method of the other generation), and remembers
-// that for the agent. Nothing was processed by the agent, so sending again is safe.
-func (t *turn) switchWire(err error) bool {
+// that for the agent. Nothing was processed by the agent, so sending again is safe. It returns
+// whether the turn moved, and the error the turn ends with otherwise: err, or the refusal of the
+// other interface's circuit breaker (the turn then never calls it).
+func (t *turn) switchWire(err error) (bool, error) {
 	if t.alt == nil || t.ctx.Err() != nil || !(versionRefused(err) || (t.alt.binding != t.rt.binding && bindingRefused(err))) {
-		return false
+		return false, err
 	}
 	from := t.rt
 	t.rt, t.alt = *t.alt, nil
@@ -186,7 +194,10 @@ func (t *turn) switchWire(err error) bool {
 	t.span.AddEvent(eventVersionFallback, trace.WithAttributes(attrProtocolFrom.String(from.version), attrProtocolTo.String(t.rt.version)))
 	t.inv.log.InfoContext(t.ctx, "agent refused the protocol version; switched to the card's other interface and remembered it",
 		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", errorCode(err))
-	return true
+	if refused := t.rekey(); refused != nil {
+		return false, refused
+	}
+	return true, nil
 }
 
 // resume handles a stream that ended, cleanly or broken (lostErr), before a final state. When
@@ -306,8 +317,11 @@ func (t *turn) send(hdr http.Header, params *a2a.SendMessageRequest) error {
 	inv := t.inv
 	params.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}
 	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
-	if err != nil && t.switchWire(err) {
-		ev, err = inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
+	if err != nil {
+		var switched bool
+		if switched, err = t.switchWire(err); switched {
+			ev, err = inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
+		}
 	}
 	if err != nil {
 		return err
@@ -576,7 +590,9 @@ func (t *turn) ours(err error) bool {
 // deadline every layer reports some error, and only the context says which.
 func (t *turn) classify(err error) (connector.Outcome, *connector.TurnError, bool) {
 	if own, ok := errors.AsType[*connector.TurnError](err); ok {
-		return connector.OutcomeFailed, own, false
+		// A breaker's refusal ended the turn before the agent processed anything: like a turn
+		// refused at admission, it counts as interrupted, and the hold stays as it was.
+		return connector.OutcomeFailed, own, own == t.refusal
 	}
 	if outcome, e, ok := t.interruption(err); ok {
 		return outcome, e, true

@@ -110,21 +110,34 @@
   }
 
   const BREAKER_STATES = { closed: 'Closed (calling the agent)', open: 'Open (not calling the agent)', half_open: 'Half-open (one probe turn)' };
+  const breakerState = (state) => BREAKER_STATES[state] || str(state);
 
-  // breakersList shows each replica's circuit breaker for the agent (replicas that reported in
-  // the last 15 minutes).
+  // replicasText says how the processes' copies of a breaker stand against the deployment's:
+  // they agree unless one was cut off from Postgres and decided on its own.
+  function replicasText(b) {
+    const list = Array.isArray(b.replicas) ? b.replicas : [];
+    if (!list.length) return '—';
+    const differ = list.filter((r) => r && r.state !== b.state);
+    if (!differ.length) return list.length === 1 ? 'the one that reported agrees' : `all ${list.length} that reported agree`;
+    return differ.map((r) => `${str(r.replica)}: ${breakerState(r.state)}`).join('; ');
+  }
+
+  // breakersList shows the deployment's circuit breaker of each of the agent's endpoints: every
+  // replica decides turns by it.
   function breakersList(data) {
     const list = Array.isArray(data.breakers) ? data.breakers : [];
-    if (!list.length) return h('p', { class: 'help health-no-breakers', text: 'No replica has stopped calling this agent recently.' });
+    if (!list.length) return h('p', { class: 'help health-no-breakers', text: 'The connector has not stopped calling this agent recently.' });
     return h('div', { class: 'table-scroll' }, h('table', { class: 'health-breakers' },
-      h('caption', { text: 'After repeated failures that say the agent is down, a replica stops calling it for a while; its turns then fail at once with agent_unavailable.' }),
-      h('thead', {}, h('tr', {}, ['Replica', 'State', 'Since', 'Last cause', 'Retries at'].map((c) => h('th', { scope: 'col', text: c })))),
+      h('caption', { text: 'After repeated turns that say the agent is down, counted across all replicas, the connector stops calling it for a while: turns then fail at once with agent_unavailable, on every replica, until one probe turn finds it back.' }),
+      h('thead', {}, h('tr', {}, ['Endpoint', 'State', 'Failures', 'Since', 'Last cause', 'Next probe', 'Replicas'].map((c) => h('th', { scope: 'col', text: c })))),
       h('tbody', {}, list.map((b) => h('tr', { class: 'breaker-' + str(b && b.state) },
-        h('td', { text: str(b && b.replica) }),
-        h('td', { text: BREAKER_STATES[b && b.state] || str(b && b.state) }),
+        h('td', {}, h('code', { text: str(b && b.endpoint) })),
+        h('td', { text: breakerState(b && b.state) }),
+        h('td', { text: String(num(b && b.failures)) }),
         h('td', { text: timeText(b && b.since) }),
         h('td', { text: str(b && b.cause) || '—' }),
-        h('td', { text: b && b.retryAt ? timeText(b.retryAt) : '—' }))))));
+        h('td', { text: b && b.retryAt ? timeText(b.retryAt) : '—' }),
+        h('td', { class: 'breaker-replicas', text: b ? replicasText(b) : '—' }))))));
   }
 
   // card returns the agent's health card: closed until the tenant opens it, then loaded (and

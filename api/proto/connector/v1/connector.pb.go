@@ -1407,11 +1407,12 @@ type TurnError struct {
 	//   - "unknown_state": the agent reported "unknown" or a state A2A does not define.
 	//   - "api_key": the agent's stored API key could not be decrypted (the connector's
 	//     A2AC_SECRET_KEY changed without A2AC_SECRET_KEY_PREVIOUS); the tenant must set it again.
-	//   - "agent_unavailable": this connector replica's circuit breaker for the agent is open: the
-	//     agent failed several turns in a row in ways that say it is down (unreachable, no first
-	//     event in time, HTTP 5xx, protocol garbage), so the turn ended at once without calling it;
-	//     message says since when, the last cause and when the replica tries the agent again. The
-	//     session's hold is kept as it was. Fall back to the engine's own handling.
+	//   - "agent_unavailable": the connector's circuit breaker for the agent is open (one for the
+	//     whole deployment: every replica refuses): the agent failed several turns in a row in ways
+	//     that say it is down (unreachable, no first event in time, HTTP 5xx, protocol garbage), so
+	//     the turn ended at once without calling it; message says since when, the last cause and
+	//     when the connector tries the agent again. The session's hold is kept as it was. Fall back
+	//     to the engine's own handling.
 	//   - "internal": the connector itself failed after the turn started (e.g. the hold could not
 	//     be saved); GetSession tells the resulting session state.
 	Code string `protobuf:"bytes,1,opt,name=code,proto3" json:"code,omitempty"`
