@@ -185,6 +185,37 @@ func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) 
 	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
 }
 
+// Check tells whether Acquire would refuse a turn of tenantID now, with the same
+// *connector.RefusedError (counted as a refusal), without taking a place: a look at two counters
+// that allocates nothing when it admits. It lets a caller refuse a turn before paying for it
+// (grpcapi refuses at the stream's start, before the request is decoded). A nil error reserves
+// nothing: Acquire still decides, and refuses a turn whose place was taken meanwhile.
+func (l *Limiter) Check(ctx context.Context, tenantID string) error {
+	if l == nil {
+		return nil
+	}
+	tenantCap, _ := l.limits(tenantID)
+	if l.count(key{tenant: tenantID}) >= tenantCap {
+		return l.refuse(ctx, connector.CapTenant, tenantCap)
+	}
+	if l.inFlight.Load() >= l.replicaCap {
+		return l.refuse(ctx, connector.CapReplica, l.replicaCap)
+	}
+	return nil
+}
+
+// count is k's counter now, 0 when it has none.
+func (l *Limiter) count(k key) int64 {
+	s := &l.shards[l.shardOf(k)]
+	s.mu.RLock()
+	c := s.m[k]
+	s.mu.RUnlock()
+	if c == nil {
+		return 0
+	}
+	return c.Load()
+}
+
 // AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *connector.RefusedError
 // and leaves the permit as it was (still to be released). Call it at most once per permit.
 func (p *Permit) AcquireAgent(ctx context.Context, agentID string) error {

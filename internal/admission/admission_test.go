@@ -142,6 +142,59 @@ func TestReplicaCap_refuses_when_the_process_is_full(t *testing.T) {
 	}
 }
 
+// Check says what Acquire would say now, and takes nothing: the tenant's cap (its override
+// included), then the replica's; a tenant with no counter is admitted.
+func TestCheck_refuses_like_Acquire_and_takes_no_place(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := New(Config{Replica: 3, Tenant: 2, Agent: 2})
+	l.SetOverrides(map[string]connector.TenantLimits{"big": {MaxTurns: 3}})
+	for range 5 {
+		if err := l.Check(ctx, "a"); err != nil {
+			t.Fatalf("a tenant with no turn: %v", err)
+		}
+	}
+	if n := l.InFlight(); n != 0 || l.keys() != 0 {
+		t.Fatalf("Check took places: %d in flight, %d counters", n, l.keys())
+	}
+	var held []Permit
+	for range 2 {
+		p, err := l.Acquire(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, p)
+	}
+	if c, n := refusal(t, l.Check(ctx, "a")); c != connector.CapTenant || n != 2 {
+		t.Errorf("tenant a at its cap: refused by %s %d, want tenant 2", c, n)
+	}
+	if err := l.Check(ctx, "big"); err != nil {
+		t.Errorf("tenant big under its override: %v", err)
+	}
+	p, err := l.Acquire(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held = append(held, p)
+	// The replica is full (3): a tenant under its own cap hears of the replica's.
+	if c, n := refusal(t, l.Check(ctx, "big")); c != connector.CapReplica || n != 3 {
+		t.Errorf("full replica: refused by %s %d, want replica 3", c, n)
+	}
+	held[0].Release()
+	for _, tenant := range []string{"a", "big", "c"} {
+		if err := l.Check(ctx, tenant); err != nil {
+			t.Errorf("tenant %s after a release: %v", tenant, err)
+		}
+	}
+	for i := 1; i < len(held); i++ {
+		held[i].Release()
+	}
+	var nilLimiter *Limiter
+	if err := nilLimiter.Check(ctx, "a"); err != nil {
+		t.Errorf("a nil Limiter refused: %v", err)
+	}
+}
+
 func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -397,6 +450,9 @@ func TestMetrics_count_refusals_by_cap_and_turns_in_flight(t *testing.T) {
 	}
 	defer q.Release()
 	_, _ = l.Acquire(ctx, "c") // replica
+	_ = l.Check(ctx, "a")      // tenant, refused before Acquire
+	_ = l.Check(ctx, "c")      // replica
+	_ = l.Check(ctx, "b")      // tenant b holds 1 of 1: tenant
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {
 		t.Fatal(err)
@@ -419,11 +475,35 @@ func TestMetrics_count_refusals_by_cap_and_turns_in_flight(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string]int64{"tenant": 2, "replica": 1}, refused); diff != "" {
+	if diff := cmp.Diff(map[string]int64{"tenant": 4, "replica": 2}, refused); diff != "" {
 		t.Errorf("refusals by cap (-want +got):\n%s", diff)
 	}
 	if inFlight != 2 {
 		t.Errorf("in flight = %d, want 2", inFlight)
+	}
+}
+
+// BenchmarkCheck is the look a turn naming its tenant in metadata costs at its stream's start,
+// over a thousand tenants with turns in flight.
+func BenchmarkCheck(b *testing.B) {
+	ctx := context.Background()
+	l := New(Config{})
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = "3f1c2d4e-0000-4000-8000-" + strconv.Itoa(100000000000+i)
+		p, err := l.Acquire(ctx, ids[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer p.Release()
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := l.Check(ctx, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
