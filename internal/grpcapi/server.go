@@ -45,9 +45,12 @@ type Router interface {
 // Server implements pb.ConnectorServer.
 type Server struct {
 	pb.UnimplementedConnectorServer
-	router Router
-	log    *slog.Logger
-	voice  string
+	router   Router
+	log      *slog.Logger
+	voice    string
+	admit    Admission
+	handoff  *Handoff
+	refusals refusalLog
 }
 
 var _ pb.ConnectorServer = (*Server)(nil)
@@ -57,6 +60,14 @@ type Options struct {
 	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), which
 	// ListAgents reports per agent; "" is connector.VoiceExtensionURI.
 	VoiceExtension string
+	// Admission refuses a turn over a cap before it costs anything: at the stream's start
+	// (TapHandle) when the turn names its tenant in its metadata, else as soon as the request
+	// is decoded, before the Router's span, lookup and log line. nil: the Router's own
+	// admission alone.
+	Admission Admission
+	// Handoff runs admitted turns, past a number open on goroutines of their own; nil: each on
+	// grpc-go's goroutine.
+	Handoff *Handoff
 }
 
 // New returns the gRPC service backed by router.
@@ -64,12 +75,23 @@ func New(router Router, log *slog.Logger, o Options) *Server {
 	if o.VoiceExtension == "" {
 		o.VoiceExtension = connector.VoiceExtensionURI
 	}
-	return &Server{router: router, log: log, voice: o.VoiceExtension}
+	return &Server{router: router, log: log, voice: o.VoiceExtension, admit: o.Admission, handoff: o.Handoff,
+		refusals: refusalLog{log: log}}
 }
 
 // HandleTurn implements pb.ConnectorServer.
 func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_HandleTurnServer) error {
 	ctx := stream.Context()
+	// The cheap refusals first: a turn over a cap costs a look at two counters, not the
+	// request's checks, the Router's span and log line, or a goroutine of its own.
+	if err := checkTenantMetadata(ctx, req.GetTenantId()); err != nil {
+		return err
+	}
+	if s.admit != nil {
+		if err := s.admit.Check(ctx, req.GetTenantId()); err != nil {
+			return s.refuse(ctx, req.GetTenantId(), false, err)
+		}
+	}
 	if err := checkTurn(req); err != nil {
 		return err
 	}
@@ -83,8 +105,9 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}
 	fromPBVoice(req, &t) // checkTurn checked it
-	err = s.router.HandleTurn(ctx, t, &sink{stream: stream})
-	return s.status(ctx, "HandleTurn", err)
+	return s.handoff.Run(func() error {
+		return s.status(ctx, "HandleTurn", s.router.HandleTurn(ctx, t, &sink{stream: stream}))
+	})
 }
 
 // ReleaseSession implements pb.ConnectorServer.
