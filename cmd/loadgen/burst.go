@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -11,7 +14,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 )
@@ -31,15 +33,9 @@ type burstResult struct {
 	a             neighbourStats // A's streams: admitted and completed, refused, failed otherwise
 	// answered is, per round, the time from the burst's start to its last answer.
 	answered []time.Duration
-	// connectorCPU is the connectors' CPU from each burst's start until its last stream ended.
-	connectorCPU time.Duration
-}
-
-// burstCall is what one of A's streams got.
-type burstCall struct {
-	answered time.Time // the refusal, the failure, or the first text of an admitted turn
-	took     time.Duration
-	err      error
+	// connectorCPU is the connectors' CPU from each burst's start until its last stream ended;
+	// clientCPU the burst client's, from the burst's start until its last stream ended.
+	connectorCPU, clientCPU time.Duration
 }
 
 // burstTurn is one of B's turns.
@@ -53,18 +49,13 @@ type burstTurn struct {
 // caller) has agent agentA.
 func (r *runner) burstRow(ctx context.Context, w watched, tenantA, agentA string) (*burstResult, error) {
 	o := r.o
-	viaA, err := newViaClient(r.addrs, o.conns, tenantA, agentA, o.tenantMetadata)
-	if err != nil {
-		return nil, err
-	}
-	defer viaA.close()
 	res := &burstResult{replicas: len(r.addrs), a: neighbourStats{errSamples: map[string]int{}}}
 	for i := range o.rounds {
 		warmup := o.warmup
 		if i > 0 {
 			warmup /= 4
 		}
-		if err := r.burstRound(ctx, viaA, i, warmup, w, res); err != nil {
+		if err := r.burstRound(ctx, tenantA, agentA, i, warmup, w, res); err != nil {
 			return res, err
 		}
 	}
@@ -81,41 +72,21 @@ func (r *runner) burstRow(ctx context.Context, w watched, tenantA, agentA string
 }
 
 // burstRound is one round: B's warmup and quiet window, then A's burst, until every stream of it
-// has ended.
-func (r *runner) burstRound(ctx context.Context, viaA *viaClient, round int, warmup time.Duration, w watched, res *burstResult) error {
+// has ended. A's streams come from a process of their own (`loadgen burst`), as another dialog
+// engine's would: opening 5,000 streams costs a client CPU too, which in this process would
+// delay B's turns in its scheduler and be counted against the connector.
+func (r *runner) burstRound(ctx context.Context, tenantA, agentA string, round int, warmup time.Duration, w watched, res *burstResult) error {
 	o := r.o
 	prefix := r.id + "-burst" + strconv.Itoa(res.replicas) + "r" + strconv.Itoa(round)
 	quiet := (o.duration / time.Duration(o.rounds)).Round(time.Millisecond)
 	fmt.Fprintf(r.progress, "== burst, %s: tenant B %d concurrent turns, %s warmup, %s quiet, then tenant A opens %d streams at once\n",
 		replicasLabel(res.replicas), o.noisyC, warmup, quiet, o.burst)
 
-	// A's streams wait at a gate on goroutines started beforehand: the burst is one of
-	// streams, not of goroutine starts in this process.
-	gate := make(chan struct{})
-	opened := false
-	calls := make([]burstCall, o.burst)
-	var wgA sync.WaitGroup
-	for i := range calls {
-		wgA.Go(func() {
-			<-gate
-			id := prefix + "a" + strconv.Itoa(i)
-			tctx, cancel := context.WithTimeout(ctx, o.turnTimeout)
-			defer cancel()
-			start := time.Now()
-			tt, err := viaA.turn(tctx, id, id, turnText(id, o.noisyChunks, o.noisyDelay), replyText(id, o.noisyChunks))
-			c := &calls[i]
-			c.took, c.err, c.answered = time.Since(start), err, time.Now()
-			if err == nil {
-				c.answered = start.Add(tt.firstText)
-			}
-		})
+	bc, err := r.startBurstClient(ctx, tenantA, agentA, prefix)
+	if err != nil {
+		return err
 	}
-	defer func() {
-		if !opened {
-			close(gate) // interrupted: let the waiting goroutines end
-		}
-		wgA.Wait()
-	}()
+	defer bc.stop()
 
 	var stopB atomic.Bool
 	turns := make([][]burstTurn, o.noisyC)
@@ -138,39 +109,40 @@ func (r *runner) burstRound(ctx context.Context, viaA *viaClient, round int, war
 	if !sleepUntil(ctx, quietFrom.Add(quiet)) {
 		return ctx.Err()
 	}
+	profiled := r.profileConnector(ctx, prefix)
 	s0 := snapshot(w)
 	burstStart := time.Now()
-	opened = true
-	close(gate)
-	wgA.Wait()
+	rep, err := bc.fire()
+	profiled()
 	s1 := snapshot(w)
 	stopB.Store(true)
 	wgB.Wait()
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return err
 	}
 
 	burstEnd := burstStart
 	var a neighbourStats
 	a.errSamples = map[string]int{}
-	for _, c := range calls {
-		burstEnd = later(burstEnd, c.answered)
-		switch {
-		case c.err == nil:
+	for _, c := range rep.Calls {
+		burstEnd = later(burstEnd, time.Unix(0, c.Answered))
+		switch c.Code {
+		case codes.OK.String():
 			a.turns++
-		case status.Code(c.err) == codes.ResourceExhausted:
+		case codes.ResourceExhausted.String():
 			a.refused++
-			a.refusedLat = append(a.refusedLat, c.took)
+			a.refusedLat = append(a.refusedLat, time.Duration(c.Took))
 		default:
 			a.errors++
 			if len(a.errSamples) < maxErrorKinds {
-				a.errSamples[c.err.Error()]++
+				a.errSamples[c.Err]++
 			}
 		}
 	}
 	res.a.merge(&a)
 	res.answered = append(res.answered, burstEnd.Sub(burstStart))
 	res.connectorCPU += s1.connector - s0.connector
+	res.clientCPU += time.Duration(rep.CPU)
 
 	q := &phaseStats{errSamples: map[string]int{}, window: burstStart.Sub(quietFrom), agentPeak: -1}
 	d := &phaseStats{errSamples: map[string]int{}, window: burstEnd.Sub(burstStart), agentPeak: -1}
@@ -200,10 +172,10 @@ func (r *runner) burstRound(ctx context.Context, viaA *viaClient, round int, war
 	slices.Sort(a.refusedLat)
 	slices.Sort(q.lat)
 	slices.Sort(d.lat)
-	fmt.Fprintf(r.progress, "   B quiet p99 %s ms (%d turns), during the burst p99 %s ms (%d turns in %s); A: %d refused in p50/p99 %s / %s ms, %d admitted and completed, %d other errors; connector CPU %s ms\n",
+	fmt.Fprintf(r.progress, "   B quiet p99 %s ms (%d turns), during the burst p99 %s ms (%d turns in %s); A: %d refused in p50/p99 %s / %s ms, %d admitted and completed, %d other errors; CPU: connector %s ms, burst client %s ms\n",
 		ms(percentile(q.lat, 0.99)), q.turns, ms(percentile(d.lat, 0.99)), d.turns, burstEnd.Sub(burstStart).Round(time.Millisecond),
 		a.refused, ms(percentile(a.refusedLat, 0.5)), ms(percentile(a.refusedLat, 0.99)), a.turns, a.errors,
-		ms(float64(s1.connector-s0.connector)/float64(time.Millisecond)))
+		ms(float64(s1.connector-s0.connector)/float64(time.Millisecond)), ms(float64(rep.CPU)/float64(time.Millisecond)))
 	for _, st := range []*phaseStats{q, d} {
 		for msg, n := range st.errSamples {
 			fmt.Fprintf(r.progress, "      B: %d× %s\n", n, msg)
@@ -213,6 +185,35 @@ func (r *runner) burstRound(ctx context.Context, viaA *viaClient, round int, war
 		fmt.Fprintf(r.progress, "      A: %d× %s\n", n, msg)
 	}
 	return nil
+}
+
+// profileConnector starts a CPU profile of the first connector when -debug-addr serves its
+// profiles, for the next 3 s, into the log folder as name.connector.pprof; the returned func
+// waits for it.
+func (r *runner) profileConnector(ctx context.Context, name string) (wait func()) {
+	if r.o.debugAddr == "" || len(r.addrs) > 1 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.o.debugAddr+"/debug/pprof/profile?seconds=3", nil)
+		if err != nil {
+			return
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Fprintf(r.progress, "   (connector profile: %v)\n", err)
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+		_ = os.WriteFile(filepath.Join(r.s.logDir, name+".connector.pprof"), b, 0o644)
+	}()
+	time.Sleep(100 * time.Millisecond) // the profile has begun
+	return func() { <-done }
 }
 
 func later(a, b time.Time) time.Time {
@@ -233,7 +234,7 @@ func replicasLabel(n int) string {
 // burstColumns are the headings of the burst table.
 var burstColumns = []string{"connector", "tenant B quiet p50/p99 ms", "B during the burst p50/p99 ms", "B p99 during / quiet",
 	"B turns quiet/during", "B errors", "A refused", "A refusal p50/p99 ms", "A admitted", "A other errors",
-	"burst answered in ms (slowest round)", "connector CPU ms per burst"}
+	"burst answered in ms (slowest round)", "CPU ms per burst: connector / burst client"}
 
 // writeBurst prints the burst table, a row per stack size.
 func writeBurst(w io.Writer, o options, rs []*burstResult) {
@@ -241,7 +242,7 @@ func writeBurst(w io.Writer, o options, rs []*burstResult) {
 	if !o.tenantMetadata {
 		how = "not named in the request metadata"
 	}
-	fmt.Fprintf(w, "burst: tenant B runs %d concurrent turns (%d chunks, no pause); after a quiet window, tenant A opens %d slow streams (%d chunks %s apart) at once against its cap of %d (set through the admin API), its tenant %s; %d rounds. During the burst: B's turns open at any moment from its start to its last answer (a refusal, or an admitted stream's first text). Connector CPU: all replicas', from the burst's start until its last stream ended, B's turns included.\n\n",
+	fmt.Fprintf(w, "burst: tenant B runs %d concurrent turns (%d chunks, no pause); after a quiet window, tenant A opens %d slow streams (%d chunks %s apart) at once against its cap of %d (set through the admin API), its tenant %s; %d rounds. During the burst: B's turns open at any moment from its start to its last answer (a refusal, or an admitted stream's first text). A's streams come from a process of their own (loadgen burst). CPU: all the connector replicas' and the burst client's, from the burst's start until its last stream ended, B's turns included in the connector's.\n\n",
 		o.noisyC, o.chunks, o.burst, o.noisyChunks, o.noisyDelay, o.noisyCap, how, o.rounds)
 	var body [][]string
 	for _, b := range rs {
@@ -269,7 +270,8 @@ func writeBurst(w io.Writer, o options, rs []*burstResult) {
 		}
 		perBurst := "—"
 		if n := len(b.answered); n > 0 {
-			perBurst = ms(float64(b.connectorCPU) / float64(time.Millisecond) / float64(n))
+			perBurst = ms(float64(b.connectorCPU)/float64(time.Millisecond)/float64(n)) + " / " +
+				ms(float64(b.clientCPU)/float64(time.Millisecond)/float64(n))
 		}
 		body = append(body, []string{replicasLabel(b.replicas), pair(b.quiet), pair(b.during), ratio,
 			count(func(s *phaseStats) int { return s.turns }), strconv.Itoa(errs),

@@ -63,6 +63,7 @@ func main() {
 const usage = `usage: loadgen [run] [flags]     measure (default; loadgen -h for the flags)
        loadgen agent [flags]       serve the stub A2A agent alone (loadgen agent -h)
        loadgen relay [flags]       serve the minimal relay alone (loadgen relay -h; what -via relay and -via hop run)
+       loadgen burst [flags]       the burst row's streams, in a process of their own (loadgen burst -h)
 
 make loadtest builds the binaries, starts a private Postgres and runs loadgen.`
 
@@ -127,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAgent(ctx, args, stdout, stderr)
 	case "relay":
 		return runRelay(ctx, args, stderr)
+	case "burst":
+		return runBurst(ctx, args, os.Stdin, stdout, stderr)
 	case "run":
 		o, err := parseFlags(args, stderr)
 		if err != nil {

@@ -185,35 +185,28 @@ func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) 
 	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
 }
 
-// Check tells whether Acquire would refuse a turn of tenantID now, with the same
-// *connector.RefusedError (counted as a refusal), without taking a place: a look at two counters
-// that allocates nothing when it admits. It lets a caller refuse a turn before paying for it
-// (grpcapi refuses at the stream's start, before the request is decoded). A nil error reserves
-// nothing: Acquire still decides, and refuses a turn whose place was taken meanwhile.
-func (l *Limiter) Check(ctx context.Context, tenantID string) error {
-	if l == nil {
-		return nil
+// Admit is Acquire for a turn admitted before the code that runs it: the returned context
+// carries the permit (Admitted), which the session Router then uses for the agent's cap instead
+// of acquiring its own, and release gives the places back; call it exactly once, after the turn
+// has ended. grpcapi admits this way at a stream's start, before the request is decoded, so that
+// a burst of streams is counted as it arrives. On a refusal, ctx is returned as it is, with a
+// release that does nothing.
+func (l *Limiter) Admit(ctx context.Context, tenantID string) (turnCtx context.Context, release func(), err error) {
+	p, err := l.Acquire(ctx, tenantID)
+	if err != nil {
+		return ctx, func() {}, err
 	}
-	tenantCap, _ := l.limits(tenantID)
-	if l.count(key{tenant: tenantID}) >= tenantCap {
-		return l.refuse(ctx, connector.CapTenant, tenantCap)
-	}
-	if l.inFlight.Load() >= l.replicaCap {
-		return l.refuse(ctx, connector.CapReplica, l.replicaCap)
-	}
-	return nil
+	held := &p
+	return context.WithValue(ctx, permitKey{}, held), held.Release, nil
 }
 
-// count is k's counter now, 0 when it has none.
-func (l *Limiter) count(k key) int64 {
-	s := &l.shards[l.shardOf(k)]
-	s.mu.RLock()
-	c := s.m[k]
-	s.mu.RUnlock()
-	if c == nil {
-		return 0
-	}
-	return c.Load()
+type permitKey struct{}
+
+// Admitted returns the permit of a turn Admit admitted with ctx, nil when none. Its holder
+// releases it: the caller only adds the agent's cap to it.
+func Admitted(ctx context.Context) *Permit {
+	p, _ := ctx.Value(permitKey{}).(*Permit)
+	return p
 }
 
 // AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *connector.RefusedError

@@ -142,56 +142,58 @@ func TestReplicaCap_refuses_when_the_process_is_full(t *testing.T) {
 	}
 }
 
-// Check says what Acquire would say now, and takes nothing: the tenant's cap (its override
-// included), then the replica's; a tenant with no counter is admitted.
-func TestCheck_refuses_like_Acquire_and_takes_no_place(t *testing.T) {
+// Admit takes the places Acquire takes and hands the permit on in the context, where the agent's
+// cap is added to it; release gives every place back. A refusal takes nothing and carries
+// nothing.
+func TestAdmit_carries_the_permit_in_the_context(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	l := New(Config{Replica: 3, Tenant: 2, Agent: 2})
-	l.SetOverrides(map[string]connector.TenantLimits{"big": {MaxTurns: 3}})
-	for range 5 {
-		if err := l.Check(ctx, "a"); err != nil {
-			t.Fatalf("a tenant with no turn: %v", err)
-		}
+	l := New(Config{Replica: 3, Tenant: 1, Agent: 1})
+	if Admitted(ctx) != nil {
+		t.Fatal("a context nothing admitted carries a permit")
 	}
-	if n := l.InFlight(); n != 0 || l.keys() != 0 {
-		t.Fatalf("Check took places: %d in flight, %d counters", n, l.keys())
-	}
-	var held []Permit
-	for range 2 {
-		p, err := l.Acquire(ctx, "a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		held = append(held, p)
-	}
-	if c, n := refusal(t, l.Check(ctx, "a")); c != connector.CapTenant || n != 2 {
-		t.Errorf("tenant a at its cap: refused by %s %d, want tenant 2", c, n)
-	}
-	if err := l.Check(ctx, "big"); err != nil {
-		t.Errorf("tenant big under its override: %v", err)
-	}
-	p, err := l.Acquire(ctx, "big")
+	turnCtx, release, err := l.Admit(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
 	}
-	held = append(held, p)
-	// The replica is full (3): a tenant under its own cap hears of the replica's.
-	if c, n := refusal(t, l.Check(ctx, "big")); c != connector.CapReplica || n != 3 {
-		t.Errorf("full replica: refused by %s %d, want replica 3", c, n)
+	p := Admitted(turnCtx)
+	if p == nil {
+		t.Fatal("the admitted context carries no permit")
 	}
-	held[0].Release()
-	for _, tenant := range []string{"a", "big", "c"} {
-		if err := l.Check(ctx, tenant); err != nil {
-			t.Errorf("tenant %s after a release: %v", tenant, err)
-		}
+	if err := p.AcquireAgent(turnCtx, "x"); err != nil {
+		t.Fatal(err)
 	}
-	for i := 1; i < len(held); i++ {
-		held[i].Release()
+	refusedCtx, noop, err := l.Admit(ctx, "a")
+	if c, n := refusal(t, err); c != connector.CapTenant || n != 1 {
+		t.Fatalf("a second turn of a: refused by %s %d, want tenant 1", c, n)
 	}
-	var nilLimiter *Limiter
-	if err := nilLimiter.Check(ctx, "a"); err != nil {
-		t.Errorf("a nil Limiter refused: %v", err)
+	if Admitted(refusedCtx) != nil {
+		t.Error("a refused turn's context carries a permit")
+	}
+	noop()
+	if n := l.InFlight(); n != 1 {
+		t.Fatalf("in flight %d, want the one admitted turn", n)
+	}
+	// The agent's place is the permit's: another turn of a (under a raised cap) cannot have it.
+	l.SetOverrides(map[string]connector.TenantLimits{"a": {MaxTurns: 2}})
+	q, err := l.Acquire(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := refusal(t, q.AcquireAgent(ctx, "x")); c != connector.CapAgent {
+		t.Errorf("the agent's second turn: refused by %s, want agent", c)
+	}
+	q.Release()
+	release()
+	if n := l.InFlight(); n != 0 {
+		t.Errorf("in flight after the release: %d", n)
+	}
+	if p2, err := l.Acquire(ctx, "a"); err != nil {
+		t.Errorf("after the release: %v", err)
+	} else if err := p2.AcquireAgent(ctx, "x"); err != nil {
+		t.Errorf("the agent after the release: %v", err)
+	} else {
+		p2.Release()
 	}
 }
 
@@ -450,9 +452,6 @@ func TestMetrics_count_refusals_by_cap_and_turns_in_flight(t *testing.T) {
 	}
 	defer q.Release()
 	_, _ = l.Acquire(ctx, "c") // replica
-	_ = l.Check(ctx, "a")      // tenant, refused before Acquire
-	_ = l.Check(ctx, "c")      // replica
-	_ = l.Check(ctx, "b")      // tenant b holds 1 of 1: tenant
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {
 		t.Fatal(err)
@@ -475,35 +474,11 @@ func TestMetrics_count_refusals_by_cap_and_turns_in_flight(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff(map[string]int64{"tenant": 4, "replica": 2}, refused); diff != "" {
+	if diff := cmp.Diff(map[string]int64{"tenant": 2, "replica": 1}, refused); diff != "" {
 		t.Errorf("refusals by cap (-want +got):\n%s", diff)
 	}
 	if inFlight != 2 {
 		t.Errorf("in flight = %d, want 2", inFlight)
-	}
-}
-
-// BenchmarkCheck is the look a turn naming its tenant in metadata costs at its stream's start,
-// over a thousand tenants with turns in flight.
-func BenchmarkCheck(b *testing.B) {
-	ctx := context.Background()
-	l := New(Config{})
-	ids := make([]string, 1000)
-	for i := range ids {
-		ids[i] = "3f1c2d4e-0000-4000-8000-" + strconv.Itoa(100000000000+i)
-		p, err := l.Acquire(ctx, ids[i])
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer p.Release()
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		if err := l.Check(ctx, ids[i%len(ids)]); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 

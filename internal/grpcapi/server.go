@@ -48,8 +48,9 @@ type Server struct {
 	router   Router
 	log      *slog.Logger
 	voice    string
-	admit    Admission
-	handoff  *Handoff
+	// admission admits turns; nil: only the Router's own caps.
+	admission Admission
+	handoff   *Handoff
 	refusals refusalLog
 }
 
@@ -60,10 +61,10 @@ type Options struct {
 	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), which
 	// ListAgents reports per agent; "" is connector.VoiceExtensionURI.
 	VoiceExtension string
-	// Admission refuses a turn over a cap before it costs anything: at the stream's start
-	// (TapHandle) when the turn names its tenant in its metadata, else as soon as the request
-	// is decoded, before the Router's span, lookup and log line. nil: the Router's own
-	// admission alone.
+	// Admission admits each turn before it costs anything: at the stream's start (TapHandle)
+	// when the turn names its tenant in its metadata, else as soon as the request is decoded,
+	// before its checks and the Router's span, lookup and log line. The Router then uses the
+	// permit for the agent's cap. nil: the Router admits turns itself.
 	Admission Admission
 	// Handoff runs admitted turns, past a number open on goroutines of their own; nil: each on
 	// grpc-go's goroutine.
@@ -75,23 +76,23 @@ func New(router Router, log *slog.Logger, o Options) *Server {
 	if o.VoiceExtension == "" {
 		o.VoiceExtension = connector.VoiceExtensionURI
 	}
-	return &Server{router: router, log: log, voice: o.VoiceExtension, admit: o.Admission, handoff: o.Handoff,
+	return &Server{router: router, log: log, voice: o.VoiceExtension, admission: o.Admission, handoff: o.Handoff,
 		refusals: refusalLog{log: log}}
 }
 
 // HandleTurn implements pb.ConnectorServer.
 func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_HandleTurnServer) error {
 	ctx := stream.Context()
-	// The cheap refusals first: a turn over a cap costs a look at two counters, not the
-	// request's checks, the Router's span and log line, or a goroutine of its own.
+	// Admission first: a turn over a cap costs a few counters, not the request's checks, the
+	// Router's span and log line, or a goroutine of its own.
 	if err := checkTenantMetadata(ctx, req.GetTenantId()); err != nil {
 		return err
 	}
-	if s.admit != nil {
-		if err := s.admit.Check(ctx, req.GetTenantId()); err != nil {
-			return s.refuse(ctx, req.GetTenantId(), false, err)
-		}
+	ctx, release, err := s.admit(ctx, req.GetTenantId())
+	if err != nil {
+		return err
 	}
+	defer release() // after the turn: Handoff.Run waits for it
 	if err := checkTurn(req); err != nil {
 		return err
 	}

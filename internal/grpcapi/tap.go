@@ -18,26 +18,29 @@ import (
 
 // TenantMetadataKey is the gRPC request metadata key in which a dialog engine may name the
 // tenant of a HandleTurn, the same id as its tenant_id (see connector.proto). A turn that
-// names its tenant there is refused over a cap at the stream's start, before it costs the
-// connector a goroutine or a decode.
+// names its tenant there is admitted, or refused over a cap, at the stream's start, before it
+// costs the connector a goroutine or a decode.
 const TenantMetadataKey = "a2ac-tenant-id"
 
-// Admission refuses turns over a cap before they cost anything (internal/admission's Limiter
-// is it). The Router still takes the turn's places; this is only a look.
+// Admission admits turns under the tenant's and the replica's caps (internal/admission's
+// Limiter is it), before they cost anything.
 type Admission interface {
-	// Check returns a *connector.RefusedError when a turn of the tenant would be refused now.
-	// It must be cheap and never block: TapHandle calls it on a connection's reading goroutine.
-	Check(ctx context.Context, tenantID string) error
+	// Admit takes a turn's places, or refuses it with a *connector.RefusedError. The returned
+	// context carries them to the Router; release gives them back, exactly once. It must be
+	// cheap and never block: TapHandle calls it on a connection's reading goroutine.
+	Admit(ctx context.Context, tenantID string) (turnCtx context.Context, release func(), err error)
 }
 
 // TapHandle is the server's grpc.InTapHandle. grpc-go runs it on the connection's reading
-// goroutine when a stream's headers arrive, before it creates the stream, its goroutine, or
-// reads the request. A HandleTurn whose tenant, named in TenantMetadataKey, is at its cap (or
-// the replica at its own) is refused there with RESOURCE_EXHAUSTED: under a burst of one
-// tenant's streams, each refusal then costs a look at two counters and a header frame, and the
-// other tenants' turns keep the CPU. Every other stream, and a turn without the key, goes on.
+// goroutine when a stream's headers arrive, before it creates the stream's goroutine or reads
+// the request. A HandleTurn that names its tenant in TenantMetadataKey is admitted there: over
+// the tenant's cap (or the replica's) it is refused with RESOURCE_EXHAUSTED at once, and under
+// them it takes its places then, so that a burst of streams is counted as it arrives, not once
+// each has been decoded. Under a burst of one tenant's streams each refusal then costs a few
+// counters and a header frame, and the other tenants' turns keep the CPU. Every other stream,
+// and a turn without the key, goes on as it came.
 func (s *Server) TapHandle(ctx context.Context, info *tap.Info) (context.Context, error) {
-	if s.admit == nil || info.FullMethodName != pb.Connector_HandleTurn_FullMethodName {
+	if s.admission == nil || info.FullMethodName != pb.Connector_HandleTurn_FullMethodName {
 		return ctx, nil
 	}
 	named := info.Header[TenantMetadataKey] // grpc-go lowercases the keys
@@ -48,10 +51,61 @@ func (s *Server) TapHandle(ctx context.Context, info *tap.Info) (context.Context
 	default:
 		return ctx, errTenantMetadataTwice
 	}
-	if err := s.admit.Check(ctx, named[0]); err != nil {
+	turnCtx, release, err := s.admission.Admit(ctx, named[0])
+	if err != nil {
 		return ctx, s.refuse(ctx, named[0], true, err)
 	}
-	return ctx, nil
+	a := &admitted{release: release}
+	// The stream holds the places until HandleTurn claims them. If it never does (the client
+	// left, the request did not decode), they go back when the stream ends: grpc-go cancels
+	// every stream's context then.
+	a.stop = context.AfterFunc(ctx, a.drop)
+	return context.WithValue(turnCtx, admittedKey{}, a), nil
+}
+
+// admitted is a turn's places taken at its stream's start: released once, by HandleTurn after
+// the turn or, if HandleTurn never claims them, when the stream ends.
+type admitted struct {
+	claimed atomic.Bool
+	release func()
+	stop    func() bool
+}
+
+type admittedKey struct{}
+
+func (a *admitted) drop() {
+	if a.claimed.CompareAndSwap(false, true) {
+		a.release()
+	}
+}
+
+// claim hands the places to the caller, who releases them; false when the stream has ended
+// and they went back.
+func (a *admitted) claim() bool {
+	if !a.claimed.CompareAndSwap(false, true) {
+		return false
+	}
+	a.stop()
+	return true
+}
+
+// admit returns the context and the release of a turn of tenantID: the places its stream took
+// at its start, or, for a turn that did not name its tenant in its metadata, places taken now.
+func (s *Server) admit(ctx context.Context, tenantID string) (context.Context, func(), error) {
+	if a, ok := ctx.Value(admittedKey{}).(*admitted); ok {
+		if !a.claim() {
+			return ctx, nil, status.Error(codes.Canceled, "canceled by the caller")
+		}
+		return ctx, a.release, nil
+	}
+	if s.admission == nil {
+		return ctx, func() {}, nil
+	}
+	turnCtx, release, err := s.admission.Admit(ctx, tenantID)
+	if err != nil {
+		return ctx, nil, s.refuse(ctx, tenantID, false, err)
+	}
+	return turnCtx, release, nil
 }
 
 // The INVALID_ARGUMENTs of the tenant metadata, on tenant_id like the edge's other checks.

@@ -168,6 +168,41 @@ func TestTapHandle_refuses_a_tenant_over_its_cap_before_the_stream_exists(t *tes
 	}
 }
 
+// A turn naming its tenant takes its places at the stream's start. They go back when its turn
+// has ended, and when its handler never ran it: bytes that do not decode leave nothing behind.
+func TestTapHandle_places_taken_at_the_start_go_back_whatever_becomes_of_the_stream(t *testing.T) {
+	t.Parallel()
+	ts := startTapServer(t)
+	ctx := t.Context()
+	waitIdle := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second) // the release follows the stream's end at once
+		for ts.limiter.InFlight() != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d places still taken", what, ts.limiter.InFlight())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if st := ts.rawTurn(ctx, notProtobuf, TenantMetadataKey, tenantA); !hostile.UndecodableByGRPC(st) {
+		t.Fatalf("undecodable bytes under the cap: %v, want grpc-go's INTERNAL", st)
+	}
+	waitIdle("a request that did not decode")
+	if st := ts.rawTurn(ctx, request(t, tenantA), TenantMetadataKey, tenantB); st.Code() != codes.InvalidArgument {
+		t.Fatalf("metadata naming another tenant: %v", st)
+	}
+	waitIdle("a turn refused for its metadata")
+	for i := range 3 { // one place: each turn must have given it back for the next
+		if st := ts.rawTurn(ctx, request(t, tenantA), TenantMetadataKey, tenantA); st.Code() != codes.OK {
+			t.Fatalf("turn %d: %v", i, st)
+		}
+		waitIdle("a turn that ran")
+	}
+	if n := ts.router.turns.Load(); n != 3 {
+		t.Errorf("the router ran %d turns, want 3", n)
+	}
+}
+
 // Without the metadata, a turn over the cap is refused as before, once decoded, and before
 // the router (so before its lookup); a turn of another tenant runs, with or without it, on a
 // goroutine of its own, and the server still stops gracefully after.
