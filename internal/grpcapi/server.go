@@ -45,13 +45,13 @@ type Router interface {
 // Server implements pb.ConnectorServer.
 type Server struct {
 	pb.UnimplementedConnectorServer
-	router   Router
-	log      *slog.Logger
-	voice    string
+	router Router
+	log    *slog.Logger
+	voice  string
 	// admission admits turns; nil: only the Router's own caps.
 	admission Admission
 	handoff   *Handoff
-	refusals refusalLog
+	refusals  refusalLog
 }
 
 var _ pb.ConnectorServer = (*Server)(nil)
