@@ -57,7 +57,7 @@ type tapServer struct {
 	stop    func()
 }
 
-func startTapServer(t *testing.T) *tapServer {
+func startTapServer(t testing.TB) *tapServer {
 	t.Helper()
 	ts := &tapServer{router: &countingRouter{}, limiter: admission.New(admission.Config{Replica: 100, Tenant: 1, Agent: 1})}
 	api := New(ts.router, slog.New(slog.DiscardHandler), Options{Admission: ts.limiter, Handoff: NewHandoff(0)})
@@ -94,7 +94,7 @@ func startTapServer(t *testing.T) *tapServer {
 }
 
 // fill takes tenant's one place, as a turn in flight does, until the test ends.
-func (ts *tapServer) fill(t *testing.T, tenant string) {
+func (ts *tapServer) fill(t testing.TB, tenant string) {
 	t.Helper()
 	p, err := ts.limiter.Acquire(t.Context(), tenant)
 	if err != nil {
@@ -130,7 +130,7 @@ func (ts *tapServer) rawTurn(ctx context.Context, body []byte, kv ...string) *st
 }
 
 // request is a valid HandleTurn request of tenant, as bytes.
-func request(t *testing.T, tenant string) []byte {
+func request(t testing.TB, tenant string) []byte {
 	t.Helper()
 	b, err := Codec().Marshal(&pb.HandleTurnRequest{TenantId: tenant, SessionId: "s-" + t.Name(), TurnId: "t1", AgentId: "a1", Text: "hello"})
 	if err != nil {
@@ -316,5 +316,27 @@ func TestRefusalLog_writes_at_most_a_line_a_second_with_the_count(t *testing.T) 
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("log lines (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkRefusedTurn is a turn over its tenant's cap through a real gRPC server on loopback,
+// client included: refused at the stream's start (metadata) or once decoded (none).
+func BenchmarkRefusedTurn(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		kv   []string
+	}{{"at_the_stream_start", []string{TenantMetadataKey, tenantA}}, {"after_decoding", nil}} {
+		b.Run(bc.name, func(b *testing.B) {
+			ts := startTapServer(b)
+			ts.fill(b, tenantA)
+			body := request(b, tenantA)
+			ctx := b.Context()
+			b.ReportAllocs()
+			for b.Loop() {
+				if st := ts.rawTurn(ctx, body, bc.kv...); st.Code() != codes.ResourceExhausted {
+					b.Fatal(st)
+				}
+			}
+		})
 	}
 }
