@@ -13,12 +13,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
+	"github.com/a2a-connector/a2a-connector/internal/hostile"
 )
 
 // gates holds the agent's answer to every request whose body carries one of its markers until
@@ -244,4 +249,63 @@ func TestAgentAndReplicaCaps(t *testing.T) {
 	}
 	f, err = s.turnAs(ctx, otherTenant, otherAgent, "重复我说的话：room again")
 	wantCompleted(t, "a turn once the replica has room", f, err)
+}
+
+// TestTenantMetadata_refuses_at_the_stream_start_on_the_live_connector: with the tenant at its
+// cap of 1, a turn naming the tenant in its request metadata is RESOURCE_EXHAUSTED even when
+// its bytes are no request at all: the connector refused it before decoding anything. Without
+// the metadata the same bytes are decoded (grpc-go's INTERNAL for undecodable requests). A turn
+// whose metadata names another tenant than its tenant_id is INVALID_ARGUMENT. None reaches the
+// agent.
+func TestTenantMetadata_refuses_at_the_stream_start_on_the_live_connector(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	g := newGates("gated")
+	s := startStack(t, map[string]string{"A2AC_TENANT_MAX_TURNS": "1"}, func(c *stackConfig) { c.wrapAgent = g.wrap })
+	otherTenant, _ := s.otherTenant(t)
+	held := s.startTurns(t, 1, s.tenant, s.agent, "重复我说的话：gated")
+	g.waitHeld(t, "gated", 1)
+	posts := g.posts.Load()
+
+	raw := grpc.ForceCodec(hostile.RawCodec{})
+	call := func(body []byte, kv ...string) *status.Status {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(ctx, kv...), 20*time.Second)
+		defer cancel()
+		stream, err := s.conn.NewStream(ctx, &pb.Connector_ServiceDesc.Streams[0], pb.Connector_HandleTurn_FullMethodName, raw)
+		if err != nil {
+			return status.Convert(err)
+		}
+		if err := stream.SendMsg(&body); err != nil && !errors.Is(err, io.EOF) {
+			return status.Convert(err)
+		}
+		_ = stream.CloseSend()
+		var ev []byte
+		for {
+			if err := stream.RecvMsg(&ev); err != nil {
+				return status.Convert(err)
+			}
+		}
+	}
+	notARequest := []byte{0x0f, 0xff, 0xff} // a field tag of wire type 7, which does not exist
+	st := call(notARequest, grpcapi.TenantMetadataKey, s.tenant)
+	wantRefused(t, st.Err(), "tenant", "1")
+	if st := call(notARequest); !hostile.UndecodableByGRPC(st) {
+		t.Errorf("the same bytes without the metadata: %v, want grpc-go's answer to an undecodable request", st)
+	}
+	valid, err := proto.Marshal(&pb.HandleTurnRequest{TenantId: s.tenant, SessionId: uuid.NewString(), TurnId: uuid.NewString(),
+		AgentId: s.agent, Text: "重复我说的话：named"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := call(valid, grpcapi.TenantMetadataKey, otherTenant); st.Code() != codes.InvalidArgument ||
+		!strings.HasPrefix(st.Message(), "tenant_id: differs from the tenant named in the "+grpcapi.TenantMetadataKey) {
+		t.Errorf("metadata naming another tenant: %v, want INVALID_ARGUMENT on tenant_id", st)
+	}
+	if got := g.posts.Load(); got != posts {
+		t.Errorf("the agent got %d requests from refused turns, want none", got-posts)
+	}
+	close(g.open["gated"])
+	if got := <-held; got != pb.Outcome_OUTCOME_COMPLETED.String() {
+		t.Fatalf("the held turn ended %s", got)
+	}
 }

@@ -16,10 +16,12 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 )
 
 // defaultSilenceMs is the silence of a bare /silence.
@@ -158,6 +160,8 @@ func (c *chatSession) turn(ctx context.Context, req *pb.HandleTurnRequest) error
 	req.Channel, req.Interruption = c.channel, c.cut
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	// As a dialog engine should: the connector admits or refuses the turn as its stream opens.
+	ctx = metadata.AppendToOutgoingContext(ctx, grpcapi.TenantMetadataKey, c.tenant)
 	stream, err := c.client.HandleTurn(ctx, req)
 	if err != nil {
 		return err

@@ -103,7 +103,7 @@ const (
 )
 
 // ownGoroutineAbove: with more turns than this open, each new one runs on a goroutine of its own
-// (grpcapi.OwnGoroutineAbove): thousands of parked turns then fit in half the stack memory, and
+// (grpcapi.Handoff): thousands of parked turns then fit in half the stack memory, and
 // a few hundred do not pay a goroutine start per turn for a saving of a few MiB.
 const ownGoroutineAbove = 256
 
@@ -281,9 +281,12 @@ func (m *Main) Open(ctx context.Context) error {
 		Admission: limiter, Inflight: m.inflight, VoiceExtension: cfg.VoiceExtension,
 	})
 
-	// Outermost, so that grpc-go's goroutine waits on as few frames as possible.
-	opts := []grpc.ServerOption{grpc.ChainStreamInterceptor(grpcapi.OwnGoroutineAbove(ownGoroutineAbove))}
-	srv := grpc.NewServer(append(append(opts, tp.GRPCServerOptions()...),
+	api := grpcapi.New(m.router, log, grpcapi.Options{VoiceExtension: cfg.VoiceExtension,
+		Admission: limiter, Handoff: grpcapi.NewHandoff(ownGoroutineAbove)})
+	srv := grpc.NewServer(append(tp.GRPCServerOptions(),
+		// A turn that names its tenant in its metadata is refused over a cap before grpc-go
+		// creates its stream: no goroutine, no decode, no span.
+		grpc.InTapHandle(api.TapHandle),
 		// A string that is not UTF-8 is INVALID_ARGUMENT naming its field, not grpc-go's INTERNAL.
 		grpc.ForceServerCodecV2(grpcapi.Codec()),
 		grpc.MaxRecvMsgSize(maxRecvMsgBytes),
@@ -301,7 +304,7 @@ func (m *Main) Open(ctx context.Context) error {
 			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
 		}),
 	)...)
-	pb.RegisterConnectorServer(srv, grpcapi.New(m.router, log, grpcapi.Options{VoiceExtension: cfg.VoiceExtension}))
+	pb.RegisterConnectorServer(srv, api)
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 

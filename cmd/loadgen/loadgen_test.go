@@ -143,10 +143,10 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 		"-long-streams", "20", "-long-chunks", "2", "-long-delay", "20ms", "-long-ramp", "0s",
 		"-decay", "2s", "-decay-window", "1s",
 		"-noisy", "12", "-noisy-cap", "4", "-noisy-c", "2", "-noisy-chunks", "3", "-noisy-delay", "50ms", "-noisy-retry", "20ms",
-		"-markdown")
+		"-burst", "40", "-replicas", "2", "-markdown")
 
 	col, rows := table(t, out, viaConnector)
-	for _, label := range []string{"c=1", "c=3", "20 long streams (2×20ms)"} {
+	for _, label := range []string{"c=1", "c=3", "c=1, 2 replicas", "c=3, 2 replicas", "20 long streams (2×20ms)"} {
 		r, ok := rows[label]
 		if !ok {
 			t.Errorf("no row %q in:\n%s", label, out)
@@ -168,11 +168,12 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 			}
 		}
 	}
-	if len(rows) != 3 {
-		t.Errorf("%d rows, want 3:\n%s", len(rows), out)
+	if len(rows) != 5 {
+		t.Errorf("%d rows, want 5:\n%s", len(rows), out)
 	}
 	// The timed rows alternate in three rounds (the default), the long streams run once.
-	for _, phase := range []string{"c=1 direct", "c=1 via connector", "c=3 direct", "c=3 via connector"} {
+	for _, phase := range []string{"c=1 direct", "c=1 via connector", "c=3 direct", "c=3 via connector",
+		"c=1, 2 replicas direct", "c=1, 2 replicas via connector"} {
 		if n := strings.Count(errOut, "== "+phase+": "); n != 3 {
 			t.Errorf("%d phases %q, want 3 rounds:\n%s", n, phase, errOut)
 		}
@@ -185,9 +186,51 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 	}
 
 	checkNoisy(t, out)
+	checkBurst(t, out, 40, "1 replica", "2 replicas")
 
-	// Every program was stopped in order, not killed.
-	checkShutDown(t, logs, "connector", "console-api")
+	// Every program was stopped in order, not killed; the second replica too.
+	checkShutDown(t, logs, "connector", "connector-2", "console-api")
+}
+
+// checkBurst checks the burst table: a row per stack size, tenant B's turns without errors,
+// and tenant A's streams, in every round, each admitted or refused with RESOURCE_EXHAUSTED,
+// some of both. Never on speed.
+func checkBurst(t *testing.T, out string, streams int, labels ...string) {
+	t.Helper()
+	_, after, ok := strings.Cut(out, "\nburst: tenant B runs ")
+	if !ok {
+		t.Fatalf("no burst table in:\n%s", out)
+	}
+	head, rows := tableRows(t, after)
+	if diff := cmp.Diff(burstColumns, head); diff != "" {
+		t.Errorf("burst heading (-want +got):\n%s", diff)
+	}
+	if len(rows) != len(labels) {
+		t.Errorf("%d burst rows, want %d:\n%s", len(rows), len(labels), after)
+	}
+	cell := func(r []string, name string) string { return r[slices.Index(burstColumns, name)] }
+	for _, label := range labels {
+		r, ok := rows[label]
+		if !ok {
+			t.Errorf("no burst row %q in:\n%s", label, after)
+			continue
+		}
+		var quiet, during int
+		if _, err := fmt.Sscanf(cell(r, "B turns quiet/during"), "%d / %d", &quiet, &during); err != nil || quiet == 0 {
+			t.Errorf("%s: B turns %q, want some quiet ones", label, cell(r, "B turns quiet/during"))
+		}
+		if got := cell(r, "B errors"); got != "0" {
+			t.Errorf("%s: %s errors of tenant B", label, got)
+		}
+		refused, _ := strconv.Atoi(cell(r, "A refused"))
+		admitted, _ := strconv.Atoi(cell(r, "A admitted"))
+		if refused == 0 || admitted == 0 || refused+admitted != 3*streams {
+			t.Errorf("%s: A %d refused, %d admitted; want some of both, %d in all (3 rounds)", label, refused, admitted, 3*streams)
+		}
+		if got := cell(r, "A other errors"); got != "0" {
+			t.Errorf("%s: %s other errors of tenant A", label, got)
+		}
+	}
 }
 
 // TestSmokeRunBindingsAndCredentials runs the rows per binding and per credential: every row
@@ -195,7 +238,7 @@ func TestSmokeRunPrintsEveryRowWithoutErrors(t *testing.T) {
 // the connector asked the token endpoint once for all its OAuth2 turns. Never on speed.
 func TestSmokeRunBindingsAndCredentials(t *testing.T) {
 	logs := t.TempDir()
-	out, _ := runLoadgen(t, logs, "-c", "", "-long-streams", "0", "-decay", "0", "-noisy", "0",
+	out, _ := runLoadgen(t, logs, "-c", "", "-long-streams", "0", "-decay", "0", "-noisy", "0", "-burst", "0",
 		"-bindings", "jsonrpc,rest,grpc,voice", "-credentials", "apikey,oauth2", "-bindings-c", "2",
 		"-duration", "600ms", "-warmup", "100ms", "-turns-per-session", "2", "-markdown")
 	col, rows := table(t, out, viaConnector)
@@ -456,6 +499,40 @@ func TestParseFlagsVia(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
 			case tt.wantErr == "" && o.via != tt.want:
 				t.Errorf("via %q, want %q", o.via, tt.want)
+			}
+		})
+	}
+}
+
+// TestParseFlagsBurstAndReplicas: the burst row and the three-replica rows are in the default
+// run, 0 and 1 skip them, and the relay (one process, no caps) runs neither.
+func TestParseFlagsBurstAndReplicas(t *testing.T) {
+	t.Parallel()
+	base := []string{"-database-url", "postgres://unused", "-bin", t.TempDir()}
+	tests := []struct {
+		name            string
+		args            []string
+		burst, replicas int
+		tenantMetadata  bool
+		wantErr         string
+	}{
+		{name: "the_default_run_has_both", burst: 5000, replicas: 3, tenantMetadata: true},
+		{name: "zero_and_one_skip_them", args: []string{"-burst", "0", "-replicas", "1", "-tenant-metadata=false"}, burst: 0, replicas: 1},
+		{name: "the_relay_runs_neither", args: []string{"-via", "relay", "-decay", "0"}, burst: 0, replicas: 1, tenantMetadata: true},
+		{name: "a_negative_burst_is_an_error", args: []string{"-burst", "-1"}, wantErr: "-burst must not be negative"},
+		{name: "zero_replicas_is_an_error", args: []string{"-replicas", "0"}, wantErr: "-replicas: 1..9"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o, err := parseFlags(append(slices.Clip(base), tt.args...), io.Discard)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("error %v, want none", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
+			case tt.wantErr == "" && (o.burst != tt.burst || o.replicas != tt.replicas || o.tenantMetadata != tt.tenantMetadata):
+				t.Errorf("burst %d, replicas %d, tenant metadata %v; want %d, %d, %v", o.burst, o.replicas, o.tenantMetadata, tt.burst, tt.replicas, tt.tenantMetadata)
 			}
 		})
 	}

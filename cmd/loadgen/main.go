@@ -19,6 +19,11 @@
 // credential (API key, OAuth2 client credentials) follow, each against the stub agent's face of
 // that kind, its direct side speaking the same binding with the same credential (bindings.go).
 //
+// With -replicas N (3 by default), the concurrency rows and the burst row run again through N
+// connector processes on the one database, the turns spread evenly over them. The burst row
+// (burst.go) measures a tenant's fast turns while another tenant opens -burst streams at once,
+// far over its cap.
+//
 // It does not judge the numbers: targets belong to the issue that set them, and tests never
 // assert on speed. It runs on Linux only (it reads /proc).
 package main
@@ -38,8 +43,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 )
 
 func main() {
@@ -55,6 +63,7 @@ func main() {
 const usage = `usage: loadgen [run] [flags]     measure (default; loadgen -h for the flags)
        loadgen agent [flags]       serve the stub A2A agent alone (loadgen agent -h)
        loadgen relay [flags]       serve the minimal relay alone (loadgen relay -h; what -via relay and -via hop run)
+       loadgen burst [flags]       the burst row's streams, in a process of their own (loadgen burst -h)
 
 make loadtest builds the binaries, starts a private Postgres and runs loadgen.`
 
@@ -89,6 +98,14 @@ type options struct {
 	// tenant B's concurrency.
 	noisy, noisyCap, noisyC, noisyChunks int
 	noisyDelay, noisyRetry               time.Duration
+	// burst: tenant A's streams opened at once in the burst row (burst.go), beside tenant B's
+	// -noisy-c turns, against A's cap of -noisy-cap.
+	burst int
+	// replicas: the plain rows and the burst row run again through this many connector
+	// processes on the one database (1: not).
+	replicas int
+	// tenantMetadata: HandleTurn calls name their tenant in the request metadata.
+	tenantMetadata bool
 	// The rows per binding and per credential (bindings.go), each at every level of bindingsC.
 	bindings, credentials []string
 	bindingsC             []int
@@ -111,6 +128,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAgent(ctx, args, stdout, stderr)
 	case "relay":
 		return runRelay(ctx, args, stderr)
+	case "burst":
+		return runBurst(ctx, args, os.Stdin, stdout, stderr)
 	case "run":
 		o, err := parseFlags(args, stderr)
 		if err != nil {
@@ -162,6 +181,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.noisyChunks, "noisy-chunks", 10, "text chunks of tenant A's slow turns")
 	fs.DurationVar(&o.noisyDelay, "noisy-delay", 100*time.Millisecond, "agent's pause between the chunks of tenant A's slow turns")
 	fs.DurationVar(&o.noisyRetry, "noisy-retry", 100*time.Millisecond, "pause of a tenant A worker after a refusal before it tries again")
+	fs.IntVar(&o.burst, "burst", 5000, "burst row: tenant A's slow streams (-noisy-chunks, -noisy-delay) opened at once against its cap of -noisy-cap, beside tenant B's -noisy-c fast turns; 0 skips the row (so does -via relay or hop)")
+	fs.IntVar(&o.replicas, "replicas", 3, "after the one-replica rows, the -c rows and the burst row run again through this many connector processes on the same Postgres, turns spread evenly over them; 1 skips those rows (so does -via relay or hop)")
+	fs.BoolVar(&o.tenantMetadata, "tenant-metadata", true, "name the tenant of each HandleTurn in the request metadata ("+grpcapi.TenantMetadataKey+"), as a dialog engine should; false: only in the request")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	bindings := fs.String("bindings", "", "rows per binding, at each -bindings-c: jsonrpc, rest (A2A 1.0 HTTP+JSON), grpc (A2A 1.0 gRPC), comma-separated; each row's direct side speaks the same binding")
 	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), comma-separated; JSON-RPC agents")
@@ -232,10 +254,13 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	check(o.noisy >= 0 && o.noisyCap >= 1 && o.noisyC >= 1, "-noisy must not be negative, -noisy-cap and -noisy-c at least 1")
 	check(o.noisyChunks >= 1 && o.noisyChunks <= 10000, "-noisy-chunks: 1..10000")
 	check(o.noisyDelay >= 0 && o.noisyDelay <= time.Minute && o.noisyRetry >= 0, "-noisy-delay: 0..1m; -noisy-retry must not be negative")
+	check(o.burst >= 0, "-burst must not be negative")
+	check(o.replicas >= 1 && o.replicas <= 9, "-replicas: 1..9")
 	if o.via != viaConnector {
-		o.noisy = 0 // the relay has no caps: nothing to measure
+		// The relay has no caps, and is one process: nothing to measure.
+		o.noisy, o.burst, o.replicas = 0, 0, 1
 	}
-	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0 || o.noisy > 0 || hasTargets, "nothing to run: -c is empty, -long-streams 0, -noisy 0, -decay 0, no -bindings or -credentials")
+	check(len(o.concurrency) > 0 || o.longStreams > 0 || o.decay > 0 || o.noisy > 0 || o.burst > 0 || hasTargets, "nothing to run: -c is empty, -long-streams 0, -noisy 0, -burst 0, -decay 0, no -bindings or -credentials")
 	if len(bad) > 0 {
 		return o, errors.New(strings.Join(bad, "; "))
 	}
@@ -329,7 +354,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		maxC = max(maxC, c)
 	}
 	direct := newDirectClient(s.agentURL+"/", max(maxC, o.decayC))
-	via, err := newViaClient(s.grpcAddr, o.conns, s.tenantID, s.agentID)
+	via, err := newViaClient([]string{s.grpcAddr}, o.conns, s.tenantID, s.agentID, o.tenantMetadata)
 	if err != nil {
 		return 0, err
 	}
@@ -343,12 +368,13 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 
 	var runID [4]byte
 	rand.Read(runID[:])
-	r := &runner{o: o, s: s, via: via, id: hex.EncodeToString(runID[:]), progress: stderr}
-	w := watched{connector: s.connector.cmd.Process.Pid, agent: s.agent.cmd.Process.Pid, pgRoot: s.pgRoot}
+	r := &runner{o: o, s: s, via: via, addrs: []string{s.grpcAddr}, logs: []string{s.connector.log}, id: hex.EncodeToString(runID[:]), progress: stderr}
+	w := watched{connectors: []int{s.connector.cmd.Process.Pid}, agent: s.agent.cmd.Process.Pid, pgRoot: s.pgRoot}
 
 	var rows []row
 	var decay *phaseStats
 	var noisy *noisyResult
+	var bursts []*burstResult
 	count := func(ps ...*phaseStats) {
 		for _, p := range ps {
 			if p != nil {
@@ -357,7 +383,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 		}
 	}
 	defer func() {
-		if len(rows) > 0 || decay != nil || noisy != nil {
+		if len(rows) > 0 || decay != nil || noisy != nil || len(bursts) > 0 {
 			var notes []string
 			if tokensBefore >= 0 {
 				after, terr := s.tokensIssued(context.WithoutCancel(ctx))
@@ -366,7 +392,7 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 				notes = targetNotes(o, rows, 0, nil)
 			}
 			fmt.Fprintln(stdout)
-			writeReport(stdout, o, rows, notes, noisy, decay)
+			writeReport(stdout, o, rows, notes, noisy, bursts, decay)
 		}
 		if err != nil {
 			err = r.fail(err)
@@ -391,23 +417,15 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 			}
 		}
 	}
-	type level struct {
-		label, name string
-		spec        phaseSpec
-		chunks      int
-		delay       time.Duration
-		target      string // "" for the plain agent
-		c           int
-	}
 	var levels []level
 	for _, c := range o.concurrency {
 		label := "c=" + strconv.Itoa(c)
 		levels = append(levels, level{label: label, name: label, chunks: o.chunks, delay: o.chunkDelay,
 			spec: phaseSpec{workers: c, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}})
 	}
+	plainLevels := slices.Clip(levels)
 	// The rows per binding and credential follow the plain ones, a load level's rows next to
 	// each other so that they run in the same stretch of the machine's time.
-	nTimed := len(levels)
 	for _, c := range o.bindingsC {
 		for _, t := range append(slices.Clip(o.bindings), o.credentials...) {
 			label := "c=" + strconv.Itoa(c) + " " + targetLabels[t]
@@ -415,44 +433,122 @@ func measureIn(ctx context.Context, o options, logDir string, stdout, stderr io.
 				spec: phaseSpec{workers: c, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}})
 		}
 	}
-	if o.longStreams > 0 {
-		label := fmt.Sprintf("%d long streams (%d×%s)", o.longStreams, o.longChunks, o.longDelay)
-		if o.longBinding != "" {
-			label += " " + targetLabels[o.longBinding]
-		}
-		levels = append(levels, level{
-			label: label, name: "long streams", target: o.longBinding,
-			chunks: o.longChunks, delay: o.longDelay,
-			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}})
-	}
-	// The timed rows, then the noisy neighbour (a table of its own), then the long streams,
-	// which leave a large heap behind.
-	for i, l := range levels {
-		if i == nTimed {
-			if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
-				return failed, err
+	levelRows := func(r *runner, w watched, levels []level) error {
+		for _, l := range levels {
+			tg := plain
+			if l.target != "" {
+				tg = targets[l.target]
+			}
+			rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay, tg)
+			rw.label, rw.target, rw.c = l.label, l.target, l.c
+			count(rw.direct, rw.via)
+			if rw.direct != nil {
+				rows = append(rows, rw)
+			}
+			if err != nil {
+				return err
 			}
 		}
-		tg := plain
-		if l.target != "" {
-			tg = targets[l.target]
+		return nil
+	}
+	// The plain timed rows, the noisy neighbour (a table of its own), the rows per binding and
+	// credential, the burst (a table of its own), the rows through several replicas, then the
+	// long streams, which leave a large heap behind.
+	if err := levelRows(r, w, plainLevels); err != nil {
+		return failed, err
+	}
+	if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
+		return failed, err
+	}
+	if err := levelRows(r, w, levels[len(plainLevels):]); err != nil {
+		return failed, err
+	}
+	var burstTenant, burstAgent string
+	if o.burst > 0 {
+		if burstTenant, burstAgent, err = r.s.addCappedTenant(ctx, "burst", o.noisyCap); err != nil {
+			return failed, err
 		}
-		rw, err := r.level(ctx, l.name, l.spec, w, l.chunks, l.delay, tg)
-		rw.label, rw.target, rw.c = l.label, l.target, l.c
-		count(rw.direct, rw.via)
-		if rw.direct != nil {
-			rows = append(rows, rw)
+		b, err := r.burstRow(ctx, w, burstTenant, burstAgent)
+		if b != nil {
+			bursts = append(bursts, b)
+			count(b.quiet, b.during)
 		}
 		if err != nil {
 			return failed, err
 		}
 	}
-	if len(levels) == nTimed { // no long-streams row
-		if err := r.noisyInto(ctx, w, &noisy, count); err != nil {
+	if o.replicas > 1 && (len(plainLevels) > 0 || o.burst > 0) {
+		fmt.Fprintf(stderr, "== starting %d more connector processes on the same database\n", o.replicas-1)
+		if err := s.startReplicas(ctx, o.replicas); err != nil {
+			return failed, err
+		}
+		rn, wn, closeRn, err := r.onReplicas(w)
+		if err != nil {
+			return failed, err
+		}
+		defer closeRn()
+		for i := range plainLevels {
+			plainLevels[i].label += ", " + replicasLabel(o.replicas)
+			plainLevels[i].name = plainLevels[i].label
+		}
+		if err := levelRows(rn, wn, plainLevels); err != nil {
+			return failed, err
+		}
+		if o.burst > 0 {
+			b, err := rn.burstRow(ctx, wn, burstTenant, burstAgent)
+			if b != nil {
+				bursts = append(bursts, b)
+				count(b.quiet, b.during)
+			}
+			if err != nil {
+				return failed, err
+			}
+		}
+		closeRn()
+		s.stopReplicas()
+	}
+	if o.longStreams > 0 {
+		label := fmt.Sprintf("%d long streams (%d×%s)", o.longStreams, o.longChunks, o.longDelay)
+		if o.longBinding != "" {
+			label += " " + targetLabels[o.longBinding]
+		}
+		err := levelRows(r, w, []level{{
+			label: label, name: "long streams", target: o.longBinding,
+			chunks: o.longChunks, delay: o.longDelay,
+			spec: phaseSpec{workers: o.longStreams, oneShot: true, ramp: o.longRamp, turnTimeout: o.turnTimeout}}})
+		if err != nil {
 			return failed, err
 		}
 	}
 	return failed, nil
+}
+
+// level is a row to measure.
+type level struct {
+	label, name string
+	spec        phaseSpec
+	chunks      int
+	delay       time.Duration
+	target      string // "" for the plain agent
+	c           int
+}
+
+// onReplicas returns a runner like r whose via phases go to every connector process running
+// now, evenly, and what it watches; close closes its client (twice is fine).
+func (r *runner) onReplicas(w watched) (*runner, watched, func(), error) {
+	rn := *r
+	rn.addrs = r.s.addrs()
+	via, err := newViaClient(rn.addrs, r.o.conns, r.s.tenantID, r.s.agentID, r.o.tenantMetadata)
+	if err != nil {
+		return nil, w, nil, err
+	}
+	rn.via, rn.logs, w.connectors = via, nil, nil
+	for _, c := range r.s.connectors() {
+		rn.logs = append(rn.logs, c.log)
+		w.connectors = append(w.connectors, c.cmd.Process.Pid)
+	}
+	var once sync.Once
+	return &rn, w, func() { once.Do(via.close) }, nil
 }
 
 // level measures one row: direct, then via the connector, alternating o.rounds times for a
@@ -492,9 +588,12 @@ func (r *runner) level(ctx context.Context, name string, spec phaseSpec, w watch
 
 // runner runs phases against one stack.
 type runner struct {
-	o        options
-	s        *stack
-	via      *viaClient
+	o   options
+	s   *stack
+	via *viaClient
+	// addrs are the connector processes via calls, logs their logs.
+	addrs    []string
+	logs     []string
 	id       string // this run's id, in session and turn ids
 	progress io.Writer
 	phases   int
@@ -515,7 +614,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	side := "via " + r.o.via
 	if direct {
 		side = "direct"
-		w.connector = 0 // the connector idles; its RSS and CPU are not this phase's
+		w.connectors = nil // the connector idles; its RSS and CPU are not this phase's
 	}
 	newTurn := func(worker int) turnFunc {
 		n, inSession := 0, 0
@@ -545,7 +644,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 	}
 	fmt.Fprintf(r.progress, "== %s %s: %s\n", label, side, what)
 	_, _ = r.s.agentPeak(ctx) // starts the agent's count of streams open at once afresh
-	logFrom := logSize(r.s.connector.log)
+	logFrom := logSizes(r.logs)
 	st, err := runPhase(ctx, spec, w, newTurn)
 	if direct {
 		tg.direct.closeIdle()
@@ -554,7 +653,7 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 		return nil, err // interrupted: a partial phase would read as a measurement
 	}
 	if !direct {
-		lc := scanLog(r.s.connector.log, logFrom)
+		lc := scanLogs(r.logs, logFrom)
 		st.logged = &lc
 	}
 	if st.agentPeak, err = r.s.agentPeak(ctx); err != nil {

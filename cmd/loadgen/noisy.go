@@ -54,23 +54,15 @@ func (r *runner) noisyInto(ctx context.Context, w watched, into **noisyResult, c
 // its window ends; then they finish the turn they are in, so the next quiet phase is quiet.
 func (r *runner) noisyRow(ctx context.Context, w watched) (*noisyResult, error) {
 	o := r.o
-	tenantA, agentA, _, err := r.s.addTenant(ctx, "noisy neighbour")
+	tenantA, agentA, err := r.s.addCappedTenant(ctx, "noisy neighbour", o.noisyCap)
 	if err != nil {
 		return nil, err
 	}
-	if err := r.s.setTenantCap(ctx, tenantA, o.noisyCap); err != nil {
-		return nil, err
-	}
-	viaA, err := newViaClient(r.s.grpcAddr, o.conns, tenantA, agentA)
+	viaA, err := newViaClient(r.addrs, o.conns, tenantA, agentA, o.tenantMetadata)
 	if err != nil {
 		return nil, err
 	}
 	defer viaA.close()
-	// Every replica reads the overrides every A2AC_LIMITS_REFRESH: two of them and the cap is
-	// in force.
-	if !sleepUntil(ctx, time.Now().Add(2*limitsRefresh)) {
-		return nil, ctx.Err()
-	}
 	res := &noisyResult{a: neighbourStats{errSamples: map[string]int{}}}
 	spec := phaseSpec{workers: o.noisyC, warmup: o.warmup, duration: o.duration, turnTimeout: o.turnTimeout}
 	for i := range o.rounds {

@@ -37,7 +37,10 @@ type phaseSpec struct {
 
 // watched are the processes whose CPU a phase reads at its edges.
 type watched struct {
-	connector, agent, pgRoot int // 0: not watched
+	// connectors are the connector processes (the replicas): their CPU is summed, their peak
+	// RSS is the largest one's. None: not watched.
+	connectors    []int
+	agent, pgRoot int // 0: not watched
 }
 
 // phaseStats is what a phase measured.
@@ -155,8 +158,8 @@ type cpuSnapshot struct{ connector, agent, pg, self time.Duration }
 
 func snapshot(w watched) cpuSnapshot {
 	var s cpuSnapshot
-	if w.connector > 0 {
-		s.connector = cpuOf(w.connector)
+	for _, pid := range w.connectors {
+		s.connector += cpuOf(pid)
 	}
 	if w.agent > 0 {
 		s.agent = cpuOf(w.agent)
@@ -177,19 +180,19 @@ func runPhase(ctx context.Context, spec phaseSpec, w watched, newTurn func(worke
 
 	var windowStart, windowEnd time.Time
 	var s0, s1 cpuSnapshot
-	var rss *rssWatch
+	var rss []*rssWatch
 	finished := false
 	begin := func() {
 		s0 = snapshot(w)
-		if w.connector > 0 {
-			rss = watchRSS(w.connector)
+		for _, pid := range w.connectors {
+			rss = append(rss, watchRSS(pid))
 		}
 	}
 	finish := func() {
 		finished = true
 		s1 = snapshot(w)
-		if rss != nil {
-			st.connectorRSS = rss.peak()
+		for _, r := range rss {
+			st.connectorRSS = max(st.connectorRSS, r.peak())
 		}
 	}
 
@@ -263,8 +266,10 @@ func runPhase(ctx context.Context, spec phaseSpec, w watched, newTurn func(worke
 			}
 		}
 		wg.Wait()
-		if rss != nil && !finished {
-			rss.peak() // interrupted: stop the sampler
+		if !finished {
+			for _, r := range rss {
+				r.peak() // interrupted: stop the sampler
+			}
 		}
 		st.window = spec.duration
 	}

@@ -387,6 +387,31 @@ func logSize(path string) int64 {
 	return fi.Size()
 }
 
+// logSizes is logSize of each log.
+func logSizes(paths []string) []int64 {
+	out := make([]int64, len(paths))
+	for i, p := range paths {
+		out[i] = logSize(p)
+	}
+	return out
+}
+
+// scanLogs is scanLog of each log from its offset, added up.
+func scanLogs(paths []string, offsets []int64) logCounts {
+	lc := logCounts{kinds: map[string]int{}}
+	for i, p := range paths {
+		one := scanLog(p, offsets[i])
+		lc.errors += one.errors
+		lc.warnings += one.warnings
+		for k, v := range one.kinds {
+			if _, ok := lc.kinds[k]; ok || len(lc.kinds) < maxErrorKinds {
+				lc.kinds[k] += v
+			}
+		}
+	}
+	return lc
+}
+
 // scanLog counts the WARN and ERROR lines of a JSON log (slog's) from offset on. A turn can end
 // well for its caller while the connector logs that something behind it failed (a session it
 // could not save); those count here, since the client cannot see them.

@@ -101,7 +101,7 @@ func cells(r row) []string {
 }
 
 // writeReport prints the settings, the table and the fresh-database line.
-func writeReport(w io.Writer, o options, rows []row, notes []string, noisy *noisyResult, decay *phaseStats) {
+func writeReport(w io.Writer, o options, rows []row, notes []string, noisy *noisyResult, bursts []*burstResult, decay *phaseStats) {
 	fmt.Fprintln(w, "loadgen: "+describe(o))
 	fmt.Fprintln(w)
 	if len(rows) > 0 {
@@ -119,6 +119,10 @@ func writeReport(w io.Writer, o options, rows []row, notes []string, noisy *nois
 	if noisy != nil {
 		fmt.Fprintln(w)
 		writeNoisy(w, o, noisy)
+	}
+	if len(bursts) > 0 {
+		fmt.Fprintln(w)
+		writeBurst(w, o, bursts)
 	}
 	if decay != nil {
 		fmt.Fprintln(w)

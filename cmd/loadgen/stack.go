@@ -27,9 +27,19 @@ type stack struct {
 	// "relay": its log is relay.log). Its CPU, RSS and log are the table's.
 	agent, console, connector *child
 
-	agentURL  string // the stub agent's base URL (its card's url)
-	agentGRPC string // host:port of the stub agent's gRPC face
-	grpcAddr  string // the connector's (or the relay's)
+	// replicas are the connector processes beyond the first (-replicas), on the same database;
+	// running only for the rows that use them (startReplicas).
+	replicas     []*child
+	replicaAddrs []string
+	// How the connector was started, for the replicas: its environment, binary, arguments and
+	// name, and the folder of the logs.
+	connectorEnv     []string
+	viaPath, viaName string
+	viaArgs          []string
+	logDir           string
+	agentURL         string // the stub agent's base URL (its card's url)
+	agentGRPC        string // host:port of the stub agent's gRPC face
+	grpcAddr         string // the connector's (or the relay's)
 	// secrets are the credentials the stub agent checks (the API-key and OAuth2 rows).
 	secrets stubSecrets
 	// targets are the agent ids of the rows per binding and credential (-bindings,
@@ -137,6 +147,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	if o.debugAddr != "" {
 		connectorEnv = append(slices.Clip(env), "A2AC_DEBUG_ADDR="+o.debugAddr)
 	}
+	s.connectorEnv, s.viaPath, s.viaName, s.viaArgs, s.logDir = env, viaPath, viaName, viaArgs, logDir
 	s.connector, s.grpcAddr, err = startChild(ctx, viaName, viaPath, viaArgs, connectorEnv, logDir, logAddr("connector listening"))
 	if s.connector != nil {
 		s.childrens = append(s.childrens, s.connector)
@@ -200,6 +211,21 @@ func (s *stack) addTenant(ctx context.Context, name string) (tenantID, agentID, 
 	return tenant.ID, agent.ID, tenant.Token, nil
 }
 
+// addCappedTenant adds a tenant with the stub agent, whose concurrent-turn cap is n, and waits
+// until every connector has read the cap (two A2AC_LIMITS_REFRESH).
+func (s *stack) addCappedTenant(ctx context.Context, name string, n int) (tenantID, agentID string, err error) {
+	if tenantID, agentID, _, err = s.addTenant(ctx, name); err != nil {
+		return "", "", err
+	}
+	if err := s.setTenantCap(ctx, tenantID, n); err != nil {
+		return "", "", err
+	}
+	if !sleepUntil(ctx, time.Now().Add(2*limitsRefresh)) {
+		return "", "", ctx.Err()
+	}
+	return tenantID, agentID, nil
+}
+
 // setTenantCap sets the tenant's concurrent-turn cap through the admin API.
 func (s *stack) setTenantCap(ctx context.Context, tenantID string, n int) error {
 	var out struct{}
@@ -211,16 +237,49 @@ func (s *stack) setTenantCap(ctx context.Context, tenantID string, n int) error 
 	return nil
 }
 
-// stop ends every program, the connector first (it holds the load), in reverse start order.
+// stop ends every program, the connectors first (they hold the load), in reverse start order.
 func (s *stack) stop() {
+	s.stopReplicas()
 	for i := len(s.childrens) - 1; i >= 0; i-- {
 		s.childrens[i].stop()
 	}
 }
 
+// startReplicas starts connector processes until n run (the first included), each as the
+// first was started but without its debug server, on the same database: n replicas of one
+// deployment. Their logs are connector-2.log and so on.
+func (s *stack) startReplicas(ctx context.Context, n int) error {
+	for i := len(s.replicas) + 2; i <= n; i++ {
+		name := s.viaName + "-" + strconv.Itoa(i)
+		c, addr, err := startChild(ctx, name, s.viaPath, s.viaArgs, s.connectorEnv, s.logDir, logAddr("connector listening"))
+		if c != nil {
+			s.replicas = append(s.replicas, c)
+			s.replicaAddrs = append(s.replicaAddrs, addr)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stopReplicas stops the replicas beyond the first, last started first.
+func (s *stack) stopReplicas() {
+	for i := len(s.replicas) - 1; i >= 0; i-- {
+		s.replicas[i].stop()
+	}
+	s.replicas, s.replicaAddrs = nil, nil
+}
+
+// connectors are the connector processes running now, the first one first.
+func (s *stack) connectors() []*child { return append([]*child{s.connector}, s.replicas...) }
+
+// addrs are the gRPC addresses of connectors().
+func (s *stack) addrs() []string { return append([]string{s.grpcAddr}, s.replicaAddrs...) }
+
 // dead names a program that exited while it should be serving, or "".
 func (s *stack) dead() string {
-	for _, c := range s.childrens {
+	for _, c := range append(slices.Clip(s.childrens), s.replicas...) {
 		if c.exited() {
 			return fmt.Sprintf("%s exited (%v); log: %s%s", c.name, c.err, c.log, tail(c.log))
 		}

@@ -11,32 +11,41 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 )
 
-// viaClient drives HandleTurn the way a dialog engine does: a few long-lived gRPC connections,
-// turns spread over them round robin.
+// viaClient drives HandleTurn the way a dialog engine does: a few long-lived gRPC connections
+// to each replica, turns spread over them round robin (so evenly over the replicas).
 type viaClient struct {
 	conns   []*grpc.ClientConn
 	clients []pb.ConnectorClient
 	next    atomic.Uint64
 	tenant  string
 	agent   string
+	// header: each turn names its tenant in the request metadata (-tenant-metadata), as a
+	// dialog engine should, so that a replica refuses an over-cap turn before decoding it.
+	header bool
 }
 
-func newViaClient(addr string, n int, tenant, agent string) (*viaClient, error) {
-	v := &viaClient{tenant: tenant, agent: agent}
+// newViaClient opens n connections to each of addrs (the replicas), interleaved: consecutive
+// turns go to consecutive replicas.
+func newViaClient(addrs []string, n int, tenant, agent string, header bool) (*viaClient, error) {
+	v := &viaClient{tenant: tenant, agent: agent, header: header}
 	for range n {
-		// One ClientConn is one HTTP/2 connection; n of them are n TCP connections.
-		cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
-		if err != nil {
-			v.close()
-			return nil, fmt.Errorf("grpc client %s: %w", addr, err)
+		for _, addr := range addrs {
+			// One ClientConn is one HTTP/2 connection; n of them are n TCP connections.
+			cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				v.close()
+				return nil, fmt.Errorf("grpc client %s: %w", addr, err)
+			}
+			cc.Connect()
+			v.conns = append(v.conns, cc)
+			v.clients = append(v.clients, pb.NewConnectorClient(cc))
 		}
-		cc.Connect()
-		v.conns = append(v.conns, cc)
-		v.clients = append(v.clients, pb.NewConnectorClient(cc))
 	}
 	return v, nil
 }
@@ -69,6 +78,9 @@ func (v *viaClient) voiceTurnTo(ctx context.Context, agent, sessionID, turnID, t
 // run sends req and checks the turn (see turn).
 func (v *viaClient) run(ctx context.Context, req *pb.HandleTurnRequest, want string) (res turnTiming, err error) {
 	c := v.clients[v.next.Add(1)%uint64(len(v.clients))]
+	if v.header {
+		ctx = metadata.AppendToOutgoingContext(ctx, grpcapi.TenantMetadataKey, req.GetTenantId())
+	}
 	start := time.Now()
 	stream, err := c.HandleTurn(ctx, req)
 	if err != nil {

@@ -185,6 +185,30 @@ func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) 
 	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
 }
 
+// Admit is Acquire for a turn admitted before the code that runs it: the returned context
+// carries the permit (Admitted), which the session Router then uses for the agent's cap instead
+// of acquiring its own, and release gives the places back; call it exactly once, after the turn
+// has ended. grpcapi admits this way at a stream's start, before the request is decoded, so that
+// a burst of streams is counted as it arrives. On a refusal, ctx is returned as it is, with a
+// release that does nothing.
+func (l *Limiter) Admit(ctx context.Context, tenantID string) (turnCtx context.Context, release func(), err error) {
+	p, err := l.Acquire(ctx, tenantID)
+	if err != nil {
+		return ctx, func() {}, err
+	}
+	held := &p
+	return context.WithValue(ctx, permitKey{}, held), held.Release, nil
+}
+
+type permitKey struct{}
+
+// Admitted returns the permit of a turn Admit admitted with ctx, nil when none. Its holder
+// releases it: the caller only adds the agent's cap to it.
+func Admitted(ctx context.Context) *Permit {
+	p, _ := ctx.Value(permitKey{}).(*Permit)
+	return p
+}
+
 // AcquireAgent adds the cap of the turn's agent to the permit, or refuses with a *connector.RefusedError
 // and leaves the permit as it was (still to be released). Call it at most once per permit.
 func (p *Permit) AcquireAgent(ctx context.Context, agentID string) error {

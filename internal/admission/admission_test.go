@@ -142,6 +142,61 @@ func TestReplicaCap_refuses_when_the_process_is_full(t *testing.T) {
 	}
 }
 
+// Admit takes the places Acquire takes and hands the permit on in the context, where the agent's
+// cap is added to it; release gives every place back. A refusal takes nothing and carries
+// nothing.
+func TestAdmit_carries_the_permit_in_the_context(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	l := New(Config{Replica: 3, Tenant: 1, Agent: 1})
+	if Admitted(ctx) != nil {
+		t.Fatal("a context nothing admitted carries a permit")
+	}
+	turnCtx, release, err := l.Admit(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Admitted(turnCtx)
+	if p == nil {
+		t.Fatal("the admitted context carries no permit")
+	}
+	if err := p.AcquireAgent(turnCtx, "x"); err != nil {
+		t.Fatal(err)
+	}
+	refusedCtx, noop, err := l.Admit(ctx, "a")
+	if c, n := refusal(t, err); c != connector.CapTenant || n != 1 {
+		t.Fatalf("a second turn of a: refused by %s %d, want tenant 1", c, n)
+	}
+	if Admitted(refusedCtx) != nil {
+		t.Error("a refused turn's context carries a permit")
+	}
+	noop()
+	if n := l.InFlight(); n != 1 {
+		t.Fatalf("in flight %d, want the one admitted turn", n)
+	}
+	// The agent's place is the permit's: another turn of a (under a raised cap) cannot have it.
+	l.SetOverrides(map[string]connector.TenantLimits{"a": {MaxTurns: 2}})
+	q, err := l.Acquire(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := refusal(t, q.AcquireAgent(ctx, "x")); c != connector.CapAgent {
+		t.Errorf("the agent's second turn: refused by %s, want agent", c)
+	}
+	q.Release()
+	release()
+	if n := l.InFlight(); n != 0 {
+		t.Errorf("in flight after the release: %d", n)
+	}
+	if p2, err := l.Acquire(ctx, "a"); err != nil {
+		t.Errorf("after the release: %v", err)
+	} else if err := p2.AcquireAgent(ctx, "x"); err != nil {
+		t.Errorf("the agent after the release: %v", err)
+	} else {
+		p2.Release()
+	}
+}
+
 func TestOverrides_replace_the_defaults_per_tenant(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()

@@ -21,9 +21,11 @@ import (
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 )
 
@@ -233,6 +235,8 @@ type turnResult struct {
 func turn(ctx context.Context, c pb.ConnectorClient, req *pb.HandleTurnRequest) (turnResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	// As a dialog engine should: the connector admits or refuses the turn as its stream opens.
+	ctx = metadata.AppendToOutgoingContext(ctx, grpcapi.TenantMetadataKey, req.GetTenantId())
 	stream, err := c.HandleTurn(ctx, req)
 	if err != nil {
 		return turnResult{}, fmt.Errorf("HandleTurn: %w", err)

@@ -48,6 +48,10 @@ type Server struct {
 	router Router
 	log    *slog.Logger
 	voice  string
+	// admission admits turns; nil: only the Router's own caps.
+	admission Admission
+	handoff   *Handoff
+	refusals  refusalLog
 }
 
 var _ pb.ConnectorServer = (*Server)(nil)
@@ -57,6 +61,14 @@ type Options struct {
 	// VoiceExtension is the URI of the platform's voice extension (A2AC_VOICE_EXTENSION), which
 	// ListAgents reports per agent; "" is connector.VoiceExtensionURI.
 	VoiceExtension string
+	// Admission admits each turn before it costs anything: at the stream's start (TapHandle)
+	// when the turn names its tenant in its metadata, else as soon as the request is decoded,
+	// before its checks and the Router's span, lookup and log line. The Router then uses the
+	// permit for the agent's cap. nil: the Router admits turns itself.
+	Admission Admission
+	// Handoff runs admitted turns, past a number open on goroutines of their own; nil: each on
+	// grpc-go's goroutine.
+	Handoff *Handoff
 }
 
 // New returns the gRPC service backed by router.
@@ -64,12 +76,23 @@ func New(router Router, log *slog.Logger, o Options) *Server {
 	if o.VoiceExtension == "" {
 		o.VoiceExtension = connector.VoiceExtensionURI
 	}
-	return &Server{router: router, log: log, voice: o.VoiceExtension}
+	return &Server{router: router, log: log, voice: o.VoiceExtension, admission: o.Admission, handoff: o.Handoff,
+		refusals: refusalLog{log: log}}
 }
 
 // HandleTurn implements pb.ConnectorServer.
 func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_HandleTurnServer) error {
 	ctx := stream.Context()
+	// Admission first: a turn over a cap costs a few counters, not the request's checks, the
+	// Router's span and log line, or a goroutine of its own.
+	if err := checkTenantMetadata(ctx, req.GetTenantId()); err != nil {
+		return err
+	}
+	ctx, release, err := s.admit(ctx, req.GetTenantId())
+	if err != nil {
+		return err
+	}
+	defer release() // after the turn: Handoff.Run waits for it
 	if err := checkTurn(req); err != nil {
 		return err
 	}
@@ -83,8 +106,9 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}
 	fromPBVoice(req, &t) // checkTurn checked it
-	err = s.router.HandleTurn(ctx, t, &sink{stream: stream})
-	return s.status(ctx, "HandleTurn", err)
+	return s.handoff.Run(func() error {
+		return s.status(ctx, "HandleTurn", s.router.HandleTurn(ctx, t, &sink{stream: stream}))
+	})
 }
 
 // ReleaseSession implements pb.ConnectorServer.

@@ -2,13 +2,11 @@ package grpcapi
 
 import (
 	"sync/atomic"
-
-	"google.golang.org/grpc"
 )
 
-// OwnGoroutineAbove returns a stream interceptor that, once more than n streaming RPCs (turns)
-// are open, runs each new one on a goroutine of its own, started near the bottom of a stack,
-// while grpc-go's handler goroutine waits for it. Up to n it runs them in place.
+// Handoff runs turns: in place while at most n are open, and each one past that on a
+// goroutine of its own, started near the bottom of a stack, while grpc-go's handler goroutine
+// waits for it. A nil *Handoff runs every turn in place.
 //
 // Why: a turn spends nearly all its life parked in the agent's body read, and a parked
 // goroutine keeps the largest stack it ever needed (the GC shrinks a stack only while less than
@@ -17,19 +15,29 @@ import (
 // which then only receives the request and waits, in 4 KiB. With thousands of open streams that
 // is tens of MiB (docs/performance.md, "Goroutine stacks of open streams"). The price is a
 // goroutine start and a hand-over per turn, which a few hundred open turns do not need to pay:
-// their stacks are a few MiB either way.
-func OwnGoroutineAbove(n int64) grpc.StreamServerInterceptor {
-	var open atomic.Int64
-	return func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		defer open.Add(-1)
-		if open.Add(1) <= n {
-			growStack()
-			return handler(srv, ss)
-		}
-		done := make(chan error, 1)
-		go func() { done <- handler(srv, ss) }()
-		return <-done
+// their stacks are a few MiB either way. The server hands a turn over only once it has been
+// admitted: a refused turn costs no goroutine beyond its stream's.
+type Handoff struct {
+	n    int64
+	open atomic.Int64
+}
+
+// NewHandoff returns a Handoff that runs turns in place while at most n are open.
+func NewHandoff(n int64) *Handoff { return &Handoff{n: n} }
+
+// Run runs turn and returns what it returned.
+func (h *Handoff) Run(turn func() error) error {
+	if h == nil {
+		return turn()
 	}
+	defer h.open.Add(-1)
+	if h.open.Add(1) <= h.n {
+		growStack()
+		return turn()
+	}
+	done := make(chan error, 1)
+	go func() { done <- turn() }()
+	return <-done
 }
 
 // growStack grows the calling goroutine's stack to 16 KiB at once, while it is still shallow.

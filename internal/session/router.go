@@ -148,11 +148,17 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 	// The tenant's and the replica's caps before the lookup, so that a tenant over its cap
 	// costs no database round trip; the agent's once routing has named the agent (a hold may
 	// send the turn to another than the one asked for). Never queued: a refusal is at once.
-	permit, err := r.admit.Acquire(ctx, t.TenantID)
-	if err != nil {
-		return err
+	// A turn the edge admitted already (grpcapi, at its stream's start) brings its permit,
+	// which its admitter releases.
+	permit := admission.Admitted(ctx)
+	if permit == nil {
+		p, err := r.admit.Acquire(ctx, t.TenantID)
+		if err != nil {
+			return err
+		}
+		defer p.Release()
+		permit = &p
 	}
-	defer permit.Release()
 	startedAt := r.now()
 	rt, err := r.route(ctx, t, startedAt)
 	if err != nil {

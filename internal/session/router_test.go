@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/storetest"
 )
 
@@ -697,4 +698,36 @@ func sinkEvents(log []string) []string {
 	return slices.DeleteFunc(slices.Clone(log), func(e string) bool {
 		return !strings.HasPrefix(e, "started ") && !strings.HasPrefix(e, "text ") && !strings.HasPrefix(e, "final ")
 	})
+}
+
+// A turn admitted before the router (grpcapi admits at the stream's start) brings its permit in
+// its context: the router takes no second place under the tenant's cap of 1, adds the agent's
+// cap to that permit, and leaves its release to the admitter. Without one it acquires its own.
+func TestRouter_uses_the_permit_the_edge_admitted_the_turn_with(t *testing.T) {
+	h := newHarness(t, completed("一", "task-1", "ctx-1"), completed("二", "task-2", "ctx-2"))
+	lim := admission.New(admission.Config{Replica: 10, Tenant: 1, Agent: 1})
+	h.router = New(Config{Store: h.store, Invoker: h.inv, HoldTTL: 10 * time.Minute, Now: func() time.Time { return h.now }, Admission: lim})
+	ctx, release, err := lim.Admit(t.Context(), tenantID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := &logSink{log: &h.log}
+	if err := h.router.HandleTurn(ctx, connector.Turn{TenantID: tenantID, SessionID: "s1", TurnID: "t1", AgentID: agentA, Text: "hi"}, sink); err != nil {
+		t.Fatalf("the admitted turn: %v", err)
+	}
+	if n := lim.InFlight(); n != 1 {
+		t.Errorf("in flight after the turn: %d, want 1 (the admitter releases)", n)
+	}
+	// The permit holds the agent's place too: a turn admitted apart is refused by the agent's cap.
+	lim.SetOverrides(map[string]connector.TenantLimits{tenantID: {MaxTurns: 2}})
+	err = h.router.HandleTurn(t.Context(), connector.Turn{TenantID: tenantID, SessionID: "s2", TurnID: "t2", AgentID: agentA, Text: "hi"}, sink)
+	var refused *connector.RefusedError
+	if !errors.As(err, &refused) || refused.Cap != connector.CapAgent {
+		t.Errorf("a turn with a permit of its own to the same agent: %v, want the agent's cap", err)
+	}
+	release()
+	if n := lim.InFlight(); n != 0 {
+		t.Errorf("in flight after the release: %d", n)
+	}
+	h.router.Wait()
 }

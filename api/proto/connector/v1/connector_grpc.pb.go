@@ -98,6 +98,12 @@ type ConnectorClient interface {
 	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
 	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
 	// replica: behind N replicas a tenant may run up to N times its cap.
+	// Name the tenant in the request metadata too, key "a2ac-tenant-id", value the request's
+	// tenant_id: the connector then admits or refuses the turn as the stream opens, before the
+	// request is read, so a refusal costs it no goroutine, no decode, no lookup and no span, and
+	// a burst of one tenant's streams does not slow the others'. Without it a turn is refused
+	// once its request is decoded, still before the session lookup. A key whose value differs
+	// from tenant_id, or that is given twice, is INVALID_ARGUMENT and the turn does not run.
 	//
 	// Barge-in: to stop a turn (the user spoke over the reply), cancel the RPC (cancel its
 	// context). The connector closes the call to the agent, asks the agent to cancel a task this
@@ -264,6 +270,12 @@ type ConnectorServer interface {
 	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
 	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
 	// replica: behind N replicas a tenant may run up to N times its cap.
+	// Name the tenant in the request metadata too, key "a2ac-tenant-id", value the request's
+	// tenant_id: the connector then admits or refuses the turn as the stream opens, before the
+	// request is read, so a refusal costs it no goroutine, no decode, no lookup and no span, and
+	// a burst of one tenant's streams does not slow the others'. Without it a turn is refused
+	// once its request is decoded, still before the session lookup. A key whose value differs
+	// from tenant_id, or that is given twice, is INVALID_ARGUMENT and the turn does not run.
 	//
 	// Barge-in: to stop a turn (the user spoke over the reply), cancel the RPC (cancel its
 	// context). The connector closes the call to the agent, asks the agent to cancel a task this
