@@ -28,6 +28,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
+	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
@@ -43,6 +44,7 @@ type pacedAgent struct {
 	secretKey     string // base64, as A2AC_SECRET_KEY
 	chunks        int
 	st            *store.Store
+	dbURL         string // the replicas' DATABASE_URL
 }
 
 func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
@@ -54,11 +56,17 @@ func newPacedAgent(t *testing.T, chunks int, delay time.Duration) *pacedAgent {
 // profile, its endpoint URL filled in.
 func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
 	t.Helper()
+	return newPacedAgentIn(t, testDB, fx, profile, chunks, delay)
+}
+
+// newPacedAgentIn is newPacedAgentOn with the tenant, and the replicas started for it, on db.
+func newPacedAgentIn(t *testing.T, db *pgtest.DB, fx *fixtureagent.Server, profile connector.CardProfile, chunks int, delay time.Duration) *pacedAgent {
+	t.Helper()
 	profile.EndpointURL = fx.URL
 	fx.SetBehavior(fixtureagent.PacedStream)
 	fx.SetChunks(chunks)
 	fx.SetChunkDelay(delay)
-	st := store.New(testDB.Pool)
+	st := store.New(db.Pool)
 	tenant, err := st.CreateTenant(t.Context(), "replica "+t.Name())
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +83,7 @@ func newPacedAgentOn(t *testing.T, fx *fixtureagent.Server, profile connector.Ca
 	key := make([]byte, 32)
 	rand.Read(key)
 	return &pacedAgent{fx: fx, tenant: tenant.ID, agent: a.ID, secretKey: base64.StdEncoding.EncodeToString(key),
-		chunks: chunks, st: st}
+		chunks: chunks, st: st, dbURL: db.URL}
 }
 
 // replica is one connector process.
@@ -144,7 +152,7 @@ func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *repli
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"),
-		"DATABASE_URL=" + testDB.URL,
+		"DATABASE_URL=" + p.dbURL,
 		"A2AC_SECRET_KEY=" + p.secretKey,
 		// The kernel chooses the port and the replica logs it: a port picked here and bound
 		// by the replica later could be taken meanwhile by another test's connection.
@@ -153,6 +161,8 @@ func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *repli
 		"A2AC_ALLOWED_CIDRS=127.0.0.0/8",
 		"A2AC_LOG_LEVEL=info",
 		"A2AC_TURN_TIMEOUT=20s",
+		// Caps per process: the package's tests share a database (see startStack).
+		"A2AC_CAP_SYNC=0",
 	}, env...)
 	r := &replica{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr
