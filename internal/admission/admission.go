@@ -245,12 +245,25 @@ func (p *Permit) Release() {
 	if p.l == nil {
 		return
 	}
-	p.tenant.n.Add(-1)
+	over := p.l.release(p.tenant)
 	if p.agent != nil {
-		p.agent.n.Add(-1)
+		over = p.l.release(p.agent) || over
 	}
 	p.l.inFlight.Add(-1)
+	if over {
+		// Turns above a shrunk grant are ending: other replicas wait for this one to publish
+		// the room they free, so the next sync comes early.
+		p.l.shares.wake()
+	}
 	*p = Permit{}
+}
+
+// release ends a turn of e and says whether e still runs at least its lease's grant: the grant
+// shrank under its turns in flight.
+func (l *Limiter) release(e *entry) bool {
+	n := e.n.Add(-1)
+	g := e.grant.Load()
+	return g != noLease && n >= g
 }
 
 // take increments k's counter unless it would pass the process's allowance under limit (the
