@@ -1,9 +1,8 @@
 -- The deployment's shares of the tenants' and agents' concurrent-turn caps (internal/admission),
 -- so that a cap bounds a tenant's turns across all replicas, not in each one.
 --
--- Each process that admits turns (connector replicas, console-api) rewrites its rows every
--- A2AC_CAP_SYNC (1 s), in one transaction under a deployment-wide advisory lock, off the turn
--- path. A row is live while its replica's row is: expires_at (the database's clock) is the sync's
+-- Each connector replica rewrites its rows every A2AC_CAP_SYNC (1 s), in one transaction under
+-- a deployment-wide advisory lock, off the turn path. A row is live while its replica's row is: expires_at (the database's clock) is the sync's
 -- time plus 3 × A2AC_CAP_SYNC, so a replica that dies gives its share back within seconds, and
 -- a graceful stop deletes its rows at once. Expired rows are ignored, and deleted by any sync.
 create table admission_replicas (
