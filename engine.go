@@ -74,15 +74,20 @@ const (
 	CapReplica Cap = "replica"
 )
 
-// RefusedError is a turn refused by a cap, at once, never queued. Its message names the cap and
-// its value, and holds nothing else: edges may show it as is.
+// RefusedError is a turn refused by a cap, at once, never queued. Its message names the cap, its
+// value and its scope (a tenant's and an agent's caps are the deployment's, the replica's its
+// own), and holds nothing else: edges may show it as is.
 type RefusedError struct {
 	Cap   Cap
 	Limit int
 }
 
 func (e *RefusedError) Error() string {
-	return fmt.Sprintf("%s cap reached: at most %d concurrent turns per replica", e.Cap, e.Limit)
+	scope := "deployment"
+	if e.Cap == CapReplica {
+		scope = "replica"
+	}
+	return fmt.Sprintf("%s cap reached: at most %d concurrent turns per %s", e.Cap, e.Limit, scope)
 }
 
 // TurnStat is what a tenant's health view learns about one turn when it ends

@@ -194,6 +194,10 @@ func startStack(t testing.TB, env map[string]string, opts ...stackOption) *stack
 		// No balancer reads these connectors' health: shut down without the drain delay
 		// (drain_test.go sets it to test it).
 		"A2AC_DRAIN_DELAY": "0",
+		// Each test's stack is a deployment of its own, but the package's stacks share one
+		// database, where sharing the caps would make them one deployment: caps per process,
+		// unless a test on a database of its own (pgtest's Another) turns sharing on.
+		"A2AC_CAP_SYNC": "0",
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -143,6 +143,7 @@ type Main struct {
 	pool          *pgpool.Pool
 	stopBreakers  func()
 	stopLimits    func()
+	stopShares    func()
 	inv           *invoke.Invoker
 	rec           *agenthealth.Recorder
 	inflight      *session.Inflight
@@ -258,11 +259,20 @@ func (m *Main) Open(ctx context.Context) error {
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
 	m.rec = agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
-	// Concurrent-turn caps of this process; the operator's per-tenant overrides are read every
-	// A2AC_LIMITS_REFRESH in the background, never on a turn.
+	// Concurrent-turn caps: the tenants' and agents' for the deployment, shared out among the
+	// replicas by leases renewed every A2AC_CAP_SYNC in Postgres; the replica's own. The
+	// operator's per-tenant overrides are read every A2AC_LIMITS_REFRESH. Neither is on a turn.
+	id := replicaID()
+	var shares admission.ShareStore // A2AC_CAP_SYNC=0: every cap is this process's own
+	if cfg.CapSync > 0 {
+		shares = admission.NewStore(pool.Pool)
+	}
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
-		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log,
+		Shares: shares, ReplicaID: id, Sync: cfg.CapSync})
 	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
+	// Joined before listening: a new replica takes its share of the caps before its first turn.
+	m.stopShares = limiter.Start(ctx)
 	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
 	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too. A
 	// replica whose heartbeat fails for half of A2AC_INFLIGHT_STALE takes no turns, so that none
@@ -270,7 +280,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// that health-check it) says NOT_SERVING until a heartbeat succeeds again. "" (liveness)
 	// stays SERVING: the process is fine, and a restart would not bring the database closer.
 	hs := grpcapi.NewHealth()
-	m.inflight = session.NewInflight(session.InflightConfig{ReplicaID: replicaID(), Store: st, Canceler: m.inv,
+	m.inflight = session.NewInflight(session.InflightConfig{ReplicaID: id, Store: st, Canceler: m.inv,
 		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log,
 		OnDatabase: func(reachable bool) {
 			hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, servingStatus(reachable))
@@ -359,7 +369,7 @@ func (m *Main) goLoopCtx(ctx context.Context, f func(context.Context)) {
 // Close stops the server, in this order:
 //
 //  1. The background loops stop (sweep, periodic health flush, limits refresh, breaker
-//     publishing, debug server); the in-flight sync goes on.
+//     publishing, debug server); the in-flight sync and the renewal of the caps' shares go on.
 //  2. Drain: health says NOT_SERVING, and new and running turns are still served for
 //     A2AC_DRAIN_DELAY, while balancers that health-check move away (one needs a check or two
 //     to notice); then the open health Watch streams end and the server stops accepting, lets
@@ -368,7 +378,8 @@ func (m *Main) goLoopCtx(ctx context.Context, f func(context.Context)) {
 //     in-flight sync stops and deletes this replica's rows — nothing is left for another
 //     replica to sweep — and the invoker finishes its background tasks/cancel.
 //  4. The last health flush, of the drained turns.
-//  5. The saves that finished turns left for after their Final.
+//  5. The saves that finished turns left for after their Final; then the shares of the caps go
+//     back to the other replicas (this replica's rows are deleted).
 //  6. The breakers stop listening to the deployment's changes (they listened through the
 //     drain), their last calls to Postgres end, and the publisher writes its last; then the pool
 //     closes: nothing writes any more.
@@ -417,6 +428,9 @@ func (m *Main) Close() error {
 	}
 	if m.stopLimits != nil {
 		m.stopLimits()
+	}
+	if m.stopShares != nil { // after the drain: the turns it counted have ended
+		m.stopShares()
 	}
 	if m.stopBreakers != nil {
 		m.stopBreakers()

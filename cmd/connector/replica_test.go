@@ -164,6 +164,8 @@ func startReplica(t *testing.T, bin string, p *pacedAgent, env ...string) *repli
 		"A2AC_ALLOWED_CIDRS=127.0.0.0/8",
 		"A2AC_LOG_LEVEL=info",
 		"A2AC_TURN_TIMEOUT=20s",
+		// Caps per process: the package's tests share a database (see startStack).
+		"A2AC_CAP_SYNC=0",
 	}, env...)
 	r := &replica{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = r.stderr

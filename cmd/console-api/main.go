@@ -238,7 +238,8 @@ func (m *Main) Open(ctx context.Context) error {
 	// They are not recorded for the agent's health view (no Health), which shows production
 	// turns only (docs/api.md).
 	// The console's test turns and checks count against the tenant's and agent's caps like the
-	// connector's turns, in this process's own counts (caps are per process).
+	// connector's turns, in this process's own counts: they are few, and a share of every cap
+	// held for them would come out of the connectors' (docs/operations.md, "Admission caps").
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
 		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
 	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)

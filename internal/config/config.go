@@ -71,6 +71,10 @@ type Config struct {
 	// reads the operator's per-tenant overrides (A2AC_LIMITS_REFRESH).
 	Admission     AdmissionCaps
 	LimitsRefresh time.Duration
+	// CapSync (A2AC_CAP_SYNC) is how often a process renews its shares of the tenants' and
+	// agents' caps in Postgres, which make those caps the deployment's; 0 turns sharing off
+	// (every cap is the process's own).
+	CapSync time.Duration
 	// Ignored says, one line each, which removed settings are still set (see removed): the
 	// binaries log them at start and run as if they were not.
 	Ignored []string
@@ -180,6 +184,12 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 	c.Admission.Tenant = positiveInt(getenv, "A2AC_TENANT_MAX_TURNS", bad)
 	c.Admission.Agent = positiveInt(getenv, "A2AC_AGENT_MAX_TURNS", bad)
 	c.LimitsRefresh = duration(getenv, "A2AC_LIMITS_REFRESH", 10*time.Second, bad)
+	// 0 is allowed here (off: one process alone, or a test's stacks sharing one database).
+	if d, err := time.ParseDuration(getenv("A2AC_CAP_SYNC")); err == nil && d == 0 {
+		c.CapSync = 0
+	} else {
+		c.CapSync = duration(getenv, "A2AC_CAP_SYNC", time.Second, bad)
+	}
 	// 0 is allowed here (off: a local run, or no balancer that reads health), unlike the others.
 	if d, err := time.ParseDuration(getenv("A2AC_DRAIN_DELAY")); err == nil && d == 0 {
 		c.DrainDelay = 0
@@ -315,7 +325,7 @@ var names = []string{
 	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",
-	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH",
+	"A2AC_MAX_TURNS", "A2AC_TENANT_MAX_TURNS", "A2AC_AGENT_MAX_TURNS", "A2AC_LIMITS_REFRESH", "A2AC_CAP_SYNC",
 }
 
 // WarnIgnored logs each of c.Ignored as a warning: once, as a binary starts.

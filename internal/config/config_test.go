@@ -152,8 +152,14 @@ func TestAdmissionCaps(t *testing.T) {
 	if cfg, _ := Load(env(nil), Need{}); cfg.Admission != (AdmissionCaps{}) || cfg.LimitsRefresh != 10*time.Second {
 		t.Errorf("unset: caps %+v every %s, want zeros (the defaults) every 10s", cfg.Admission, cfg.LimitsRefresh)
 	}
-	_, err = Load(env(map[string]string{"A2AC_MAX_TURNS": "0", "A2AC_TENANT_MAX_TURNS": "many", "A2AC_AGENT_MAX_TURNS": "-3"}), Need{})
-	for _, w := range []string{"A2AC_MAX_TURNS:", "A2AC_TENANT_MAX_TURNS:", "A2AC_AGENT_MAX_TURNS:"} {
+	for v, want := range map[string]time.Duration{"": time.Second, "250ms": 250 * time.Millisecond, "0": 0, "0s": 0} {
+		if cfg, err := Load(env(map[string]string{"A2AC_CAP_SYNC": v}), Need{}); err != nil || cfg.CapSync != want {
+			t.Errorf("A2AC_CAP_SYNC=%q: %s, %v; want %s", v, cfg.CapSync, err, want)
+		}
+	}
+	_, err = Load(env(map[string]string{"A2AC_MAX_TURNS": "0", "A2AC_TENANT_MAX_TURNS": "many", "A2AC_AGENT_MAX_TURNS": "-3",
+		"A2AC_CAP_SYNC": "-1s"}), Need{})
+	for _, w := range []string{"A2AC_MAX_TURNS:", "A2AC_TENANT_MAX_TURNS:", "A2AC_AGENT_MAX_TURNS:", "A2AC_CAP_SYNC:"} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}

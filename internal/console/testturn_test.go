@@ -370,7 +370,7 @@ func TestTryItAndCheck_count_against_the_caps(t *testing.T) {
 		e.expect(r, http.StatusTooManyRequests)
 		p := r.json(t)
 		if p["code"] != "too_many_turns" || p["cap"] != "tenant" || p["limit"] != float64(1) ||
-			!strings.Contains(p["detail"].(string), "tenant cap reached: at most 1 concurrent turns per replica") {
+			!strings.Contains(p["detail"].(string), "tenant cap reached: at most 1 concurrent turns per deployment") {
 			t.Errorf("POST %s: %s", path, r.body)
 		}
 	}

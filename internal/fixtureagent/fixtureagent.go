@@ -45,6 +45,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -293,6 +294,10 @@ type Server struct {
 	chunks     int
 	chunkDelay time.Duration
 	redirect   string
+
+	// open counts the messages being answered now (send and stream, on the HTTP bindings),
+	// maxOpen the most at once since the last ResetMaxOpen.
+	open, maxOpen atomic.Int64
 }
 
 const basePath = "/a2a"
@@ -623,8 +628,27 @@ func (s *Server) settings() (def Behavior, chunks int, delay time.Duration, redi
 	return s.behavior, s.chunks, s.chunkDelay, s.redirect
 }
 
+// Open is how many messages (send and stream, on the HTTP bindings) the agent is answering now:
+// the turns running at the agent.
+func (s *Server) Open() int { return int(s.open.Load()) }
+
+// MaxOpen is the most messages the agent answered at once since it started or since the last
+// ResetMaxOpen.
+func (s *Server) MaxOpen() int { return int(s.maxOpen.Load()) }
+
+// ResetMaxOpen starts MaxOpen again from the messages open now.
+func (s *Server) ResetMaxOpen() { s.maxOpen.Store(s.open.Load()) }
+
 // message answers send and stream requests.
 func (s *Server) message(c *call) {
+	n := s.open.Add(1)
+	defer s.open.Add(-1)
+	for {
+		m := s.maxOpen.Load()
+		if n <= m || s.maxOpen.CompareAndSwap(m, n) {
+			break
+		}
+	}
 	def, chunks, delay, redirect := s.settings()
 	streaming := c.op == OpStream
 

@@ -137,6 +137,23 @@ func (db *DB) NewTenant(tb testing.TB) string {
 	return id
 }
 
+// Another creates another migrated database in the same cluster, with a pool on it, both gone
+// when the test ends. It is for tests whose rows must not meet the package's other tests' rows:
+// the processes of one deployment share some tables whole (the admission shares).
+func (db *DB) Another(tb testing.TB) *DB {
+	tb.Helper()
+	u := db.EmptyDatabase(tb)
+	if err := migrate(tb.Context(), u); err != nil {
+		tb.Fatal(err)
+	}
+	pool, err := pgxpool.New(tb.Context(), u)
+	if err != nil {
+		tb.Fatalf("pgtest: open pool: %v", err)
+	}
+	tb.Cleanup(pool.Close) // before the drop, registered earlier, runs
+	return &DB{URL: u, Pool: pool, adminURL: db.adminURL}
+}
+
 // EmptyDatabase creates another database in the same cluster, without any migration, and
 // returns its URL; it is dropped when the test ends. It is for tests of the migrations
 // themselves, which need a database that has never seen them.

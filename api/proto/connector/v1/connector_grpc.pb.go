@@ -59,11 +59,12 @@ const (
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
-//   - RESOURCE_EXHAUSTED: a concurrent-turn cap of the replica that took the call is reached (the
-//     tenant's, the agent's or the whole replica's; HandleTurn only). The message names the cap
-//     and its value: "tenant cap reached: at most 2000 concurrent turns per replica". Refused at
-//     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
-//     helps once some of the tenant's turns have ended.
+//   - RESOURCE_EXHAUSTED: a concurrent-turn cap is reached (the tenant's or the agent's, for the
+//     whole deployment, or the replica's own; HandleTurn only). The message names the cap, its
+//     value and its scope: "tenant cap reached: at most 2000 concurrent turns per deployment",
+//     "replica cap reached: at most 8000 concurrent turns per replica". Refused at once, never
+//     queued; nothing was stored or sent to an agent. Fall back now; a retry only helps once
+//     some of the tenant's turns have ended (or, for the replica's cap, on another replica).
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe. A replica that cannot reach its
 //     database ("connector cannot reach its database; retry on another replica") refuses turns so,
@@ -94,14 +95,16 @@ type ConnectorClient interface {
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
 	// disabled, API key removed) is dropped and the turn is routed as if there were none.
 	//
-	// Admission: each replica counts the turns it runs at once, per tenant, per agent and in all,
-	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
-	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
-	// replica: behind N replicas a tenant may run up to N times its cap.
+	// Admission: the turns running at once are capped per tenant and per agent for the whole
+	// deployment, and per replica (defaults, and the operator's per-tenant overrides). A turn over
+	// a cap is RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. The
+	// replicas share each tenant's and agent's cap out by demand, off the turn path, so a tenant
+	// gets its cap however its turns spread over them; a share follows a shift of demand within a
+	// second or two.
 	// Name the tenant in the request metadata too, key "a2ac-tenant-id", value the request's
 	// tenant_id: the connector then admits or refuses the turn as the stream opens, before the
 	// request is read, so a refusal costs it no goroutine, no decode, no lookup and no span, and
-	// a burst of one tenant's streams does not slow the others'. Without it a turn is refused
+	// a burst of one tenant's streams slows the others' far less. Without it a turn is refused
 	// once its request is decoded, still before the session lookup. A key whose value differs
 	// from tenant_id, or that is given twice, is INVALID_ARGUMENT and the turn does not run.
 	//
@@ -231,11 +234,12 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
 //     card requires an API key and none is set. Do not retry until the tenant fixes it.
-//   - RESOURCE_EXHAUSTED: a concurrent-turn cap of the replica that took the call is reached (the
-//     tenant's, the agent's or the whole replica's; HandleTurn only). The message names the cap
-//     and its value: "tenant cap reached: at most 2000 concurrent turns per replica". Refused at
-//     once, never queued; nothing was stored or sent to an agent. Fall back now; a retry only
-//     helps once some of the tenant's turns have ended.
+//   - RESOURCE_EXHAUSTED: a concurrent-turn cap is reached (the tenant's or the agent's, for the
+//     whole deployment, or the replica's own; HandleTurn only). The message names the cap, its
+//     value and its scope: "tenant cap reached: at most 2000 concurrent turns per deployment",
+//     "replica cap reached: at most 8000 concurrent turns per replica". Refused at once, never
+//     queued; nothing was stored or sent to an agent. Fall back now; a retry only helps once
+//     some of the tenant's turns have ended (or, for the replica's cap, on another replica).
 //   - UNAVAILABLE: the connector's database is down or the connector is shutting down. Nothing was
 //     sent to an agent; retrying with the same turn_id is safe. A replica that cannot reach its
 //     database ("connector cannot reach its database; retry on another replica") refuses turns so,
@@ -266,14 +270,16 @@ type ConnectorServer interface {
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
 	// disabled, API key removed) is dropped and the turn is routed as if there were none.
 	//
-	// Admission: each replica counts the turns it runs at once, per tenant, per agent and in all,
-	// against caps (defaults, and the operator's per-tenant overrides). A turn over a cap is
-	// RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. Caps are per
-	// replica: behind N replicas a tenant may run up to N times its cap.
+	// Admission: the turns running at once are capped per tenant and per agent for the whole
+	// deployment, and per replica (defaults, and the operator's per-tenant overrides). A turn over
+	// a cap is RESOURCE_EXHAUSTED at once, before any event, without reaching the agent. The
+	// replicas share each tenant's and agent's cap out by demand, off the turn path, so a tenant
+	// gets its cap however its turns spread over them; a share follows a shift of demand within a
+	// second or two.
 	// Name the tenant in the request metadata too, key "a2ac-tenant-id", value the request's
 	// tenant_id: the connector then admits or refuses the turn as the stream opens, before the
 	// request is read, so a refusal costs it no goroutine, no decode, no lookup and no span, and
-	// a burst of one tenant's streams does not slow the others'. Without it a turn is refused
+	// a burst of one tenant's streams slows the others' far less. Without it a turn is refused
 	// once its request is decoded, still before the session lookup. A key whose value differs
 	// from tenant_id, or that is given twice, is INVALID_ARGUMENT and the turn does not run.
 	//
