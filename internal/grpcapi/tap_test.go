@@ -151,7 +151,7 @@ func TestTapHandle_refuses_a_tenant_over_its_cap_before_the_stream_exists(t *tes
 
 	for _, body := range [][]byte{notProtobuf, request(t, tenantA)} {
 		st := ts.rawTurn(ctx, body, TenantMetadataKey, tenantA)
-		if st.Code() != codes.ResourceExhausted || st.Message() != "tenant cap reached: at most 1 concurrent turns per replica" {
+		if st.Code() != codes.ResourceExhausted || st.Message() != "tenant cap reached: at most 1 concurrent turns per deployment" {
 			t.Errorf("over the cap, named in metadata: %v, want RESOURCE_EXHAUSTED naming the tenant cap", st)
 		}
 	}
