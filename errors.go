@@ -19,8 +19,8 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrAgentDisabled: the agent exists but the tenant switched it off.
 	ErrAgentDisabled = errors.New("agent disabled")
-	// ErrAPIKeyMissing: the card requires an API key and none is set.
-	ErrAPIKeyMissing = errors.New("agent requires an API key and none is set")
+	// ErrAPIKeyMissing: the card requires credentials (an API key or another kind) and none are set.
+	ErrAPIKeyMissing = errors.New("agent requires credentials and none are set")
 	// ErrUnavailable: a dependency (Postgres) is down.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrCutOff: this replica has not reached Postgres for half of A2AC_INFLIGHT_STALE, so it

@@ -58,7 +58,7 @@ func TurnErrorCodes() []TurnErrorCode {
 		{CodeTaskFailed, "the agent reported the task failed", true},
 		{CodeAuthRequired, "the agent reported auth-required", true},
 		{CodeUnknownState, "the agent reported unknown or an undefined state", true},
-		{CodeAPIKey, "the stored API key could not be decrypted", true},
+		{CodeAPIKey, "the stored credentials could not be decrypted", true},
 		{CodeAgentUnavailable, "the circuit breaker for the agent is open", true},
 		{CodeInternal, "the connector failed after the turn started", true},
 		{CodeCanceled, "the caller canceled the turn", false},

@@ -191,7 +191,7 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 	case errors.Is(err, connector.ErrAgentDisabled):
 		return status.Error(codes.FailedPrecondition, "agent is disabled")
 	case errors.Is(err, connector.ErrAPIKeyMissing):
-		return status.Error(codes.FailedPrecondition, "agent requires an API key and none is set")
+		return status.Error(codes.FailedPrecondition, "agent requires credentials and none are set")
 	case errors.Is(err, connector.ErrCutOff):
 		return status.Error(codes.Unavailable, "connector cannot reach its database; retry on another replica")
 	case errors.Is(err, connector.ErrUnavailable):

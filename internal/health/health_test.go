@@ -120,7 +120,7 @@ func TestRecordFlushRead(t *testing.T) {
 	r.Record(failedTurn(tenantID, agentID, "timeout", 30*time.Second))
 	c.set(base.Add(5 * time.Second))
 	r.Record(connector.TurnStat{TenantID: tenantID, AgentID: agentID, Outcome: connector.OutcomeError,
-		ErrorCode: "api_key_missing", ErrorMessage: "the agent needs an API key and none is set"})
+		ErrorCode: "api_key_missing", ErrorMessage: "the agent needs credentials and none are set"})
 	flush(t, r)
 
 	got := summary(t, tenantID, agentID, base.Add(10*time.Second))

@@ -656,9 +656,9 @@ func (t *turn) agentFailure(err error) *connector.TurnError {
 func httpStatusFailure(hse *a2aclient.HTTPStatusError) *connector.TurnError {
 	switch {
 	case hse.StatusCode >= 300 && hse.StatusCode < 400:
-		return &connector.TurnError{Code: connector.CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the API key must not reach another host)"}
+		return &connector.TurnError{Code: connector.CodeRedirect, Message: hse.Error() + " (agent calls never follow redirects: the credentials must not reach another host)"}
 	case hse.StatusCode == http.StatusUnauthorized || hse.StatusCode == http.StatusForbidden:
-		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: hse.Error() + " (check the API key set for this agent in the console)"}
+		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: hse.Error() + " (check the credentials set for this agent in the console)"}
 	}
 	return &connector.TurnError{Code: connector.CodeAgentHTTPStatus, Message: hse.Error()}
 }
@@ -667,7 +667,7 @@ func httpStatusFailure(hse *a2aclient.HTTPStatusError) *connector.TurnError {
 func (t *turn) rpcFailure(rpc *a2a.RPCError) *connector.TurnError {
 	switch rpc.Code {
 	case a2a.CodeUnauthenticated, a2a.CodeUnauthorized:
-		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the API key set for this agent in the console)", rpc.Code, rpc.Message)}
+		return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: fmt.Sprintf("agent error %d: %s (check the credentials set for this agent in the console)", rpc.Code, rpc.Message)}
 	case a2a.CodeVersionNotSupported:
 		return &connector.TurnError{Code: connector.CodeAgentRPCError, Message: fmt.Sprintf("agent error %d: %s (the agent no longer speaks A2A %s at %s; refresh its card in the console)",
 			rpc.Code, rpc.Message, t.rt.version, t.rt.url)}

@@ -82,6 +82,10 @@ type Options struct {
 	// APIKey, when set, is required in X-API-KEY on every call (401 otherwise). The card
 	// declares the apiKey scheme either way.
 	APIKey string
+	// OAuth2, when set, replaces the API key: the card declares an OAuth 2.0 client-credentials
+	// scheme, and every call needs "Authorization: Bearer <token>" with a token OAuth2.Valid
+	// accepts (401, or gRPC UNAUTHENTICATED, otherwise).
+	OAuth2 *OAuth2
 	// Observe, when set, sees every POST before the SDK handles it (tests record requests).
 	Observe func(*http.Request)
 	// Voice, when set, is the URI of the platform's voice extension ("urn:a2a-connector:voice:v1"
@@ -122,6 +126,42 @@ func (s *Server) TurnOf(messageID string) (Turn, bool) { return s.turns.byMessag
 // LastTurn returns the last user message the executor was handed.
 func (s *Server) LastTurn() (Turn, bool) { return s.turns.last() }
 
+// OAuth2 is an agent's OAuth 2.0 authorization server (client credentials) and its check of
+// the access tokens it issued.
+type OAuth2 struct {
+	TokenURL string
+	Valid    func(accessToken string) bool
+}
+
+// credentialCheck is what every call must carry: a header (on gRPC, the metadata key
+// lowercased) whose value ok accepts. A nil check lets every call through.
+type credentialCheck struct {
+	header string
+	ok     func(string) bool
+}
+
+func (c *credentialCheck) allows(value string) bool { return c == nil || c.ok(value) }
+
+func (o Options) credentialCheck() *credentialCheck {
+	switch {
+	case o.OAuth2 != nil:
+		return &credentialCheck{header: "Authorization", ok: func(v string) bool {
+			tok, ok := strings.CutPrefix(v, "Bearer ")
+			return ok && o.OAuth2.Valid(tok)
+		}}
+	case o.APIKey != "":
+		return apiKeyCheck(o.APIKey)
+	}
+	return nil
+}
+
+func apiKeyCheck(key string) *credentialCheck {
+	if key == "" {
+		return nil
+	}
+	return &credentialCheck{header: "X-API-KEY", ok: func(v string) bool { return v == key }}
+}
+
 // LastVoice returns the voice side of the last user message (Turn.Voice); false before any.
 func (s *Server) LastVoice() (VoiceTurn, bool) { return s.turns.lastVoice() }
 
@@ -135,14 +175,15 @@ func New(tb testing.TB, o Options) *Server {
 	}
 	rec := &turns{}
 	handler := a2asrv.NewHandler(&executor{voice: o.Voice, turns: rec}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
+	check := o.credentialCheck()
 	mux := http.NewServeMux()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			if o.Observe != nil {
 				o.Observe(r)
 			}
-			if o.APIKey != "" && r.Header.Get("X-API-KEY") != o.APIKey {
-				http.Error(w, `{"error":"missing or wrong X-API-KEY"}`, http.StatusUnauthorized)
+			if check != nil && !check.allows(r.Header.Get(check.header)) {
+				http.Error(w, `{"error":"missing or wrong `+check.header+`"}`, http.StatusUnauthorized)
 				return
 			}
 		}
@@ -160,6 +201,11 @@ func New(tb testing.TB, o Options) *Server {
 		Skills: []a2a.AgentSkill{{ID: "weather", Name: "Weather", Description: "Tells the weather.", Tags: []string{"weather"},
 			Examples: []string{"What is the weather like?"}}},
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(s.V1URL, a2a.TransportProtocolJSONRPC)},
+	}
+	if o.OAuth2 != nil {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"oauth": a2a.OAuth2SecurityScheme{
+			Flows: a2a.ClientCredentialsOAuthFlow{TokenURL: o.OAuth2.TokenURL, Scopes: map[string]string{}}}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"oauth": {}}}
 	}
 	mux.Handle(o.Prefix+"/a2a/v1", a2asrv.NewJSONRPCHandler(handler))
 	if o.Compat {
@@ -189,7 +235,7 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check)
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCBareAddress {
 			iface.URL = strings.TrimPrefix(s.GRPCURL, "http://")
@@ -201,7 +247,7 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check)
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
@@ -222,21 +268,21 @@ func New(tb testing.TB, o Options) *Server {
 
 // startGRPC serves a gRPC server (register adds the A2A service, extra are further server
 // options) on loopback until the test ends and returns its URL.
-func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), apiKey string, extra ...grpc.ServerOption) string {
+func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), check *credentialCheck, extra ...grpc.ServerOption) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("sdkagent: listen: %v", err)
 	}
-	// keyed refuses a call without the API key (x-api-key metadata), as the HTTP face answers
+	// keyed refuses a call without the credential (in the metadata), as the HTTP face answers
 	// 401: UNAUTHENTICATED.
 	keyed := func(ctx context.Context) error {
-		if apiKey == "" {
+		if check == nil {
 			return nil
 		}
 		md, _ := metadata.FromIncomingContext(ctx)
-		if v := md.Get("x-api-key"); len(v) == 0 || v[0] != apiKey {
-			return status.Error(codes.Unauthenticated, "missing or wrong API key")
+		if v := md.Get(check.header); len(v) != 1 || !check.allows(v[0]) {
+			return status.Error(codes.Unauthenticated, "missing or wrong "+strings.ToLower(check.header))
 		}
 		return nil
 	}

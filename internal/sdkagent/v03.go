@@ -91,7 +91,7 @@ func NewV03(tb testing.TB, o OptionsV03) *ServerV03 {
 	if o.TLS != nil {
 		creds = append(creds, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
-	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, o.APIKey, creds...)
+	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, apiKeyCheck(o.APIKey), creds...)
 	addr := strings.TrimPrefix(s.GRPCURL, "http://")
 	if o.TLS != nil {
 		s.GRPCURL = "https://" + addr

@@ -1405,8 +1405,8 @@ type TurnError struct {
 	//   - "auth_required": the agent reported "auth-required"; the platform cannot authenticate the
 	//     user for it.
 	//   - "unknown_state": the agent reported "unknown" or a state A2A does not define.
-	//   - "api_key": the agent's stored API key could not be decrypted (the connector's
-	//     A2AC_SECRET_KEY changed without A2AC_SECRET_KEY_PREVIOUS); the tenant must set it again.
+	//   - "api_key": the agent's stored credentials could not be decrypted (the connector's
+	//     A2AC_SECRET_KEY changed without A2AC_SECRET_KEY_PREVIOUS); the tenant must set them again.
 	//   - "agent_unavailable": the connector's circuit breaker for the agent is open (one for the
 	//     whole deployment: every replica refuses): the agent failed several turns in a row in ways
 	//     that say it is down (unreachable, no first event in time, HTTP 5xx, protocol garbage), so

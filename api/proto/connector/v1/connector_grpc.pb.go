@@ -58,7 +58,7 @@ const (
 //   - NOT_FOUND: agent_id is not an agent of this tenant (another tenant's agent is also
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
-//     card requires an API key and none is set. Do not retry until the tenant fixes it.
+//     card requires credentials and none are set. Do not retry until the tenant fixes it.
 //   - RESOURCE_EXHAUSTED: a concurrent-turn cap is reached (the tenant's or the agent's, for the
 //     whole deployment, or the replica's own; HandleTurn only). The message names the cap, its
 //     value and its scope: "tenant cap reached: at most 2000 concurrent turns per deployment",
@@ -233,7 +233,7 @@ func (c *connectorClient) ListAgents(ctx context.Context, in *ListAgentsRequest,
 //   - NOT_FOUND: agent_id is not an agent of this tenant (another tenant's agent is also
 //     NOT_FOUND). Do not retry.
 //   - FAILED_PRECONDITION: the agent exists but cannot be called: the tenant disabled it, or its
-//     card requires an API key and none is set. Do not retry until the tenant fixes it.
+//     card requires credentials and none are set. Do not retry until the tenant fixes it.
 //   - RESOURCE_EXHAUSTED: a concurrent-turn cap is reached (the tenant's or the agent's, for the
 //     whole deployment, or the replica's own; HandleTurn only). The message names the cap, its
 //     value and its scope: "tenant cap reached: at most 2000 concurrent turns per deployment",
