@@ -98,7 +98,7 @@ func (t *turn) run() error {
 }
 
 // call sends the message once, streaming or not.
-func (t *turn) call(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) call(hdr callAuth, params *a2a.SendMessageRequest) error {
 	if t.req.Agent.Streaming {
 		return t.streamCounted(hdr, params)
 	}
@@ -106,7 +106,7 @@ func (t *turn) call(hdr http.Header, params *a2a.SendMessageRequest) error {
 }
 
 // streamCounted is stream, counted in a2ac.streams.active while it runs.
-func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) streamCounted(hdr callAuth, params *a2a.SendMessageRequest) error {
 	active := t.inv.obs.streamsActive
 	active.Add(t.ctx, 1)
 	defer active.Add(t.ctx, -1)
@@ -115,7 +115,7 @@ func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) er
 
 // stream runs message/stream (1.0: SendStreamingMessage) and, when the stream ends or breaks
 // before a final state, resumes the task (resume).
-func (t *turn) stream(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) stream(hdr callAuth, params *a2a.SendMessageRequest) error {
 	so := t.streamOptions()
 	st, err := t.openStream(hdr, params, so)
 	if err != nil && t.switchWire(err) {
@@ -138,7 +138,7 @@ func (t *turn) streamOptions() a2aclient.StreamOptions {
 // openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
 // convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
 // endpoint) or does now; 1.0 agents stream on their interface URL.
-func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions) (*a2aclient.Stream, error) {
+func (t *turn) openStream(hdr callAuth, params *a2a.SendMessageRequest, so a2aclient.StreamOptions) (*a2aclient.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
 	if !t.rt.streamsOnSuffix() {
@@ -163,7 +163,7 @@ func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2
 // on url itself. Nothing was processed: the 404/405 came before any event, so sending again is
 // safe. (Apart from openStream so that its frame, with the logging's, is not on the stack of
 // every turn.)
-func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
+func (t *turn) streamOnBase(hdr callAuth, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
 	inv, base := t.inv, t.rt.url
 	inv.streamOnBase.Store(key, struct{}{})
 	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
@@ -193,7 +193,7 @@ func (t *turn) switchWire(err error) bool {
 // the agent named a task, the turn reattaches once (tasks/resubscribe, 1.0 SubscribeToTask),
 // then asks for the task (tasks/get, polled while it works), and only then fails. Text already
 // forwarded is not forwarded again: a replayed snapshot or artifact only adds what extends it.
-func (t *turn) resume(hdr http.Header, so a2aclient.StreamOptions, lostErr error) error {
+func (t *turn) resume(hdr callAuth, so a2aclient.StreamOptions, lostErr error) error {
 	ended := "the stream ended without a final state"
 	if lostErr != nil {
 		ended = "the connection to the agent broke (" + transportReason(lostErr) + ")"
@@ -302,7 +302,7 @@ func agentAnswered(err error) bool {
 
 // send runs message/send (1.0: SendMessage) and polls tasks/get, with backoff, while the task is
 // submitted or working.
-func (t *turn) send(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) send(hdr callAuth, params *a2a.SendMessageRequest) error {
 	inv := t.inv
 	params.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}
 	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
