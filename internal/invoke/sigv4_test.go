@@ -87,6 +87,8 @@ func TestAWSSigV4OnEveryBinding(t *testing.T) {
 				res := turn(k, "m-"+what)
 				if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 					t.Errorf("turn signed with a wrong %s: %s %+v, want FAILED agent_unauthorized", what, res.Outcome, res.Err)
+				} else if !strings.HasPrefix(res.Err.Message, "the agent refused the SigV4 signature: ") || !strings.Contains(res.Err.Message, "check the access key, region and service") {
+					t.Errorf("wrong %s: message %q does not say the signature was refused and what to check", what, res.Err.Message)
 				}
 			}
 			for _, s := range []string{sigv4Key.SecretAccessKey, sigv4Key.SessionToken} {

@@ -607,9 +607,36 @@ func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError,
 	return "", nil, false
 }
 
-// agentFailure maps what went wrong on the agent's side, or on the way to it, to an Error: a
-// blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
+// agentFailure is agentFailureOf, said for the credential the agent refused: a refused SigV4
+// signature names what to check (a wrong key, region or service all look alike to the agent).
 func (t *turn) agentFailure(err error) *connector.TurnError {
+	te := t.agentFailureOf(err)
+	if te != nil && te.Code == connector.CodeAgentUnauthorized && t.req.Agent.CredentialSetKind == connector.CredentialKindAWSSigV4 {
+		te = &connector.TurnError{Code: te.Code, Message: SigV4Refusal(err)}
+	}
+	return te
+}
+
+// SigV4Refusal is what to tell a tenant whose agent refused the connector's SigV4 signature:
+// the agent's own words and what to check.
+func SigV4Refusal(err error) string {
+	words := err.Error()
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
+		words = fmt.Sprintf("HTTP %d", hse.StatusCode)
+		if hse.RPC != nil && hse.RPC.Message != "" {
+			words += ": " + hse.RPC.Message
+		} else if hse.Body != "" {
+			words += ": " + hse.Body
+		}
+	} else if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
+		words = rpc.Message
+	}
+	return "the agent refused the SigV4 signature: " + words + "; check the access key, region and service set for this agent in the console"
+}
+
+// agentFailureOf maps what went wrong on the agent's side, or on the way to it, to an Error: a
+// blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
+func (t *turn) agentFailureOf(err error) *connector.TurnError {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
 		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
