@@ -179,7 +179,11 @@ const (
 	CredentialKindBearerToken          = "bearerToken"
 	CredentialKindOAuth2               = "oauth2"
 	CredentialKindGoogleServiceAccount = "googleServiceAccount"
-	CredentialKindNone                 = "none"
+	// CredentialKindAWSSigV4 is an AWS access key whose calls are signed with Signature
+	// Version 4 (Bedrock AgentCore Runtime). No card can ask for it (A2A has no such scheme):
+	// only a registration stores it, and it meets any card (CredentialFits).
+	CredentialKindAWSSigV4 = "awsSigV4"
+	CredentialKindNone     = "none"
 )
 
 // CredentialsUsable reports whether the stored credential is of a kind the card takes.
@@ -198,8 +202,12 @@ func (a Agent) CredentialsUsable() bool {
 // want. Bearer tokens, OAuth 2.0 clients and Google service accounts all end up as
 // Authorization: Bearer, so each meets a card asking for any of them (Google's agent hosts, for
 // one, declare plain HTTP bearer); an API key meets only an API key.
+//
+// An AWS SigV4 key meets every card: a card cannot declare SigV4, so the tenant who stores one
+// says the agent wants it, whatever scheme the card names (AgentCore serves the card of the
+// agent inside, which may name OAuth or nothing).
 func CredentialFits(have, want string) bool {
-	if have == want {
+	if have == want || have == CredentialKindAWSSigV4 {
 		return true
 	}
 	return bearerKind(have) && bearerKind(want)

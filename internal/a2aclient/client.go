@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
@@ -81,6 +82,11 @@ type Endpoint struct {
 	// Header is sent on every request of the call (X-API-KEY, X-A2A-Extensions, ...). It is
 	// never logged and never put in errors. Content-Type and Accept are set by the Client.
 	Header http.Header
+	// Authorize, when set, authorizes each attempt of each request after every other header is
+	// set (a signature over method, URL, headers and body: AWS SigV4). It is called again for a
+	// retried attempt, so that nothing stale is sent again; over gRPC it signs the call's
+	// HTTP/2 request (grpc_auth.go).
+	Authorize reqauth.Func
 }
 
 // StreamOptions bound the waits of a Stream. Zero disables a limit; ctx still applies.
@@ -327,6 +333,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, cl call, params any, accep
 	}
 	if err != nil {
 		return nil, err
+	}
+	if ep.Authorize != nil {
+		if req, err = withAuthorize(req, ep.Authorize); err != nil {
+			return nil, fmt.Errorf("a2a %s: %w", method, err)
+		}
 	}
 	pol := &retryPolicy{opts: &c.opts, budgetKey: ep.BudgetKey}
 	if pol.budgetKey == "" {

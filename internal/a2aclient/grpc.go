@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2a/pbconv"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 
 	a2apbv0 "github.com/a2aproject/a2a-go/a2apb"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
@@ -48,6 +49,7 @@ func grpcMetadata(ctx context.Context, ep Endpoint, d dialect) context.Context {
 	for k, vs := range h {
 		md[strings.ToLower(k)] = append([]string(nil), vs...)
 	}
+	ctx = reqauth.With(ctx, ep.Authorize, nil) // grpcAuth signs the call
 	return metadata.NewOutgoingContext(ctx, md)
 }
 

@@ -201,6 +201,7 @@ func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
 	dial := p.o.Dial
 	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
+		grpc.WithPerRPCCredentials(grpcAuth{}),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			conn, err := dial(ctx, addr)
 			if err != nil {

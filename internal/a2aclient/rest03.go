@@ -278,5 +278,23 @@ func (cl call) restError(data []byte, status int) (*a2a.RPCError, bool) {
 	if cl.restV0 {
 		return restV0ErrorBody(cl.method, data, status)
 	}
-	return parseGoogleStatus(cl.method, data)
+	e, ok := parseGoogleStatus(cl.method, data)
+	if ok && e.Code == a2a.CodeInternalError && status != 0 && bareMessage(data) {
+		// {"message": …} alone names no error: AWS's front ends (AgentCore refusing a SigV4
+		// signature with 403) answer so. The HTTP status says which error it is.
+		if c, known := restV0Codes[status]; known {
+			e.Code = c
+		}
+	}
+	return e, ok
+}
+
+// bareMessage reports a JSON object with a message but neither code nor status.
+func bareMessage(data []byte) bool {
+	var probe struct {
+		Code   json.RawMessage `json:"code"`
+		Status string          `json:"status"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return jsonv1.Unmarshal(data, &probe) == nil && !present(probe.Code) && probe.Status == "" && !present(probe.Error)
 }

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"time"
 
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 // retryDrainLimit bounds what is read of a refused answer before it is closed and the call
@@ -26,11 +28,34 @@ func newHTTPRequest(ctx context.Context, method, url string, body []byte) (*http
 	return http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 }
 
+// withAuthorize returns req carrying f and its body in its context, for reqauth.Apply to
+// authorize every attempt with (send, and h1 when it sends a request again).
+func withAuthorize(req *http.Request, f reqauth.Func) (*http.Request, error) {
+	var body []byte
+	if req.GetBody != nil {
+		rc, err := req.GetBody()
+		if err != nil {
+			return nil, fmt.Errorf("read body to sign: %w", err)
+		}
+		body, err = io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read body to sign: %w", err)
+		}
+	}
+	return req.WithContext(reqauth.With(req.Context(), f, body)), nil
+}
+
 // send makes the call of req, retrying it as pol decides (see the package doc, "Retries"), with
 // the same body each time. It returns the last response (whatever its status; the caller closes
 // its body) or the last transport error; ctx's error when ctx ended during a wait.
 func (c *Client) send(ctx context.Context, req *http.Request, pol *retryPolicy) (*http.Response, error) {
 	for {
+		// Each attempt is authorized anew (reqauth): a signature made for the last one would
+		// carry its time.
+		if err := reqauth.Apply(req); err != nil {
+			return nil, fmt.Errorf("authorize request: %w", err)
+		}
 		resp, err := c.hc.Do(req)
 		wait, retry := pol.checkRetry(ctx, resp, err)
 		if !retry {

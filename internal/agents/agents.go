@@ -13,7 +13,6 @@ package agents
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
@@ -46,17 +46,18 @@ type Store interface {
 type Cards interface {
 	FetchAndValidateAuth(ctx context.Context, cardURL string, auth cardfetch.Auth) (cardfetch.Fetched, cardcheck.Report, error)
 	// FetchExtended gets the skills of the authenticated extended card the profile offers.
-	FetchExtended(ctx context.Context, p connector.CardProfile, hdr http.Header) ([]connector.Skill, error)
+	FetchExtended(ctx context.Context, p connector.CardProfile, authz reqauth.Func) ([]connector.Skill, error)
 }
 
 // CodeExtendedCardUnavailable is the warning that the card offers an authenticated extended
 // card the connector could not get: the public card's skills are used.
 const CodeExtendedCardUnavailable = "extended_card_unavailable"
 
-// Authorizer builds the header that carries an agent's sealed credential (*invoke.Invoker),
-// for cards that are only served to callers with credentials.
+// Authorizer authorizes requests with an agent's sealed credential (*invoke.Invoker): its
+// headers, or a signature per request (AWS SigV4), for cards that are only served to callers
+// with credentials.
 type Authorizer interface {
-	AuthHeader(ctx context.Context, a *connector.Agent, sealed *connector.Sealed) (http.Header, error)
+	Authorizer(ctx context.Context, a *connector.Agent, sealed *connector.Sealed) (reqauth.Func, error)
 }
 
 // Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
@@ -325,8 +326,8 @@ func (s *Service) cardAuth(a connector.Agent, sealed *connector.Sealed) cardfetc
 	if sealed == nil || s.auth == nil {
 		return nil
 	}
-	return func(ctx context.Context) (http.Header, error) {
-		return s.auth.AuthHeader(ctx, &a, sealed)
+	return func(ctx context.Context) (reqauth.Func, error) {
+		return s.auth.Authorizer(ctx, &a, sealed)
 	}
 }
 
@@ -338,10 +339,10 @@ func (s *Service) extended(ctx context.Context, a connector.Agent, sealed *conne
 		return report
 	}
 	a.CardProfile = report.Profile
-	hdr, err := s.auth.AuthHeader(ctx, &a, sealed)
+	authz, err := s.auth.Authorizer(ctx, &a, sealed)
 	var skills []connector.Skill
 	if err == nil {
-		skills, err = s.cards.FetchExtended(ctx, report.Profile, hdr)
+		skills, err = s.cards.FetchExtended(ctx, report.Profile, authz)
 	}
 	if err != nil {
 		report.Problems = append(report.Problems, connector.Problem{Code: CodeExtendedCardUnavailable, Severity: connector.SeverityWarning,

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 // TestFetchAuth: a card URL that answers 401 without credentials is fetched again with them
@@ -37,9 +38,9 @@ func TestFetchAuth(t *testing.T) {
 	}))
 	f := New(Options{Client: client})
 	var asked atomic.Int32
-	auth := func(context.Context) (http.Header, error) {
+	auth := func(context.Context) (reqauth.Func, error) {
 		asked.Add(1)
-		return http.Header{"Authorization": {"Bearer t0ken"}}, nil
+		return reqauth.Header(http.Header{"Authorization": {"Bearer t0ken"}}), nil
 	}
 
 	if _, _, err := f.FetchAndValidateAuth(t.Context(), srv.URL+"/private.json", nil); err == nil {

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/neterr"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 // Default limits for a fetch.
@@ -175,11 +177,13 @@ func (f *Fetcher) Fetch(ctx context.Context, cardURL string) (got Fetched, err e
 	return f.FetchAuth(ctx, cardURL, nil)
 }
 
-// Auth gives the headers that carry a registration's credentials (Authorization, an API key).
-type Auth func(ctx context.Context) (http.Header, error)
+// Auth gives what authorizes a request with a registration's credentials: headers
+// (Authorization, an API key) or a signature over the request (AWS SigV4), made again for
+// every request.
+type Auth func(ctx context.Context) (reqauth.Func, error)
 
 // FetchAuth is Fetch for a card behind authentication: when a URL answers 401 or 403 and auth
-// is not nil, it is fetched again with auth's headers (asked for once, on the first refusal),
+// is not nil, it is fetched again authorized by auth (asked for once, on the first refusal),
 // and so is every URL after it. Google's card endpoints work this way. The credentials are
 // never sent unasked: an open card never sees them. An auth failure leaves the refusal as the
 // answer.
@@ -223,15 +227,15 @@ func (f *Fetcher) fetch(ctx context.Context, cardURL string, auth Auth) (Fetched
 		tried    []string
 		failures []*FetchError
 		notCard  *Fetched // the pasted URL answered JSON that is not a card
-		hdr      http.Header
+		authz    reqauth.Func
 	)
 	for i, c := range candidates {
 		tried = append(tried, c)
-		got, err := f.get(ctx, c, hdr)
-		if hdr == nil && auth != nil && refused(err) {
-			if h, aerr := auth(ctx); aerr == nil && len(h) > 0 {
-				hdr = h
-				got, err = f.get(ctx, c, hdr)
+		got, err := f.get(ctx, c, authz)
+		if authz == nil && auth != nil && refused(err) {
+			if a, aerr := auth(ctx); aerr == nil && a != nil {
+				authz = a
+				got, err = f.get(ctx, c, authz)
 			}
 		}
 		if err == nil {
@@ -327,9 +331,9 @@ func (f *Fetcher) parseCardURL(cardURL string) (*url.URL, *FetchError) {
 	return u, nil
 }
 
-// get fetches one URL.
-func (f *Fetcher) get(ctx context.Context, target string, hdr http.Header) (Fetched, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+// get fetches one URL, authorized by authz when it is not nil.
+func (f *Fetcher) get(ctx context.Context, target string, authz reqauth.Func) (Fetched, error) {
+	req, err := http.NewRequestWithContext(reqauth.With(ctx, authz, nil), http.MethodGet, target, nil)
 	if err != nil {
 		// CheckURL passed the URL this one derives from, so this is not expected; the cause
 		// stays for the log, and Explain does not show it.
@@ -339,19 +343,29 @@ func (f *Fetcher) get(ctx context.Context, target string, hdr http.Header) (Fetc
 	req.Header.Set("User-Agent", "a2a-connector-cardfetch")
 	req.Header.Set(A2AVersionHeader, "1.0")
 	client := f.client
-	if len(hdr) > 0 {
-		for k, v := range hdr {
-			req.Header[k] = v
+	if authz != nil {
+		before := req.Header.Clone()
+		if err := reqauth.Apply(req); err != nil {
+			return Fetched{}, &FetchError{Kind: KindNetwork, URL: target, Err: fmt.Errorf("authorize: %w", err)}
 		}
-		// Go drops Authorization on a redirect to another host, but not an API key header:
-		// no credential follows a redirect off the host it was meant for.
+		var added []string // what carries the credential
+		for k, v := range req.Header {
+			if !slices.Equal(before[k], v) {
+				added = append(added, k)
+			}
+		}
+		// Go drops Authorization on a redirect to another host, but not an API key header
+		// or X-Amz-Security-Token: no credential follows a redirect off the host it was meant
+		// for. On the same host, a signature covers the old URL: it is made again.
 		c := *f.client
 		check := c.CheckRedirect
 		c.CheckRedirect = func(next *http.Request, via []*http.Request) error {
 			if next.URL.Host != via[0].URL.Host {
-				for k := range hdr {
+				for _, k := range added {
 					next.Header.Del(k)
 				}
+			} else if err := reqauth.Apply(next); err != nil {
+				return fmt.Errorf("authorize: %w", err)
 			}
 			if check != nil {
 				return check(next, via)

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 // Agents asks an agent for its authenticated extended card (a2aclient.Client.GetExtendedAgentCard):
@@ -32,20 +32,20 @@ func (e *ExtendedError) Error() string { return fmt.Sprintf("extended card from 
 
 func (e *ExtendedError) Unwrap() error { return e.Err }
 
-// FetchExtended asks the agent for its authenticated extended card, with the credentials in
-// hdr, on the interface the profile chose, in its binding and generation (A2A 1.0
+// FetchExtended asks the agent for its authenticated extended card, authorized by authz (the
+// credential's headers or signature; nil: none), on the interface the profile chose, in its binding and generation (A2A 1.0
 // GetExtendedAgentCard on JSON-RPC, HTTP+JSON and gRPC; 0.3 agent/getAuthenticatedExtendedCard,
 // GET /v1/card and gRPC GetAgentCard). It returns the extended card's skills, judged like a
 // card's (a card that is not valid gives none: the public card's skills stay). Bounded by the
 // fetch timeout and size cap, through Options.Agents; never following a redirect.
-func (f *Fetcher) FetchExtended(ctx context.Context, p connector.CardProfile, hdr http.Header) ([]connector.Skill, error) {
+func (f *Fetcher) FetchExtended(ctx context.Context, p connector.CardProfile, authz reqauth.Func) ([]connector.Skill, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	// cardcheck chose a binding the connector speaks; an unknown name (a profile stored by a
 	// newer replica) is tried as JSON-RPC, as turns do.
 	binding, _ := a2aclient.BindingFor(p.EndpointBinding)
 	ep := a2aclient.Endpoint{URL: p.EndpointURL, Wire: a2aclient.WireFor(p.ProtocolVersion), Binding: binding,
-		Tenant: p.EndpointTenant, Header: hdr, BudgetKey: p.EndpointURL}
+		Tenant: p.EndpointTenant, Authorize: authz, BudgetKey: p.EndpointURL}
 	raw, err := f.agents.GetExtendedAgentCard(ctx, ep, f.maxBytes)
 	if err != nil {
 		return nil, &ExtendedError{URL: p.EndpointURL, Why: explainExtended(ctx, err), Err: err}

@@ -28,6 +28,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck/cardchecktest"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 const bearer = "Bearer t0ken"
@@ -67,7 +68,7 @@ func TestFetchExtended(t *testing.T) {
 	f := New(Options{Client: client, Agents: wireClient(t, client)})
 	p := connector.CardProfile{EndpointURL: srv.URL + "/a2a", ProtocolVersion: "1.0", EndpointBinding: "JSONRPC"}
 
-	skills, err := f.FetchExtended(t.Context(), p, http.Header{"Authorization": {bearer}})
+	skills, err := f.FetchExtended(t.Context(), p, reqauth.Header(http.Header{"Authorization": {bearer}}))
 	if err != nil || len(skills) != 2 || skills[1].ID != "refund" {
 		t.Fatalf("skills %+v, err %v", skills, err)
 	}
@@ -139,11 +140,11 @@ func TestFetchExtendedOverGRPCAtABareAddress(t *testing.T) {
 	if want := "http://" + ln.Addr().String(); rep.Profile.EndpointURL != want || rep.Profile.EndpointBinding != "GRPC" || !rep.Profile.ExtendedCard {
 		t.Fatalf("profile %+v, want gRPC at %s with an extended card", rep.Profile, want)
 	}
-	skills, err := f.FetchExtended(t.Context(), rep.Profile, http.Header{"X-Api-Key": {key}})
+	skills, err := f.FetchExtended(t.Context(), rep.Profile, reqauth.Header(http.Header{"X-Api-Key": {key}}))
 	if err != nil || len(skills) != 2 || skills[1].ID != "secret_world" {
 		t.Fatalf("extended skills %+v, err %v", skills, err)
 	}
-	_, err = f.FetchExtended(t.Context(), rep.Profile, http.Header{"X-Api-Key": {"wrong"}})
+	_, err = f.FetchExtended(t.Context(), rep.Profile, reqauth.Header(http.Header{"X-Api-Key": {"wrong"}}))
 	rpc, ok := errors.AsType[*wire.RPCError](err)
 	if !ok || rpc.Code != wire.CodeUnauthenticated {
 		t.Errorf("with a wrong key: %v, want the agent's UNAUTHENTICATED", err)

@@ -45,7 +45,7 @@ type agentJSON struct {
 	CreatedAt      time.Time           `json:"createdAt"`
 	UpdatedAt      time.Time           `json:"updatedAt"`
 	// CredentialKind is what the card asks for (apiKey, bearerToken, oauth2,
-	// googleServiceAccount or none); CredentialsSet whether a credential is stored (never
+	// googleServiceAccount or none), or awsSigV4 once an AWS key is set; CredentialsSet whether a credential is stored (never
 	// shown); CardSignature what verifying the card's signatures found.
 	CredentialKind string                  `json:"credentialKind"`
 	CredentialsSet bool                    `json:"credentialsSet"`
@@ -110,7 +110,7 @@ func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 		Skills: skills, Extensions: nonNil(a.Extensions), VoiceExtension: a.VoiceActive(s.voice), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		CredentialKind: a.Credential(), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
+		CredentialKind: credentialKindShown(a), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
 	}
 }
 

@@ -21,6 +21,17 @@ type credentialsJSON struct {
 	// GoogleServiceAccount is the key file's contents as a string, or the key file's object
 	// itself (what pasting the file into a JSON body gives).
 	GoogleServiceAccount json.RawMessage `json:"googleServiceAccount"`
+	AWSSigV4             *awsSigV4JSON   `json:"awsSigV4"`
+}
+
+// awsSigV4JSON is an AWS access key; calls are signed for Region and Service (default
+// bedrock-agentcore).
+type awsSigV4JSON struct {
+	AccessKeyID     *string `json:"accessKeyId"`
+	SecretAccessKey *string `json:"secretAccessKey"`
+	SessionToken    *string `json:"sessionToken"`
+	Region          *string `json:"region"`
+	Service         *string `json:"service"`
 }
 
 type oauth2JSON struct {
@@ -47,14 +58,17 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 	if in.GoogleServiceAccount != nil && !bytes.Equal(in.GoogleServiceAccount, []byte("null")) {
 		set = append(set, "googleServiceAccount")
 	}
+	if in.AWSSigV4 != nil {
+		set = append(set, "awsSigV4")
+	}
 	switch len(set) {
 	case 0:
 		return nil, fieldError("credentials", "required",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount.")
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or awsSigV4.")
 	case 1:
 	default:
 		return nil, fieldError("credentials", "too_many_members",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount; it holds %s and %s.", set[0], set[1])
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or awsSigV4; it holds %s and %s.", set[0], set[1])
 	}
 	c := &credential.Credential{}
 	switch set[0] {
@@ -105,11 +119,60 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 			s = string(raw) // the key file's object itself
 		}
 		c.Kind, c.Secret = connector.CredentialKindGoogleServiceAccount, s
+	case "awsSigV4":
+		k, err := awsKeyOf(in.AWSSigV4)
+		if err != nil {
+			return nil, err
+		}
+		c.Kind, c.AWS = connector.CredentialKindAWSSigV4, k
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// awsKeyOf reads credentials.awsSigV4; credential.Check judges the values.
+func awsKeyOf(in *awsSigV4JSON) (*credential.AWSKey, error) {
+	k := &credential.AWSKey{}
+	for _, f := range []struct {
+		name     string
+		v        *string
+		to       *string
+		required bool
+	}{
+		{"accessKeyId", in.AccessKeyID, &k.AccessKeyID, true},
+		{"secretAccessKey", in.SecretAccessKey, &k.SecretAccessKey, true},
+		{"sessionToken", in.SessionToken, &k.SessionToken, false},
+		{"region", in.Region, &k.Region, true},
+		{"service", in.Service, &k.Service, false},
+	} {
+		field := "credentials.awsSigV4." + f.name
+		if f.v == nil {
+			if f.required {
+				return nil, fieldError(field, "required", "%s is required.", field)
+			}
+			continue
+		}
+		if err := ruleAWSField.check(field, *f.v); err != nil {
+			return nil, err
+		}
+		*f.to = *f.v
+	}
+	return k, nil
+}
+
+// ruleAWSField bounds the members of an AWS key: session tokens run to about 2 KB; nothing in
+// them is more than printable ASCII (credential.Check says so per member).
+var ruleAWSField = fieldRule{maxBytes: 8 << 10}
+
+// credentialKindShown is the credentialKind an agent answers: what its card asks for, or
+// awsSigV4 once that is the credential set, since no card can ask for it.
+func credentialKindShown(a connector.Agent) string {
+	if a.APIKeySet && a.CredentialSetKind == connector.CredentialKindAWSSigV4 {
+		return connector.CredentialKindAWSSigV4
+	}
+	return a.Credential()
 }
 
 // credentialProblem is the 400 of a credential that cannot work (credential.FieldError).

@@ -41,6 +41,7 @@ type Credential struct {
 	// Secret is the API key, the bearer token or the service account's JSON key file.
 	Secret string
 	OAuth2 *OAuth2Client
+	AWS    *AWSKey
 }
 
 // String never shows the secret: a Credential printed by mistake says only its kind.
@@ -64,6 +65,15 @@ func (c Credential) Plaintext() ([]byte, error) {
 			return nil, fmt.Errorf("credential: encode oauth2 client: %w", err)
 		}
 		return b, nil
+	case connector.CredentialKindAWSSigV4:
+		if c.AWS == nil {
+			return nil, errors.New("credential: awsSigV4 without a key")
+		}
+		b, err := json.Marshal(c.AWS)
+		if err != nil {
+			return nil, fmt.Errorf("credential: encode aws key: %w", err)
+		}
+		return b, nil
 	}
 	return nil, fmt.Errorf("credential: unknown kind %q", c.Kind)
 }
@@ -84,6 +94,12 @@ func Parse(kind string, plaintext []byte) (Credential, error) {
 			return Credential{}, errors.New("credential: stored oauth2 client is not JSON")
 		}
 		c.OAuth2 = &o
+	case connector.CredentialKindAWSSigV4:
+		var k AWSKey
+		if err := json.Unmarshal(plaintext, &k); err != nil {
+			return Credential{}, errors.New("credential: stored aws key is not JSON")
+		}
+		c.AWS = &k
 	default:
 		return Credential{}, fmt.Errorf("credential: unknown kind %q", kind)
 	}
@@ -136,6 +152,8 @@ func (c Credential) Check() error {
 			return &FieldError{"credentials.googleServiceAccount", "token_uri must be an absolute http(s) URL"}
 		}
 		return nil
+	case connector.CredentialKindAWSSigV4:
+		return c.AWS.check()
 	}
 	return &FieldError{"credentials", fmt.Sprintf("unknown kind %q", c.Kind)}
 }

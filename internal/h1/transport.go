@@ -41,6 +41,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
 // Options configure a Transport. Dial is required; zero values elsewhere mean the defaults.
@@ -130,6 +132,9 @@ func New(o Options) *Transport {
 //   - or it was answered 408 on a pooled connection (the server gave up waiting for a request
 //     there before this one arrived; RFC 9110 lets the client repeat it) and its body can be
 //     produced again: once, on a new connection.
+//
+// A request whose context carries a reqauth.Func (a signature) is authorized again before it is
+// sent again; the first attempt is its caller's to authorize.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	key, addr, err := hostKey(req.URL)
 	if err != nil {
@@ -165,6 +170,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if send, err = rewound(req); err != nil {
 			return nil, err
+		}
+		if f, _ := reqauth.From(ctx); f != nil {
+			// A signed request is signed again (a fresh X-Amz-Date), on a copy: a RoundTripper
+			// does not change its caller's request.
+			r := *send
+			send = &r
+			if err := reqauth.Apply(send); err != nil {
+				closeBody(send)
+				return nil, fmt.Errorf("h1: authorize request sent again: %w", err)
+			}
 		}
 	}
 }

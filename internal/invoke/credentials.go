@@ -10,30 +10,33 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
+	"github.com/a2a-connector/a2a-connector/internal/sigv4"
 )
 
 // authorize sets the agent's credential on h: the API key under each of its header names, or
 // Authorization: Bearer with the stored bearer token or an access token (cached by
-// inv.tokens; fetched only when none is valid). accessToken is the token sent, for forgetting
-// it after a 401; "" for the kinds that have none to refetch.
-func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *connector.Sealed) (accessToken string, _ *connector.TurnError) {
+// inv.tokens; fetched only when none is valid), or for an AWS key, sign: the SigV4 signature
+// of each attempt (h stays empty). accessToken is the token sent, for forgetting it after a
+// 401; "" for the kinds that have none to refetch.
+func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *connector.Sealed) (accessToken string, sign reqauth.Func, _ *connector.TurnError) {
 	if inv.secrets == nil {
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
+		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
 	}
 	plain, err := inv.secrets.Open(agent.ID, *sealed)
 	if err != nil {
 		// secret's errors never contain plaintext.
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
+		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
 	}
 	cred, err := credential.Parse(agent.CredentialSetKind, plain)
 	clear(plain)
 	if err != nil {
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
+		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
 	}
 	switch cred.Kind {
 	case connector.CredentialKindAPIKey:
 		if !validHeaderValue(cred.Secret) {
-			return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
+			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
 		}
 		names := agent.APIKeyHeaders
 		if len(names) == 0 {
@@ -45,23 +48,28 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 			}
 			h.Set(name, cred.Secret)
 		}
-		return "", nil
+		return "", nil, nil
 	case connector.CredentialKindBearerToken:
 		if !validHeaderValue(cred.Secret) {
-			return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
+			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
 		}
 		h.Set("Authorization", "Bearer "+cred.Secret)
-		return "", nil
+		return "", nil, nil
+	case connector.CredentialKindAWSSigV4:
+		if cred.AWS == nil {
+			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's AWS key cannot be read"}
+		}
+		return "", sigv4.New(cred.AWS, nil).Sign, nil
 	}
 	tok, err := inv.tokens.Token(ctx, credential.Target{AgentID: agent.ID, Cred: cred, TokenURL: agent.OAuth2TokenURL, Scopes: agent.OAuth2Scopes})
 	if err != nil {
-		return "", tokenFailure(err)
+		return "", nil, tokenFailure(err)
 	}
 	if !validHeaderValue(tok) {
-		return "", &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: "the token endpoint returned an access token not allowed in an HTTP header"}
+		return "", nil, &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: "the token endpoint returned an access token not allowed in an HTTP header"}
 	}
 	h.Set("Authorization", "Bearer "+tok)
-	return tok, nil
+	return tok, nil, nil
 }
 
 // tokenFailure is the Error of a turn whose access token could not be had. Refused by the
@@ -96,16 +104,22 @@ func unauthorized(err error) bool {
 	return false
 }
 
-// AuthHeader is the header that carries the agent's credential (sealed) on a call, the access
-// token fetched or taken from the cache as for a turn. The agents service sends it when fetching
-// a card that answered 401 or 403. Its errors say what failed without the secret.
-func (inv *Invoker) AuthHeader(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (http.Header, error) {
-	h := make(http.Header, 2)
+// Authorizer is what authorizes a request with the agent's credential (sealed): its headers,
+// with the access token fetched or taken from the cache as for a turn, or for an AWS key the
+// SigV4 signature of each request. The agents service uses it for a card that answered 401 or
+// 403 and for the authenticated extended card. Nil when there is no credential. Its errors say
+// what failed without the secret.
+func (inv *Invoker) Authorizer(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (reqauth.Func, error) {
 	if sealed == nil {
-		return h, nil
+		return nil, nil
 	}
-	if _, herr := inv.authorize(ctx, h, agent, sealed); herr != nil {
+	h := make(http.Header, 2)
+	_, sign, herr := inv.authorize(ctx, h, agent, sealed)
+	if herr != nil {
 		return nil, herr
 	}
-	return h, nil
+	if sign != nil {
+		return sign, nil
+	}
+	return reqauth.Header(h), nil
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
+	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 )
 
@@ -167,10 +168,10 @@ type route struct {
 	version string // as the card states it, for logs and traces
 }
 
-func (r route) endpoint(url string, hdr http.Header) a2aclient.Endpoint {
+func (r route) endpoint(url string, hdr callAuth) a2aclient.Endpoint {
 	// The interface's URL keys the retry budget, so that `{url}/stream`, `url` and the task
 	// calls of one agent share it.
-	return a2aclient.Endpoint{URL: url, Wire: r.wire, Binding: r.binding, Tenant: r.tenant, Header: hdr, BudgetKey: r.url}
+	return a2aclient.Endpoint{URL: url, Wire: r.wire, Binding: r.binding, Tenant: r.tenant, Header: hdr.header, Authorize: hdr.sign, BudgetKey: r.url}
 }
 
 // streamsOnSuffix reports whether the route streams on `{url}/stream` first: the platform's
@@ -459,23 +460,31 @@ func (inv *Invoker) Close(ctx context.Context) error {
 	}
 }
 
+// callAuth is what authorizes every call of a turn: headers (the credential, activated
+// extensions) and, for an AWS key, the signature each attempt gets (reqauth).
+type callAuth struct {
+	header http.Header
+	sign   reqauth.Func
+}
+
 // header builds the headers of every call to the agent: its credential (authorize) and the
 // activated extensions. accessToken is the OAuth 2.0 token sent, if any.
-func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (_ http.Header, accessToken string, _ *connector.TurnError) {
-	h := make(http.Header, 2)
+func (inv *Invoker) header(ctx context.Context, agent *connector.Agent, sealed *connector.Sealed) (_ callAuth, accessToken string, _ *connector.TurnError) {
+	var a callAuth
+	a.header = make(http.Header, 2)
 	if sealed != nil {
 		var herr *connector.TurnError
-		if accessToken, herr = inv.authorize(ctx, h, agent, sealed); herr != nil {
-			return nil, "", herr
+		if accessToken, a.sign, herr = inv.authorize(ctx, a.header, agent, sealed); herr != nil {
+			return callAuth{}, "", herr
 		}
 	}
 	if len(agent.Extensions) > 0 {
 		// One header line per URI, not one comma-joined line: a2a-go's servers compare each
 		// line with a required extension's URI, so "a, b" activates neither (a2a-go v2.3.1 then
 		// refuses an agent's required extension with -32008).
-		h[http.CanonicalHeaderKey(extensionsHeader)] = slices.Clone(agent.Extensions)
+		a.header[http.CanonicalHeaderKey(extensionsHeader)] = slices.Clone(agent.Extensions)
 	}
-	return h, accessToken, nil
+	return a, accessToken, nil
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.

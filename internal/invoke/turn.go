@@ -101,7 +101,7 @@ func (t *turn) run() error {
 }
 
 // call sends the message once, streaming or not.
-func (t *turn) call(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) call(hdr callAuth, params *a2a.SendMessageRequest) error {
 	if t.req.Agent.Streaming {
 		return t.streamCounted(hdr, params)
 	}
@@ -109,7 +109,7 @@ func (t *turn) call(hdr http.Header, params *a2a.SendMessageRequest) error {
 }
 
 // streamCounted is stream, counted in a2ac.streams.active while it runs.
-func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) streamCounted(hdr callAuth, params *a2a.SendMessageRequest) error {
 	active := t.inv.obs.streamsActive
 	active.Add(t.ctx, 1)
 	defer active.Add(t.ctx, -1)
@@ -118,7 +118,7 @@ func (t *turn) streamCounted(hdr http.Header, params *a2a.SendMessageRequest) er
 
 // stream runs message/stream (1.0: SendStreamingMessage) and, when the stream ends or breaks
 // before a final state, resumes the task (resume).
-func (t *turn) stream(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) stream(hdr callAuth, params *a2a.SendMessageRequest) error {
 	so := t.streamOptions()
 	st, err := t.openStream(hdr, params, so)
 	if err != nil {
@@ -144,7 +144,7 @@ func (t *turn) streamOptions() a2aclient.StreamOptions {
 // openStream opens the turn's stream. On the 0.x wire that is `{url}/stream` (the platform's
 // convention), or `url` when `{url}/stream` answered 404/405 before (for this agent and
 // endpoint) or does now; 1.0 agents stream on their interface URL.
-func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions) (*a2aclient.Stream, error) {
+func (t *turn) openStream(hdr callAuth, params *a2a.SendMessageRequest, so a2aclient.StreamOptions) (*a2aclient.Stream, error) {
 	inv := t.inv
 	base := t.rt.url
 	if !t.rt.streamsOnSuffix() {
@@ -169,7 +169,7 @@ func (t *turn) openStream(hdr http.Header, params *a2a.SendMessageRequest, so a2
 // on url itself. Nothing was processed: the 404/405 came before any event, so sending again is
 // safe. (Apart from openStream so that its frame, with the logging's, is not on the stack of
 // every turn.)
-func (t *turn) streamOnBase(hdr http.Header, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
+func (t *turn) streamOnBase(hdr callAuth, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
 	inv, base := t.inv, t.rt.url
 	inv.streamOnBase.Store(key, struct{}{})
 	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
@@ -204,7 +204,7 @@ func (t *turn) switchWire(err error) (bool, error) {
 // the agent named a task, the turn reattaches once (tasks/resubscribe, 1.0 SubscribeToTask),
 // then asks for the task (tasks/get, polled while it works), and only then fails. Text already
 // forwarded is not forwarded again: a replayed snapshot or artifact only adds what extends it.
-func (t *turn) resume(hdr http.Header, so a2aclient.StreamOptions, lostErr error) error {
+func (t *turn) resume(hdr callAuth, so a2aclient.StreamOptions, lostErr error) error {
 	ended := "the stream ended without a final state"
 	if lostErr != nil {
 		ended = "the connection to the agent broke (" + transportReason(lostErr) + ")"
@@ -313,7 +313,7 @@ func agentAnswered(err error) bool {
 
 // send runs message/send (1.0: SendMessage) and polls tasks/get, with backoff, while the task is
 // submitted or working.
-func (t *turn) send(hdr http.Header, params *a2a.SendMessageRequest) error {
+func (t *turn) send(hdr callAuth, params *a2a.SendMessageRequest) error {
 	inv := t.inv
 	params.Configuration = &a2a.SendMessageConfiguration{AcceptedOutputModes: []string{"text/plain"}}
 	ev, err := inv.client.SendMessage(t.ctx, t.rt.endpoint(t.rt.url, hdr), params)
@@ -623,9 +623,36 @@ func (t *turn) interruption(err error) (connector.Outcome, *connector.TurnError,
 	return "", nil, false
 }
 
-// agentFailure maps what went wrong on the agent's side, or on the way to it, to an Error: a
-// blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
+// agentFailure is agentFailureOf, said for the credential the agent refused: a refused SigV4
+// signature names what to check (a wrong key, region or service all look alike to the agent).
 func (t *turn) agentFailure(err error) *connector.TurnError {
+	te := t.agentFailureOf(err)
+	if te != nil && te.Code == connector.CodeAgentUnauthorized && t.req.Agent.CredentialSetKind == connector.CredentialKindAWSSigV4 {
+		te = &connector.TurnError{Code: te.Code, Message: SigV4Refusal(err)}
+	}
+	return te
+}
+
+// SigV4Refusal is what to tell a tenant whose agent refused the connector's SigV4 signature:
+// the agent's own words and what to check.
+func SigV4Refusal(err error) string {
+	words := err.Error()
+	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
+		words = fmt.Sprintf("HTTP %d", hse.StatusCode)
+		if hse.RPC != nil && hse.RPC.Message != "" {
+			words += ": " + hse.RPC.Message
+		} else if hse.Body != "" {
+			words += ": " + hse.Body
+		}
+	} else if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
+		words = rpc.Message
+	}
+	return "the agent refused the SigV4 signature: " + words + "; check the access key, region and service set for this agent in the console"
+}
+
+// agentFailureOf maps what went wrong on the agent's side, or on the way to it, to an Error: a
+// blocked address, an HTTP status, a JSON-RPC error, a protocol breach, or an unreachable agent.
+func (t *turn) agentFailureOf(err error) *connector.TurnError {
 	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
 		t.inv.log.InfoContext(t.ctx, "agent address blocked", "agent_id", t.req.Agent.ID, "error", err.Error())
 		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the agent's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}

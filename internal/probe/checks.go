@@ -177,6 +177,9 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 			fix = "Set the agent's API key in the console: the card demands one and none is set."
 		}
 		switch {
+		case a.CredentialSetKind == connector.CredentialKindAWSSigV4:
+			// The agent's own words are in the message (invoke.SigV4Refusal).
+			fix = "The agent refused the SigV4 signature of the AWS key set for this agent: check the access key id and secret (and the session token, which expires), the region and the service (bedrock-agentcore unless the agent is behind another AWS service)."
 		case strings.Contains(res.Err.Message, "token request to "):
 			// The token endpoint refused the client: its error code is in the message.
 			fix = "The token endpoint refused the OAuth 2.0 client or service account set for this agent (its answer is above): check the client id and secret, the scopes and the token URL, or replace the service account key."
