@@ -83,6 +83,9 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}
 	fromPBVoice(req, &t) // checkTurn checked it
+	if c := req.GetCaller(); c != nil {
+		t.UserID = c.GetUserId()
+	}
 	err = s.router.HandleTurn(ctx, t, &sink{stream: stream})
 	return s.status(ctx, "HandleTurn", err)
 }
