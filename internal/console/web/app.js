@@ -367,6 +367,7 @@
     const body = { cardUrl };
     const key = $('#api-key-field').hidden ? '' : $('#api-key').value;
     if (key) body.apiKey = key;
+    if ($('#caller-identity').checked) body.callerIdentity = { enabled: true };
     const out = $('#add-result');
     out.replaceChildren(note('Fetching, validating and registering…', 'info'));
     const res = await api('POST', '/v1/agents', body);
@@ -374,6 +375,7 @@
       const a = res.data || {};
       showKeyField(false);
       $('#card-url').value = '';
+      $('#caller-identity').checked = false;
       // The list first, so that the warnings can name the agents they are about.
       await loadAgents();
       const warnings = Array.isArray(a.warnings) ? a.warnings : [];
@@ -862,6 +864,10 @@
     }
   }
 
+  function callerIdentityOn(a) {
+    return !!(a && a.callerIdentity && a.callerIdentity.enabled === true);
+  }
+
   function renderAgent(a, message) {
     const id = str(a.id);
     const name = str(a.name) || '(no name)';
@@ -887,6 +893,7 @@
       otherKind && a.credentialsSet ? badge(otherKind.label + ' set', 'ok') : null,
       !otherKind && a.apiKeySet ? badge('API key set', 'ok') : null,
       !otherKind && !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
+      callerIdentityOn(a) ? badge('caller identity', 'ok') : null,
       signatureBadge(a),
       badge(plural(warnings.length, 'warning', 'warnings'), warnings.length ? 'warn' : null));
 
@@ -909,6 +916,15 @@
     toggle.addEventListener('click', () => busy([toggle], async () => {
       const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { enabled: !a.enabled });
       if (res.ok) replaceAgent(article, res.data, note(res.data.enabled ? 'Enabled.' : 'Disabled: the platform will not call this agent.', 'ok'), '.toggle');
+      else msg.replaceChildren(problemBox(res, 'Could not change the agent.'));
+    }));
+
+    // The caller's identity: one checkbox, saved as it changes (docs/api.md#the-callers-identity).
+    const identityBox = h('input', { type: 'checkbox', class: 'caller-identity', checked: callerIdentityOn(a) });
+    const identityRow = h('label', { class: 'caller-identity-row' }, identityBox, " Send the caller's identity");
+    identityBox.addEventListener('change', () => busy([identityBox], async () => {
+      const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { callerIdentity: { enabled: identityBox.checked } });
+      if (res.ok) replaceAgent(article, res.data, note(callerIdentityOn(res.data) ? "The agent now receives the caller's identity on turns that name a user." : "The agent no longer receives the caller's identity.", 'ok'), '.caller-identity');
       else msg.replaceChildren(problemBox(res, 'Could not change the agent.'));
     }));
 
@@ -979,6 +995,7 @@
       h('div', { class: 'tools' },
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
+        identityRow,
         renderCredentialForm(a, article, msg) || renderKeyForm(a, article, msg),
         renderTryIt(a))].filter(Boolean));
     for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"
