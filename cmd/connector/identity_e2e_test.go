@@ -32,7 +32,9 @@ func TestCallerIdentity_end_to_end_on_every_binding_and_across_a_rotation(t *tes
 	consoleSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { consoleHandler.ServeHTTP(w, r) }))
 	t.Cleanup(consoleSrv.Close)
 	issuerURL := consoleSrv.URL
-	s := startStack(t, map[string]string{"A2AC_IDENTITY_ISSUER": issuerURL})
+	// A database of its own: the identity keys are global to a database and sealed with this
+	// stack's secret key.
+	s := startStack(t, map[string]string{"A2AC_IDENTITY_ISSUER": issuerURL}, withDB(testDB.Fresh(t)))
 	box, err := secret.New(s.secretKey)
 	if err != nil {
 		t.Fatal(err)

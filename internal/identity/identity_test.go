@@ -16,7 +16,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	connector "github.com/a2a-connector/a2a-connector"
@@ -25,7 +24,6 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
-	"github.com/a2a-connector/a2a-connector/migrations"
 )
 
 var testDB *pgtest.DB
@@ -44,27 +42,14 @@ type keyDB struct {
 
 func newKeyDB(t testing.TB) keyDB {
 	t.Helper()
-	url := testDB.EmptyDatabase(t)
-	conn, err := pgx.Connect(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := migrations.Apply(t.Context(), conn); err != nil {
-		t.Fatal(err)
-	}
-	conn.Close(t.Context())
-	pool, err := pgxpool.New(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	db := testDB.Fresh(t)
 	key := make([]byte, secret.KeySize)
 	rand.Read(key)
 	box, err := secret.New(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return keyDB{pool: pool, st: store.New(pool), box: box}
+	return keyDB{pool: db.Pool, st: store.New(db.Pool), box: box}
 }
 
 // clock is a settable clock shared by the issuers of a test.

@@ -157,6 +157,25 @@ func (db *DB) EmptyDatabase(tb testing.TB) string {
 	return u
 }
 
+// Fresh is a database of the test's own in the same cluster, migrated, with its pool; it is
+// dropped when the test ends. It is for tests of state global to a database (the caller's
+// identity keys, sealed with one secret key), which the package's shared database would mix.
+func (db *DB) Fresh(tb testing.TB) *DB {
+	tb.Helper()
+	u := db.EmptyDatabase(tb)
+	ctx, cancel := context.WithTimeout(tb.Context(), setupTimeout)
+	defer cancel()
+	if err := migrate(ctx, u); err != nil {
+		tb.Fatal(err)
+	}
+	pool, err := pgxpool.New(tb.Context(), u)
+	if err != nil {
+		tb.Fatalf("pgtest: pool: %v", err)
+	}
+	tb.Cleanup(pool.Close) // before the drop, registered earlier, runs
+	return &DB{URL: u, Pool: pool, adminURL: db.adminURL}
+}
+
 // create makes database name and returns its URL.
 func create(ctx context.Context, adminURL, name string) (string, error) {
 	dbURL, err := withDatabase(adminURL, name)
