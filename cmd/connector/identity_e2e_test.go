@@ -108,7 +108,7 @@ func TestCallerIdentity_end_to_end_on_every_binding_and_across_a_rotation(t *tes
 			t.Fatalf("%s: no %s header on the agent's call", p.name, identity.Header)
 		}
 		c := verify(tok, a.CardURL)
-		if c.Claims.Expiry.Time().Sub(time.Now()) > identity.TokenLifetime || c.Claims.Expiry.Time().Sub(c.Claims.IssuedAt.Time()) > 5*time.Minute {
+		if time.Until(c.Claims.Expiry.Time()) > identity.TokenLifetime || c.Claims.Expiry.Time().Sub(c.Claims.IssuedAt.Time()) > 5*time.Minute {
 			t.Errorf("%s: exp %v, iat %v: lives longer than 5 minutes", p.name, c.Claims.Expiry.Time(), c.Claims.IssuedAt.Time())
 		}
 		if sub == "" {
