@@ -600,6 +600,8 @@
     let digits = '';
     let silenceMs = String(DEFAULT_SILENCE_MS);
     let interruptAfter = '';
+    // The user a turn names, for an agent that asks for the caller's identity; kept across repaints.
+    let userId = '';
 
     function paint(message) {
       const conv = conversations.get(id);
@@ -622,11 +624,22 @@
       const status = h('div', { class: 'try-msg', role: 'status', 'aria-live': 'polite' }, message || '');
       const controls = [send, end].filter(Boolean);
       const voiceBox = renderCallControls(conv, controls, status);
+      // An agent that asks for the caller's identity gets a token for the user named here.
+      let userBox = null;
+      if (callerIdentityOn(a)) {
+        const userInput = h('input', { id: inputId + '-user', class: 'try-user', type: 'text', autocomplete: 'off', maxlength: '256', value: userId,
+          placeholder: 'a platform user id (optional)', 'aria-describedby': inputId + '-user-help' });
+        userInput.addEventListener('input', () => { userId = userInput.value; });
+        userBox = h('div', { class: 'try-user-field' },
+          h('label', { for: inputId + '-user', text: 'As user' }), userInput,
+          h('p', { id: inputId + '-user-help', class: 'help', text: "The agent receives the caller's identity token for this user (a pairwise id, never the id itself); empty: no token." }));
+      }
       const form = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
         h('label', { for: inputId, text: 'Try it' }),
         log,
         h('div', { class: 'row' }, input, send, end),
         help,
+        userBox,
         voiceBox,
         status);
       form.addEventListener('submit', (ev) => {
@@ -724,6 +737,7 @@
       status.replaceChildren(note('Waiting for the agent…', 'info'));
       const body = { ...input };
       if (conv) body.sessionId = conv.sessionId;
+      if (callerIdentityOn(a) && userId.trim()) body.userId = userId.trim();
       const cut = interruption(conv);
       if (cut) body.interruption = cut;
       const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', body);
