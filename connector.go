@@ -132,9 +132,12 @@ type Agent struct {
 	// OnFallback: the preferred interface refused the connector's version or binding and the
 	// card's Fallback answered, at this revision; turns go to the fallback (ActiveInterface).
 	OnFallback bool
-	Warnings   []Problem
-	CreatedAt  time.Time
-	UpdatedAt  time.Time
+	// CallerIdentity: the tenant asked that the agent receive the platform's signed token naming
+	// the turn's user (internal/identity) on every call of a turn that names one.
+	CallerIdentity bool
+	Warnings       []Problem
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }
 
 // ActiveInterface is the interface the agent's turns use: the card's preferred one

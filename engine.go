@@ -25,6 +25,9 @@ type Turn struct {
 	Interruption *Interruption
 	// Channel, when set, says where the conversation happens.
 	Channel *Channel
+	// UserID is the platform's user behind the turn ("" for none). Personal data: it is never
+	// logged or traced, and agents see only a pairwise id derived from it (internal/identity).
+	UserID string
 }
 
 // TurnFinal is how a turn ended, as the engine sees it.

@@ -2,6 +2,7 @@ package connector
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // The records of an agent's registration. internal/agents hands them to its store
@@ -34,6 +35,8 @@ type NewAgent struct {
 	// key.
 	CredentialKind string
 	Enabled        bool
+	// CallerIdentity: send the agent the caller's identity token (Agent.CallerIdentity).
+	CallerIdentity bool
 }
 
 // Revision is a newly fetched and validated card of an existing agent.
@@ -53,4 +56,17 @@ type AgentPatch struct {
 	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
 	ClearAPIKey bool
 	Enabled     *bool
+	// CallerIdentity turns the caller's identity token on or off (Agent.CallerIdentity).
+	CallerIdentity *bool
+}
+
+// SigningKey is one of the platform's caller-identity signing keys as stored: its key id, its
+// public key as a JWK (JSON), its private key sealed (internal/secret), and when it stopped
+// signing (zero while it signs).
+type SigningKey struct {
+	KID       string
+	PublicJWK json.RawMessage
+	Private   Sealed
+	CreatedAt time.Time
+	RetiredAt time.Time
 }

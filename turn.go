@@ -28,6 +28,9 @@ type TurnRequest struct {
 	TaskID string
 	// ContextID is the context the session last had with this agent ("" = none).
 	ContextID string
+	// UserID is the platform's user behind the turn ("" for none); an agent with CallerIdentity
+	// receives the platform's token naming them (pairwise) on each call.
+	UserID string
 	// OnMetadata, when set, is called on the turn's goroutine with the metadata of each status
 	// update's message and of each artifact update's artifact (and of the event itself), before
 	// any text the event carries is emitted, so that an extension's signal can reach the engine

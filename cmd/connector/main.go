@@ -29,6 +29,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
+	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -249,6 +250,7 @@ func (m *Main) Open(ctx context.Context) error {
 		// And their gRPC calls alike: a client span per call, traceparent naming it.
 		GRPCStatsHandler: tp.AgentGRPCStatsHandler(),
 		Secrets:          box,
+		Identity:         identity.New(identity.Options{Keys: st, Secrets: box, Issuer: cfg.IdentityIssuer}),
 		TurnTimeout:      cfg.TurnTimeout,
 		Logger:           log,
 		TracerProvider:   tp.TracerProvider,

@@ -56,11 +56,18 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 		// The demo agent repeats it, so the reply would leak it too.
 		userText = "重复我说的话：我的银行卡密码是 private-utterance-8841"
 		marker   = "private-utterance-8841"
+		userID   = "platform-user-private-5531"
 	)
 	spans := tracetest.NewInMemoryExporter()
 	reader := sdkmetric.NewManualReader()
-	s := startStack(t, nil, withAPIKey(apiKey),
-		withTelemetry(telemetry.Options{SpanExporter: spans, MetricReader: reader}))
+	s := startStack(t, map[string]string{"A2AC_IDENTITY_ISSUER": "https://platform.example"}, withAPIKey(apiKey),
+		withTelemetry(telemetry.Options{SpanExporter: spans, MetricReader: reader}), withDB(testDB.NewDatabase(t)))
+	// The agent asks for the caller's identity: neither the user id nor the token may be
+	// recorded either.
+	on := true
+	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, connector.AgentPatch{CallerIdentity: &on}); err != nil {
+		t.Fatal(err)
+	}
 
 	// The dialog engine's span, as it would arrive in the gRPC metadata.
 	engine := trace.NewSpanContext(trace.SpanContextConfig{
@@ -72,7 +79,7 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 		"traceparent", fmt.Sprintf("00-%s-%s-01", engine.TraceID(), engine.SpanID()),
 		"baggage", "platform.user=u-1234")
 	final := handleTurn(t, ctx, s, &pb.HandleTurnRequest{TenantId: s.tenant, SessionId: "s-trace",
-		TurnId: uuid.NewString(), AgentId: s.agent, Text: userText})
+		TurnId: uuid.NewString(), AgentId: s.agent, Text: userText, Caller: &pb.Caller{UserId: userID}})
 	if final.GetOutcome() != pb.Outcome_OUTCOME_COMPLETED || !strings.Contains(final.GetText(), marker) {
 		t.Fatalf("final = %v %q (error %v)", final.GetOutcome(), final.GetText(), final.GetError())
 	}
@@ -110,7 +117,8 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 		t.Errorf("%d database spans below the session span, want the lookup and the save", queries)
 	}
 	httpSpan := only(t, got, func(sp tracetest.SpanStub) bool {
-		return sp.Parent.SpanID() == inv.SpanContext.SpanID() && sp.SpanKind == trace.SpanKindClient
+		// The caller's identity keys are read (here: created) below the invoke span too.
+		return sp.Parent.SpanID() == inv.SpanContext.SpanID() && sp.SpanKind == trace.SpanKindClient && attr(sp, "db.system.name") == nil
 	})
 	if u, _ := attr(httpSpan, "url.full").(string); !strings.HasSuffix(u, agent.StreamPath) {
 		t.Errorf("agent call span url.full = %q, want the stream endpoint", u)
@@ -124,6 +132,7 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 	// The agent joined the trace: its traceparent names the HTTP client span. Baggage stays
 	// inside the platform.
 	var calls int
+	var identityToken string
 	for _, req := range s.demo.Requests() {
 		if req.Method != "message/stream" {
 			continue
@@ -136,6 +145,9 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 		if b := req.Header.Get("Baggage"); b != "" {
 			t.Errorf("agent got baggage %q; the platform's baggage must not leave it", b)
 		}
+		if identityToken = req.Header.Get("A2A-Caller-Identity"); identityToken == "" {
+			t.Errorf("agent got no caller identity; the test would not prove the token stays out of spans")
+		}
 		if req.Header.Get("X-Api-Key") != "set" {
 			t.Errorf("agent got no API key; the test would not prove the key stays out of spans")
 		}
@@ -147,7 +159,7 @@ func TestTraceOfAStreamingTurn(t *testing.T) {
 	// Nothing anywhere quotes the user, the reply or the key.
 	for _, sp := range spans.GetSpans() {
 		for _, where := range spanStrings(sp) {
-			for _, secret := range []string{marker, apiKey, userText, final.GetText()} {
+			for _, secret := range []string{marker, apiKey, userText, final.GetText(), userID, identityToken} {
 				if strings.Contains(where, secret) {
 					t.Errorf("span %s records %q", sp.Name, where)
 				}

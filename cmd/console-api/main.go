@@ -26,6 +26,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
 	"github.com/a2a-connector/a2a-connector/internal/health"
+	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -219,6 +220,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	st := store.New(pool.Pool)
 	invOpts.OnFallback = st.MarkOnFallback
+	// The same keys as the connector's: console-api publishes them (JWKS), rotates them, and
+	// signs the tokens of its own test turns.
+	invOpts.Identity = identity.New(identity.Options{Keys: st, Secrets: box, Issuer: cfg.IdentityIssuer})
 	m.inv = invoke.New(invOpts)
 	cards := cardfetch.New(cardfetch.Options{
 		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
@@ -261,6 +265,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Prober:         probe.New(probe.Config{Cards: cards, Invoke: invOpts, VoiceExtension: cfg.VoiceExtension}),
 		Admission:      limiter,
 		VoiceExtension: cfg.VoiceExtension,
+		Identity:       invOpts.Identity,
 	})
 	srv := &http.Server{
 		Addr:              cfg.ConsoleAddr,

@@ -39,6 +39,11 @@ import (
 //     the message's metadata (and the direct side sends the same metadata itself); the agent
 //     refuses a call that does not activate the extension;
 //   - apikey: the JSON-RPC agent behind an API key (X-API-Key);
+//   - identity: the API key face's agent, registered with callerIdentity, so that the via side's
+//     turns name a user and the connector adds its signed token (A2A-Caller-Identity, cached per
+//     user and agent) to each call; the agent refuses a call without a JWT-shaped one (checking
+//     the signature is the agent's cost, not the connector's), and the direct side sends a
+//     token of the same size;
 //   - oauth2: the JSON-RPC agent behind a bearer token from a client-credentials token endpoint
 //     the stub agent serves itself ({base}/oauth2/token). That endpoint is deliberately tiny: it
 //     exists to measure the turn path with a cached token, not OAuth conformance (the tests of
@@ -50,18 +55,19 @@ import (
 
 // Target names: the values of -bindings and -credentials.
 const (
-	targetJSONRPC = "jsonrpc"
-	targetREST    = "rest"
-	targetGRPC    = "grpc"
-	targetVoice   = "voice"
-	targetAPIKey  = "apikey"
-	targetOAuth2  = "oauth2"
+	targetJSONRPC  = "jsonrpc"
+	targetREST     = "rest"
+	targetGRPC     = "grpc"
+	targetVoice    = "voice"
+	targetAPIKey   = "apikey"
+	targetOAuth2   = "oauth2"
+	targetIdentity = "identity"
 )
 
 // targetLabels are the names rows carry, after the load.
 var targetLabels = map[string]string{
 	targetJSONRPC: "JSON-RPC", targetREST: "HTTP+JSON", targetGRPC: "gRPC", targetVoice: "JSON-RPC + voice",
-	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2",
+	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2", targetIdentity: "JSON-RPC + API key + caller identity",
 }
 
 // voiceExtension is the platform's voice extension (docs/voice-extension.md), under its default
@@ -76,6 +82,15 @@ var voiceMetadata = map[string]any{
 	voiceExtension + "/interruption": map[string]any{"messageId": "5f0c8c2e-7a43-5d51-9b1e-0c2f8a7d6e41", "heardText": voiceHeardText},
 	voiceExtension + "/channel":      map[string]any{"kind": "voice", "locale": "zh-CN"},
 }
+
+// identityHeader is the header the connector sends the caller's identity token in
+// (docs/api.md), spelled here since loadgen does not import the connector's packages.
+const identityHeader = "A2A-Caller-Identity"
+
+// directIdentityToken is what the direct side of the identity row sends in identityHeader: as
+// long as the connector's ES256 tokens (a header naming the kid, five claims, a 64-byte
+// signature), so both sides carry the same bytes.
+var directIdentityToken = strings.Repeat("h", 100) + "." + strings.Repeat("c", 240) + "." + strings.Repeat("s", 86)
 
 // voiceHeardText is what the caller heard of the interrupted reply, in the voice rows.
 const voiceHeardText = "The weather tomorrow will be sunny in the morning, with"
@@ -149,6 +164,13 @@ func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.a.serveRPC(w, r)
 			return
+		case prefix == targetIdentity && r.Method == http.MethodPost:
+			if !equal(r.Header.Get("X-API-Key"), f.secrets.apiKey) || strings.Count(r.Header.Get(identityHeader), ".") != 2 {
+				http.Error(w, "wrong or missing API key or caller identity", http.StatusUnauthorized)
+				return
+			}
+			f.a.serveRPC(w, r)
+			return
 		case prefix == targetOAuth2 && r.Method == http.MethodPost && rest == "token":
 			f.serveToken(w, r)
 			return
@@ -203,8 +225,8 @@ func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string)
 	case targetVoice:
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/voice/", "JSONRPC"
 		card["capabilities"] = map[string]any{"streaming": true, "extensions": []map[string]any{{"uri": voiceExtension}}}
-	case targetAPIKey:
-		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/apikey/", "JSONRPC"
+	case targetAPIKey, targetIdentity:
+		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/"+target+"/", "JSONRPC"
 		card["securitySchemes"] = map[string]any{"key": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"}}
 		card["security"] = []map[string][]string{{"key": {}}}
 	case targetOAuth2:
@@ -602,6 +624,10 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 			c := newDirectClient(s.agentURL+"/apikey/", maxConns)
 			c.header = http.Header{"X-Api-Key": {s.secrets.apiKey}}
 			d = c
+		case targetIdentity:
+			c := newDirectClient(s.agentURL+"/identity/", maxConns)
+			c.header = http.Header{"X-Api-Key": {s.secrets.apiKey}, identityHeader: {directIdentityToken}}
+			d = c
 		case targetOAuth2:
 			tok, err := fetchToken(ctx, s.agentURL+"/oauth2/token", s.secrets)
 			if err != nil {
@@ -616,7 +642,7 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 				return nil, 0, nil, err
 			}
 		}
-		targets[t] = target{agent: s.targets[t], direct: d, voice: t == targetVoice}
+		targets[t] = target{agent: s.targets[t], direct: d, voice: t == targetVoice, caller: t == targetIdentity}
 	}
 	return targets, tokensBefore, closeAll, nil
 }
@@ -682,7 +708,7 @@ func targetNotes(o options, rows []row, tokens int64, tokensErr error) []string 
 			}
 		}
 		if len(parts) > 0 {
-			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2: of the API key's): %s", c, strings.Join(parts, " · ")))
+			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2 and caller identity: of the API key's): %s", c, strings.Join(parts, " · ")))
 		}
 	}
 	if slices.Contains(o.credentials, targetOAuth2) {

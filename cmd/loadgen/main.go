@@ -186,7 +186,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.tenantMetadata, "tenant-metadata", true, "name the tenant of each HandleTurn in the request metadata ("+grpcapi.TenantMetadataKey+"), as a dialog engine should; false: only in the request")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	bindings := fs.String("bindings", "", "rows per binding, at each -bindings-c: jsonrpc, rest (A2A 1.0 HTTP+JSON), grpc (A2A 1.0 gRPC), comma-separated; each row's direct side speaks the same binding")
-	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), comma-separated; JSON-RPC agents")
+	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), identity (the API key and the caller's identity token), comma-separated; JSON-RPC agents")
 	bindingsC := fs.String("bindings-c", "1,10", "concurrency levels of the -bindings and -credentials rows")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -219,7 +219,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Sprintf("-long-binding %q: want jsonrpc, rest or grpc", o.longBinding))
 	check(o.longBinding == "" || o.via == viaConnector, fmt.Sprintf("-via %s: -long-binding needs the connector", o.via))
 	for _, c := range o.credentials {
-		check(c == targetAPIKey || c == targetOAuth2, fmt.Sprintf("-credentials %q: want apikey or oauth2", c))
+		check(c == targetAPIKey || c == targetOAuth2 || c == targetIdentity, fmt.Sprintf("-credentials %q: want apikey, oauth2 or identity", c))
 	}
 	for _, f := range splitList(*bindingsC) {
 		n, err := strconv.Atoi(f)
@@ -301,6 +301,8 @@ type target struct {
 	direct turner
 	// voice: the via side's turns carry a voice channel and an interruption (the voice row).
 	voice bool
+	// caller: the via side's turns name a user, one per worker (the identity row).
+	caller bool
 }
 
 // measure is a whole run: the stack, the phases, the table.
@@ -634,6 +636,9 @@ func (r *runner) phase(ctx context.Context, label string, direct bool, spec phas
 			}
 			if tg.voice {
 				return r.via.voiceTurnTo(ctx, tg.agent, session, id, text, want)
+			}
+			if tg.caller {
+				return r.via.callerTurnTo(ctx, tg.agent, session, id, "loadgen-user-"+strconv.Itoa(worker), text, want)
 			}
 			return r.via.turnTo(ctx, tg.agent, session, id, text, want)
 		}

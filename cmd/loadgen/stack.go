@@ -103,6 +103,8 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 		"A2AC_SHUTDOWN_TIMEOUT": "10s",
 		// The noisy-neighbour row sets a cap and waits for the connector to read it.
 		"A2AC_LIMITS_REFRESH": limitsRefresh.String(),
+		// The identity row's tokens name this issuer; nobody fetches its JWKS.
+		"A2AC_IDENTITY_ISSUER": "https://loadgen.invalid",
 		// The long-streams row measures what that many open streams cost one replica, all of
 		// one tenant's one agent: the caps' defaults (8,000 per replica, a quarter of it per
 		// tenant, half that per agent) would refuse most of them. The noisy-neighbour row sets
@@ -182,6 +184,9 @@ func (s *stack) addTarget(ctx context.Context, target string) (agentID string, e
 	switch target {
 	case targetAPIKey:
 		body["apiKey"] = s.secrets.apiKey
+	case targetIdentity:
+		body["apiKey"] = s.secrets.apiKey
+		body["callerIdentity"] = map[string]bool{"enabled": true}
 	case targetOAuth2:
 		body["credentials"] = map[string]any{"oauth2": map[string]any{"clientId": s.secrets.clientID, "clientSecret": s.secrets.clientSecret}}
 	}

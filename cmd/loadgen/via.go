@@ -67,6 +67,12 @@ func (v *viaClient) turnTo(ctx context.Context, agent, sessionID, turnID, text, 
 	return v.run(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID, TurnId: turnID, AgentId: agent, Text: text}, want)
 }
 
+// callerTurnTo is turnTo naming the platform's user (the identity row).
+func (v *viaClient) callerTurnTo(ctx context.Context, agent, sessionID, turnID, userID, text, want string) (res turnTiming, err error) {
+	return v.run(ctx, &pb.HandleTurnRequest{TenantId: v.tenant, SessionId: sessionID, TurnId: turnID, AgentId: agent, Text: text,
+		Caller: &pb.Caller{UserId: userID}}, want)
+}
+
 // voiceTurnTo is turnTo as a call's turn: speech on a voice channel that cut off the previous
 // reply (the voice row).
 func (v *viaClient) voiceTurnTo(ctx context.Context, agent, sessionID, turnID, text, want string) (res turnTiming, err error) {

@@ -140,13 +140,24 @@ func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string
 // work, or of a kind the card does not take, is a *credential.FieldError and nothing is stored;
 // an API key is taken whatever the card says, as it always was.
 func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cred *credential.Credential) (a connector.Agent, warnings []connector.Problem, err error) {
+	return s.RegisterAs(ctx, tenantID, cardURL, cred, Settings{})
+}
+
+// Settings are a registration's choices besides its credential.
+type Settings struct {
+	// CallerIdentity: send the agent the caller's identity token (connector.Agent.CallerIdentity).
+	CallerIdentity bool
+}
+
+// RegisterAs is RegisterWith with the registration's settings.
+func (s *Service) RegisterAs(ctx context.Context, tenantID, cardURL string, cred *credential.Credential, set Settings) (a connector.Agent, warnings []connector.Problem, err error) {
 	if cred != nil {
 		if err := cred.Check(); err != nil {
 			return connector.Agent{}, nil, err
 		}
 	}
 	cardURL = connector.CanonicalCardURL(cardURL)
-	na := connector.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true}
+	na := connector.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true, CallerIdentity: set.CallerIdentity}
 	if cred != nil {
 		// Sealed before the fetch: a card behind authentication is fetched with it.
 		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
@@ -232,12 +243,14 @@ type Patch struct {
 	// ErrInvalid.
 	Credential *credential.Credential
 	Enabled    *bool
+	// CallerIdentity turns the caller's identity token on or off.
+	CallerIdentity *bool
 }
 
 // Update applies p and returns the agent as it now is. An agent that is not the tenant's is
 // connector.ErrNotFound, and nothing is sealed for its id.
 func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
-	patch := connector.AgentPatch{Enabled: p.Enabled}
+	patch := connector.AgentPatch{Enabled: p.Enabled, CallerIdentity: p.CallerIdentity}
 	cred := p.Credential
 	switch {
 	case p.APIKey != nil && cred != nil:

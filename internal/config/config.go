@@ -59,6 +59,10 @@ type Config struct {
 	// JWKS fetches, extended cards, token URLs). Nil when unset: the system roots alone.
 	AgentCAFile string
 	AgentRoots  *x509.CertPool
+	// IdentityIssuer (A2AC_IDENTITY_ISSUER) is the iss of the caller's identity tokens: the
+	// platform's public console-api URL, under which agents find /.well-known/jwks.json. Unset:
+	// agents that ask for the caller's identity cannot be sent it (their turns fail).
+	IdentityIssuer string
 	// BreakerFailures (A2AC_BREAKER_FAILURES, default 3; 0 turns breaking off) consecutive
 	// "agent is down" turns open an agent's circuit breaker for BreakerCooldown (5s), doubling
 	// per failed probe up to BreakerMaxCooldown (2m). RetryBudgetPercent (20) is the share of an
@@ -161,6 +165,11 @@ func Load(getenv func(string) string, need Need) (Config, error) {
 			bad("A2AC_AGENT_CA_FILE", "%v", err)
 		}
 		c.AgentRoots = roots
+	}
+	if c.IdentityIssuer = strings.TrimSpace(getenv("A2AC_IDENTITY_ISSUER")); c.IdentityIssuer != "" {
+		if u, err := url.Parse(c.IdentityIssuer); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			bad("A2AC_IDENTITY_ISSUER", "%q is not an absolute http(s) URL without query or fragment (such as https://console.example.com)", c.IdentityIssuer)
+		}
 	}
 	c.SupportedExtensions = splitList(getenv("A2AC_SUPPORTED_EXTENSIONS"))
 	c.VoiceExtension = connector.VoiceExtensionURI
@@ -321,7 +330,7 @@ func orDefault(v, def string) string {
 var names = []string{
 	"DATABASE_URL", "A2AC_SECRET_KEY", "A2AC_SECRET_KEY_PREVIOUS", "A2AC_ADMIN_TOKEN",
 	"A2AC_CONSOLE_ADDR", "A2AC_GRPC_ADDR", "A2AC_ALLOW_INSECURE_HTTP", "A2AC_ALLOWED_CIDRS",
-	"A2AC_AGENT_CA_FILE", "A2AC_SUPPORTED_EXTENSIONS", "A2AC_VOICE_EXTENSION", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
+	"A2AC_AGENT_CA_FILE", "A2AC_IDENTITY_ISSUER", "A2AC_SUPPORTED_EXTENSIONS", "A2AC_VOICE_EXTENSION", "A2AC_HOLD_TTL", "A2AC_TURN_TIMEOUT", "A2AC_SHUTDOWN_TIMEOUT",
 	"A2AC_DRAIN_DELAY", "A2AC_INFLIGHT_SYNC", "A2AC_INFLIGHT_STALE",
 	"A2AC_LOG_LEVEL", "A2AC_METRICS_ADDR", "A2AC_DEBUG_ADDR",
 	"A2AC_BREAKER_FAILURES", "A2AC_BREAKER_COOLDOWN", "A2AC_BREAKER_MAX_COOLDOWN", "A2AC_RETRY_BUDGET_PERCENT",

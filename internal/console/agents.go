@@ -50,6 +50,28 @@ type agentJSON struct {
 	CredentialKind string                  `json:"credentialKind"`
 	CredentialsSet bool                    `json:"credentialsSet"`
 	CardSignature  connector.CardSignature `json:"cardSignature"`
+	// CallerIdentity says whether the agent receives the caller's identity token.
+	CallerIdentity callerIdentityJSON `json:"callerIdentity"`
+}
+
+// callerIdentityJSON is the agent's caller-identity setting: an object, so that choices about
+// the token can be added beside enabled.
+type callerIdentityJSON struct {
+	// Enabled: every call of a turn that names the platform's user carries the platform's
+	// signed token naming them (pairwise) in the A2A-Caller-Identity header.
+	Enabled *bool `json:"enabled"`
+}
+
+// callerIdentityOf reads a request's callerIdentity: nil when absent, an error when enabled is
+// missing (an empty object says nothing).
+func callerIdentityOf(in *callerIdentityJSON) (*bool, error) {
+	if in == nil {
+		return nil, nil
+	}
+	if in.Enabled == nil {
+		return nil, fieldError("callerIdentity.enabled", "required", "Send callerIdentity as {\"enabled\": true} or {\"enabled\": false}.")
+	}
+	return in.Enabled, nil
 }
 
 // interfaceJSON is an interface of the agent the connector may call: the card's fallback (of
@@ -111,6 +133,7 @@ func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		CredentialKind: credentialKindShown(a), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
+		CallerIdentity: callerIdentityJSON{Enabled: &a.CallerIdentity},
 	}
 }
 
@@ -192,9 +215,10 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	// Flat, not embedding cardURLRequest: encoding/json names a member of an embedded struct
 	// by its Go path in type errors.
 	var in struct {
-		CardURL     string           `json:"cardUrl"`
-		APIKey      *string          `json:"apiKey"`
-		Credentials *credentialsJSON `json:"credentials"`
+		CardURL        string              `json:"cardUrl"`
+		APIKey         *string             `json:"apiKey"`
+		Credentials    *credentialsJSON    `json:"credentials"`
+		CallerIdentity *callerIdentityJSON `json:"callerIdentity"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
@@ -220,7 +244,12 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, warnings, err := s.agents.RegisterWith(r.Context(), tenantFrom(r.Context()).ID, cardURL, cred)
+	callerIdentity, err := callerIdentityOf(in.CallerIdentity)
+	if err != nil {
+		return err
+	}
+	a, warnings, err := s.agents.RegisterAs(r.Context(), tenantFrom(r.Context()).ID, cardURL, cred,
+		agents.Settings{CallerIdentity: callerIdentity != nil && *callerIdentity})
 	if err != nil {
 		return err
 	}
@@ -266,15 +295,20 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 	// apiKey: absent leaves the key, "" removes it, any other string replaces it.
 	// credentials: replaces the credential, of whatever kind.
 	var in struct {
-		APIKey      *string          `json:"apiKey"`
-		Credentials *credentialsJSON `json:"credentials"`
-		Enabled     *bool            `json:"enabled"`
+		APIKey         *string             `json:"apiKey"`
+		Credentials    *credentialsJSON    `json:"credentials"`
+		Enabled        *bool               `json:"enabled"`
+		CallerIdentity *callerIdentityJSON `json:"callerIdentity"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil {
-		return badRequest("Nothing to change: send apiKey, credentials and/or enabled.")
+	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil && in.CallerIdentity == nil {
+		return badRequest("Nothing to change: send apiKey, credentials, enabled and/or callerIdentity.")
+	}
+	callerIdentity, err := callerIdentityOf(in.CallerIdentity)
+	if err != nil {
+		return err
 	}
 	var cred *credential.Credential
 	if in.Credentials != nil {
@@ -295,7 +329,7 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled})
+	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled, CallerIdentity: callerIdentity})
 	if err != nil {
 		return err
 	}

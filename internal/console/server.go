@@ -28,6 +28,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/health"
+	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -62,6 +63,9 @@ type Config struct {
 	// the agent resource says each agent declares or not; "" is connector.VoiceExtensionURI.
 	// Router and Prober must use the same.
 	VoiceExtension string
+	// Identity publishes the caller's identity keys (GET /.well-known/jwks.json) and rotates
+	// them (POST /v1/identity/keys/rotate); nil answers 501.
+	Identity *identity.Issuer
 }
 
 // Server serves the console API.
@@ -77,6 +81,7 @@ type Server struct {
 	health    *health.Store
 	admit     *admission.Limiter
 	voice     string
+	identity  *identity.Issuer
 	mux       *http.ServeMux
 	routes    []route
 	web       map[string]webAsset
@@ -122,6 +127,7 @@ func New(c Config) *Server {
 		health:    c.Health,
 		admit:     c.Admission,
 		voice:     cmp.Or(c.VoiceExtension, connector.VoiceExtensionURI),
+		identity:  c.Identity,
 		mux:       http.NewServeMux(),
 		web:       loadWebAssets(),
 	}
@@ -130,6 +136,7 @@ func New(c Config) *Server {
 		{"GET", "/readyz", public, s.readyz},
 		{"GET", "/openapi.json", public, s.openAPI},
 		{"GET", "/api-docs", public, s.apiDocs},
+		{"GET", "/.well-known/jwks.json", public, s.jwks},
 		// The web console is public: the page and its assets hold no data; every call it makes
 		// carries the tenant token the user pastes.
 		{"GET", "/", public, s.webIndex},
@@ -142,6 +149,7 @@ func New(c Config) *Server {
 		{"POST", "/v1/tenants/{tenantId}/tokens", admin, s.createToken},
 		{"GET", "/v1/tenants/{tenantId}/tokens", admin, s.listTenantTokens},
 		{"DELETE", "/v1/tenants/{tenantId}/tokens/{tokenId}", admin, s.deleteTenantToken},
+		{"POST", "/v1/identity/keys/rotate", admin, s.rotateIdentityKey},
 		{"GET", "/v1/tokens", tenant, s.listOwnTokens},
 		{"DELETE", "/v1/tokens/{tokenId}", tenant, s.deleteOwnToken},
 		{"POST", "/v1/agents/validate", tenant, s.validateCard},

@@ -41,6 +41,9 @@ func testSessionID(agentID, sessionID string) string {
 // as an engine's ids.
 var ruleSessionID = fieldRule{required: true, maxBytes: 128}
 
+// ruleUserID is HandleTurnRequest.caller.user_id's rule.
+var ruleUserID = fieldRule{required: true, maxBytes: 256}
+
 // testResult is what the console shows after a test turn.
 type testResult struct {
 	// SessionID is the test conversation: send it with the next turn to continue.
@@ -123,6 +126,12 @@ func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		turn.TurnID = *in.TurnID
+	}
+	if in.UserID != nil {
+		if err := ruleUserID.check("userId", *in.UserID); err != nil {
+			return err
+		}
+		turn.UserID = *in.UserID
 	}
 	sessionID := uuid.NewString()
 	if in.SessionID != nil {

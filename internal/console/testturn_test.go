@@ -17,6 +17,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
@@ -35,8 +36,26 @@ func newDemoEnv(t *testing.T) (*env, *agent.Agent, string) {
 // newDemoEnvWith is newDemoEnv whose test turns and checks are capped by lim (nil: no caps).
 func newDemoEnvWith(t *testing.T, lim *admission.Limiter) (*env, *agent.Agent, string) {
 	t.Helper()
+	return newDemoEnvOpts(t, demoEnvOptions{lim: lim})
+}
+
+// demoEnvOptions change newDemoEnvOpts's env: caps on its turns, the caller's identity issuer,
+// a wrapper around the demo agent (to see its requests).
+type demoEnvOptions struct {
+	lim      *admission.Limiter
+	identity func(box *secret.Box) *identity.Issuer
+	wrap     func(http.Handler) http.Handler
+}
+
+func newDemoEnvOpts(t *testing.T, o demoEnvOptions) (*env, *agent.Agent, string) {
+	t.Helper()
+	lim := o.lim
 	demo := agent.New(agent.Options{APIKey: theAPIKey})
-	demoSrv := httptest.NewServer(demo.Handler())
+	handler := demo.Handler()
+	if o.wrap != nil {
+		handler = o.wrap(handler)
+	}
+	demoSrv := httptest.NewServer(handler)
 	t.Cleanup(demoSrv.Close)
 
 	policy := netguard.Policy{AllowInsecureHTTP: true, AllowedCIDRs: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
@@ -46,6 +65,9 @@ func newDemoEnvWith(t *testing.T, lim *admission.Limiter) (*env, *agent.Agent, s
 	}
 	logs := &syncBuffer{}
 	invOpts := invoke.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{InlineHTTP1: true}), Secrets: box}
+	if o.identity != nil {
+		invOpts.Identity = o.identity(box)
+	}
 	inv := invoke.New(invOpts)
 	t.Cleanup(func() { inv.Close(context.Background()) })
 	st := store.New(testDB.Pool)
@@ -62,6 +84,7 @@ func newDemoEnvWith(t *testing.T, lim *admission.Limiter) (*env, *agent.Agent, s
 		Router:     router,
 		Prober:     probe.New(probe.Config{Cards: cards, Invoke: invOpts}),
 		Admission:  lim,
+		Identity:   invOpts.Identity,
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)

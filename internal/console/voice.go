@@ -25,6 +25,9 @@ type testTurnRequest struct {
 	// so that the next turn's interruption can name it.
 	SessionID *string `json:"sessionId"`
 	TurnID    *string `json:"turnId"`
+	// UserID names the platform's user of the turn, as HandleTurnRequest.caller.user_id does:
+	// an agent with callerIdentity receives the token naming them.
+	UserID *string `json:"userId"`
 }
 
 type dtmfJSON struct {

@@ -106,6 +106,9 @@ func (s *Server) HandleTurn(req *pb.HandleTurnRequest, stream pb.Connector_Handl
 		ReceivedTextBytes: int(req.GetReceivedTextBytes()), // checkTurn bounded it
 	}
 	fromPBVoice(req, &t) // checkTurn checked it
+	if c := req.GetCaller(); c != nil {
+		t.UserID = c.GetUserId()
+	}
 	return s.handoff.Run(func() error {
 		return s.status(ctx, "HandleTurn", s.router.HandleTurn(ctx, t, &sink{stream: stream}))
 	})

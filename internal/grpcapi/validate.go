@@ -109,6 +109,12 @@ func checkTurn(req *pb.HandleTurnRequest) error {
 	if n := req.GetReceivedTextBytes(); n > MaxReceivedTextBytes {
 		return invalid("received_text_bytes", "larger than %d (the longest reply)", MaxReceivedTextBytes)
 	}
+	if c := req.GetCaller(); c != nil {
+		// The fault never quotes the value: a user id is personal data.
+		if err := ruleID.check("caller.user_id", c.GetUserId()); err != nil {
+			return err
+		}
+	}
 	return checkInput(req)
 }
 

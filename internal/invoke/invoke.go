@@ -32,6 +32,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
+	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
@@ -74,6 +75,10 @@ type Options struct {
 	GRPCStatsHandler stats.Handler
 	// Secrets opens the sealed API keys. Nil: a turn with an API key fails with code "api_key".
 	Secrets *secret.Box
+	// Identity signs the caller's identity token that agents with CallerIdentity receive on
+	// every call of a turn naming a user (identity.Header); nil: such a turn fails with code
+	// "api_key", saying no issuer is configured.
+	Identity *identity.Issuer
 	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
 	// fetching through Client (so token URLs pass the same SSRF guard as agent calls).
 	Tokens *credential.Tokens

@@ -67,7 +67,7 @@ type turn struct {
 
 // run calls the agent (stream or send) and returns how the call ended; finish makes the Result.
 func (t *turn) run() error {
-	hdr, accessToken, herr := t.inv.header(t.ctx, t.req.Agent, t.req.APIKey)
+	hdr, accessToken, herr := t.inv.turnHeader(t.ctx, &t.req)
 	if herr != nil {
 		return herr
 	}
@@ -92,7 +92,7 @@ func (t *turn) run() error {
 		// was processed and sending again is safe. A second refusal ends the turn.
 		t.inv.tokens.Forget(t.req.Agent.ID, accessToken)
 		t.span.AddEvent(eventTokenRefetch)
-		if hdr, _, herr = t.inv.header(t.ctx, t.req.Agent, t.req.APIKey); herr != nil {
+		if hdr, _, herr = t.inv.turnHeader(t.ctx, &t.req); herr != nil {
 			return herr
 		}
 		err = t.call(hdr, params)

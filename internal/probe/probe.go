@@ -61,6 +61,7 @@ const (
 	CheckTaskIDs    = "task_ids"
 	CheckAPIKey     = "api_key_refused"
 	CheckVoice      = "voice_extension"
+	CheckIdentity   = "caller_identity"
 )
 
 // Result is one check's verdict. Fix is empty for a pass and concrete otherwise: what to change
@@ -194,6 +195,9 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	if p.voice.Active(&t.Agent) {
 		rep.Checks = append(rep.Checks, p.voiceCheck(ctx, t, text, withKey))
 	}
+	if t.Agent.CallerIdentity {
+		rep.Checks = append(rep.Checks, identityCheck(withKey))
+	}
 	return rep
 }
 
@@ -243,6 +247,11 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sea
 		speech bool
 	)
 	req := connector.TurnRequest{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: m.text, Metadata: m.metadata}
+	if key != nil || !a.APIKeyRequired {
+		// The check names a user of its own, so that an agent asking for the caller's
+		// identity receives a token as on a real call (not on the call without the key).
+		req.UserID = ProbeUserID
+	}
 	if m.voice {
 		req.OnMetadata = func(md map[string]any) {
 			_, said := p.voice.Speech(md)

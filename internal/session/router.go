@@ -187,6 +187,7 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 		Metadata:  msg.Metadata,
 		TaskID:    rt.taskID,
 		ContextID: rt.contextID,
+		UserID:    t.UserID,
 	}
 	if r.inflight != nil {
 		it := r.inflight.begin(t.TenantID, rt.agent.ID, t.SessionID)

@@ -367,6 +367,7 @@
     const body = { cardUrl };
     const key = $('#api-key-field').hidden ? '' : $('#api-key').value;
     if (key) body.apiKey = key;
+    if ($('#caller-identity').checked) body.callerIdentity = { enabled: true };
     const out = $('#add-result');
     out.replaceChildren(note('Fetching, validating and registering…', 'info'));
     const res = await api('POST', '/v1/agents', body);
@@ -374,6 +375,7 @@
       const a = res.data || {};
       showKeyField(false);
       $('#card-url').value = '';
+      $('#caller-identity').checked = false;
       // The list first, so that the warnings can name the agents they are about.
       await loadAgents();
       const warnings = Array.isArray(a.warnings) ? a.warnings : [];
@@ -598,6 +600,8 @@
     let digits = '';
     let silenceMs = String(DEFAULT_SILENCE_MS);
     let interruptAfter = '';
+    // The user a turn names, for an agent that asks for the caller's identity; kept across repaints.
+    let userId = '';
 
     function paint(message) {
       const conv = conversations.get(id);
@@ -620,11 +624,22 @@
       const status = h('div', { class: 'try-msg', role: 'status', 'aria-live': 'polite' }, message || '');
       const controls = [send, end].filter(Boolean);
       const voiceBox = renderCallControls(conv, controls, status);
+      // An agent that asks for the caller's identity gets a token for the user named here.
+      let userBox = null;
+      if (callerIdentityOn(a)) {
+        const userInput = h('input', { id: inputId + '-user', class: 'try-user', type: 'text', autocomplete: 'off', maxlength: '256', value: userId,
+          placeholder: 'a platform user id (optional)', 'aria-describedby': inputId + '-user-help' });
+        userInput.addEventListener('input', () => { userId = userInput.value; });
+        userBox = h('div', { class: 'try-user-field' },
+          h('label', { for: inputId + '-user', text: 'As user' }), userInput,
+          h('p', { id: inputId + '-user-help', class: 'help', text: "The agent receives the caller's identity token for this user (a pairwise id, never the id itself); empty: no token." }));
+      }
       const form = h('form', { class: 'try-form', autocomplete: 'off', novalidate: true },
         h('label', { for: inputId, text: 'Try it' }),
         log,
         h('div', { class: 'row' }, input, send, end),
         help,
+        userBox,
         voiceBox,
         status);
       form.addEventListener('submit', (ev) => {
@@ -722,6 +737,7 @@
       status.replaceChildren(note('Waiting for the agent…', 'info'));
       const body = { ...input };
       if (conv) body.sessionId = conv.sessionId;
+      if (callerIdentityOn(a) && userId.trim()) body.userId = userId.trim();
       const cut = interruption(conv);
       if (cut) body.interruption = cut;
       const res = await api('POST', '/v1/agents/' + encodeURIComponent(id) + '/test', body);
@@ -862,6 +878,10 @@
     }
   }
 
+  function callerIdentityOn(a) {
+    return !!(a && a.callerIdentity && a.callerIdentity.enabled === true);
+  }
+
   function renderAgent(a, message) {
     const id = str(a.id);
     const name = str(a.name) || '(no name)';
@@ -887,6 +907,7 @@
       otherKind && a.credentialsSet ? badge(otherKind.label + ' set', 'ok') : null,
       !otherKind && a.apiKeySet ? badge('API key set', 'ok') : null,
       !otherKind && !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
+      callerIdentityOn(a) ? badge('caller identity', 'ok') : null,
       signatureBadge(a),
       badge(plural(warnings.length, 'warning', 'warnings'), warnings.length ? 'warn' : null));
 
@@ -909,6 +930,15 @@
     toggle.addEventListener('click', () => busy([toggle], async () => {
       const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { enabled: !a.enabled });
       if (res.ok) replaceAgent(article, res.data, note(res.data.enabled ? 'Enabled.' : 'Disabled: the platform will not call this agent.', 'ok'), '.toggle');
+      else msg.replaceChildren(problemBox(res, 'Could not change the agent.'));
+    }));
+
+    // The caller's identity: one checkbox, saved as it changes (docs/api.md#the-callers-identity).
+    const identityBox = h('input', { type: 'checkbox', class: 'caller-identity', checked: callerIdentityOn(a) });
+    const identityRow = h('label', { class: 'caller-identity-row' }, identityBox, " Send the caller's identity");
+    identityBox.addEventListener('change', () => busy([identityBox], async () => {
+      const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { callerIdentity: { enabled: identityBox.checked } });
+      if (res.ok) replaceAgent(article, res.data, note(callerIdentityOn(res.data) ? "The agent now receives the caller's identity on turns that name a user." : "The agent no longer receives the caller's identity.", 'ok'), '.caller-identity');
       else msg.replaceChildren(problemBox(res, 'Could not change the agent.'));
     }));
 
@@ -979,6 +1009,7 @@
       h('div', { class: 'tools' },
         h('div', { class: 'row' }, toggle, refresh, del),
         confirmRow,
+        identityRow,
         renderCredentialForm(a, article, msg) || renderKeyForm(a, article, msg),
         renderTryIt(a))].filter(Boolean));
     for (const hook of agentHooks) hook(article, a); // e.g. check.js adds "Check my agent"

@@ -24,6 +24,7 @@
     task_ids: 'Task and context ids',
     api_key_refused: 'Refuses calls without the key',
     voice_extension: 'Takes voice turns',
+    caller_identity: "Takes the caller's identity",
   };
 
   // KINDS maps a status to the badge style of app.js.

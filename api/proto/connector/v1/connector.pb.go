@@ -331,7 +331,15 @@ type HandleTurnRequest struct {
 	Interruption *Interruption `protobuf:"bytes,10,opt,name=interruption,proto3" json:"interruption,omitempty"`
 	// channel is where the conversation happens. Optional. A text turn on channel kind "voice" is
 	// speech to the agent ("kind": "speech"); on any other channel, or without one, typed text.
-	Channel       *Channel `protobuf:"bytes,11,opt,name=channel,proto3" json:"channel,omitempty"`
+	Channel *Channel `protobuf:"bytes,11,opt,name=channel,proto3" json:"channel,omitempty"`
+	// caller is the platform's user behind this turn, for agents that act on the caller's behalf.
+	// Optional. An agent registered with callerIdentity enabled (console API) receives, on every
+	// call of a turn that sets caller, a short-lived JWT signed by the platform in the
+	// A2A-Caller-Identity header (gRPC agents: the a2a-caller-identity metadata key) whose sub is
+	// a pairwise id of the user for the agent's tenant, never user_id itself; other agents receive
+	// nothing of it. A turn without caller sends such an agent no identity header (the agent
+	// decides what an anonymous call may do). See docs/api.md "The caller's identity".
+	Caller        *Caller `protobuf:"bytes,12,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -443,6 +451,63 @@ func (x *HandleTurnRequest) GetChannel() *Channel {
 	return nil
 }
 
+func (x *HandleTurnRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+// Caller names the platform's user. A message, not a bare string, so that more facts about the
+// user can be added later without a new top-level field.
+type Caller struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// user_id is the platform's stable id of the user (an account id, not a phone number or a
+	// name): required when caller is set, 1 to 256 bytes of UTF-8 without control characters;
+	// anything else is INVALID_ARGUMENT. It is never sent to the agent, logged or traced: the
+	// agent sees only the pairwise id derived from it.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Caller) Reset() {
+	*x = Caller{}
+	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Caller) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Caller) ProtoMessage() {}
+
+func (x *Caller) ProtoReflect() protoreflect.Message {
+	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Caller.ProtoReflect.Descriptor instead.
+func (*Caller) Descriptor() ([]byte, []int) {
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Caller) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
 // DtmfInput is keypad input.
 type DtmfInput struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -456,7 +521,7 @@ type DtmfInput struct {
 
 func (x *DtmfInput) Reset() {
 	*x = DtmfInput{}
-	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	mi := &file_connector_v1_connector_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -468,7 +533,7 @@ func (x *DtmfInput) String() string {
 func (*DtmfInput) ProtoMessage() {}
 
 func (x *DtmfInput) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[1]
+	mi := &file_connector_v1_connector_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -481,7 +546,7 @@ func (x *DtmfInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DtmfInput.ProtoReflect.Descriptor instead.
 func (*DtmfInput) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{1}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *DtmfInput) GetDigits() string {
@@ -509,7 +574,7 @@ type NoInput struct {
 
 func (x *NoInput) Reset() {
 	*x = NoInput{}
-	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	mi := &file_connector_v1_connector_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -521,7 +586,7 @@ func (x *NoInput) String() string {
 func (*NoInput) ProtoMessage() {}
 
 func (x *NoInput) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[2]
+	mi := &file_connector_v1_connector_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -534,7 +599,7 @@ func (x *NoInput) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoInput.ProtoReflect.Descriptor instead.
 func (*NoInput) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{2}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *NoInput) GetSilenceMs() uint32 {
@@ -560,7 +625,7 @@ type Interruption struct {
 
 func (x *Interruption) Reset() {
 	*x = Interruption{}
-	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	mi := &file_connector_v1_connector_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -572,7 +637,7 @@ func (x *Interruption) String() string {
 func (*Interruption) ProtoMessage() {}
 
 func (x *Interruption) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[3]
+	mi := &file_connector_v1_connector_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -585,7 +650,7 @@ func (x *Interruption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Interruption.ProtoReflect.Descriptor instead.
 func (*Interruption) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{3}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Interruption) GetTurnId() string {
@@ -616,7 +681,7 @@ type Channel struct {
 
 func (x *Channel) Reset() {
 	*x = Channel{}
-	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	mi := &file_connector_v1_connector_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +693,7 @@ func (x *Channel) String() string {
 func (*Channel) ProtoMessage() {}
 
 func (x *Channel) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[4]
+	mi := &file_connector_v1_connector_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +706,7 @@ func (x *Channel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Channel.ProtoReflect.Descriptor instead.
 func (*Channel) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{4}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Channel) GetKind() string {
@@ -677,7 +742,7 @@ type TurnEvent struct {
 
 func (x *TurnEvent) Reset() {
 	*x = TurnEvent{}
-	mi := &file_connector_v1_connector_proto_msgTypes[5]
+	mi := &file_connector_v1_connector_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -689,7 +754,7 @@ func (x *TurnEvent) String() string {
 func (*TurnEvent) ProtoMessage() {}
 
 func (x *TurnEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[5]
+	mi := &file_connector_v1_connector_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -702,7 +767,7 @@ func (x *TurnEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnEvent.ProtoReflect.Descriptor instead.
 func (*TurnEvent) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{5}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *TurnEvent) GetEvent() isTurnEvent_Event {
@@ -810,7 +875,7 @@ type SpeechPolicy struct {
 
 func (x *SpeechPolicy) Reset() {
 	*x = SpeechPolicy{}
-	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	mi := &file_connector_v1_connector_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +887,7 @@ func (x *SpeechPolicy) String() string {
 func (*SpeechPolicy) ProtoMessage() {}
 
 func (x *SpeechPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[6]
+	mi := &file_connector_v1_connector_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +900,7 @@ func (x *SpeechPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpeechPolicy.ProtoReflect.Descriptor instead.
 func (*SpeechPolicy) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{6}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *SpeechPolicy) GetBargeIn() bool {
@@ -868,7 +933,7 @@ type TurnStarted struct {
 
 func (x *TurnStarted) Reset() {
 	*x = TurnStarted{}
-	mi := &file_connector_v1_connector_proto_msgTypes[7]
+	mi := &file_connector_v1_connector_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +945,7 @@ func (x *TurnStarted) String() string {
 func (*TurnStarted) ProtoMessage() {}
 
 func (x *TurnStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[7]
+	mi := &file_connector_v1_connector_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +958,7 @@ func (x *TurnStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnStarted.ProtoReflect.Descriptor instead.
 func (*TurnStarted) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{7}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TurnStarted) GetAgentId() string {
@@ -943,7 +1008,7 @@ type TextDelta struct {
 
 func (x *TextDelta) Reset() {
 	*x = TextDelta{}
-	mi := &file_connector_v1_connector_proto_msgTypes[8]
+	mi := &file_connector_v1_connector_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -955,7 +1020,7 @@ func (x *TextDelta) String() string {
 func (*TextDelta) ProtoMessage() {}
 
 func (x *TextDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[8]
+	mi := &file_connector_v1_connector_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -968,7 +1033,7 @@ func (x *TextDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextDelta.ProtoReflect.Descriptor instead.
 func (*TextDelta) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{8}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TextDelta) GetText() string {
@@ -998,7 +1063,7 @@ type StatusUpdate struct {
 
 func (x *StatusUpdate) Reset() {
 	*x = StatusUpdate{}
-	mi := &file_connector_v1_connector_proto_msgTypes[9]
+	mi := &file_connector_v1_connector_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1075,7 @@ func (x *StatusUpdate) String() string {
 func (*StatusUpdate) ProtoMessage() {}
 
 func (x *StatusUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[9]
+	mi := &file_connector_v1_connector_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1088,7 @@ func (x *StatusUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusUpdate.ProtoReflect.Descriptor instead.
 func (*StatusUpdate) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{9}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *StatusUpdate) GetState() string {
@@ -1085,7 +1150,7 @@ type TurnFinal struct {
 
 func (x *TurnFinal) Reset() {
 	*x = TurnFinal{}
-	mi := &file_connector_v1_connector_proto_msgTypes[10]
+	mi := &file_connector_v1_connector_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1097,7 +1162,7 @@ func (x *TurnFinal) String() string {
 func (*TurnFinal) ProtoMessage() {}
 
 func (x *TurnFinal) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[10]
+	mi := &file_connector_v1_connector_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1110,7 +1175,7 @@ func (x *TurnFinal) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnFinal.ProtoReflect.Descriptor instead.
 func (*TurnFinal) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{10}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TurnFinal) GetOutcome() Outcome {
@@ -1198,7 +1263,7 @@ type Finish struct {
 
 func (x *Finish) Reset() {
 	*x = Finish{}
-	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	mi := &file_connector_v1_connector_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1210,7 +1275,7 @@ func (x *Finish) String() string {
 func (*Finish) ProtoMessage() {}
 
 func (x *Finish) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[11]
+	mi := &file_connector_v1_connector_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1223,7 +1288,7 @@ func (x *Finish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Finish.ProtoReflect.Descriptor instead.
 func (*Finish) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{11}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Finish) GetType() FinishType {
@@ -1263,7 +1328,7 @@ type Expect struct {
 
 func (x *Expect) Reset() {
 	*x = Expect{}
-	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	mi := &file_connector_v1_connector_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1340,7 @@ func (x *Expect) String() string {
 func (*Expect) ProtoMessage() {}
 
 func (x *Expect) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[12]
+	mi := &file_connector_v1_connector_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1353,7 @@ func (x *Expect) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Expect.ProtoReflect.Descriptor instead.
 func (*Expect) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{12}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Expect) GetInput() []InputMode {
@@ -1327,7 +1392,7 @@ type DtmfCollection struct {
 
 func (x *DtmfCollection) Reset() {
 	*x = DtmfCollection{}
-	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	mi := &file_connector_v1_connector_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1404,7 @@ func (x *DtmfCollection) String() string {
 func (*DtmfCollection) ProtoMessage() {}
 
 func (x *DtmfCollection) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[13]
+	mi := &file_connector_v1_connector_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1417,7 @@ func (x *DtmfCollection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DtmfCollection.ProtoReflect.Descriptor instead.
 func (*DtmfCollection) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{13}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DtmfCollection) GetMaxDigits() uint32 {
@@ -1425,7 +1490,7 @@ type TurnError struct {
 
 func (x *TurnError) Reset() {
 	*x = TurnError{}
-	mi := &file_connector_v1_connector_proto_msgTypes[14]
+	mi := &file_connector_v1_connector_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1437,7 +1502,7 @@ func (x *TurnError) String() string {
 func (*TurnError) ProtoMessage() {}
 
 func (x *TurnError) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[14]
+	mi := &file_connector_v1_connector_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1450,7 +1515,7 @@ func (x *TurnError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TurnError.ProtoReflect.Descriptor instead.
 func (*TurnError) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{14}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *TurnError) GetCode() string {
@@ -1479,7 +1544,7 @@ type Hold struct {
 
 func (x *Hold) Reset() {
 	*x = Hold{}
-	mi := &file_connector_v1_connector_proto_msgTypes[15]
+	mi := &file_connector_v1_connector_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1491,7 +1556,7 @@ func (x *Hold) String() string {
 func (*Hold) ProtoMessage() {}
 
 func (x *Hold) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[15]
+	mi := &file_connector_v1_connector_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1504,7 +1569,7 @@ func (x *Hold) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hold.ProtoReflect.Descriptor instead.
 func (*Hold) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{15}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Hold) GetExpiresAt() *timestamppb.Timestamp {
@@ -1527,7 +1592,7 @@ type ReleaseSessionRequest struct {
 
 func (x *ReleaseSessionRequest) Reset() {
 	*x = ReleaseSessionRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[16]
+	mi := &file_connector_v1_connector_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1604,7 @@ func (x *ReleaseSessionRequest) String() string {
 func (*ReleaseSessionRequest) ProtoMessage() {}
 
 func (x *ReleaseSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[16]
+	mi := &file_connector_v1_connector_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1617,7 @@ func (x *ReleaseSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseSessionRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseSessionRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{16}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseSessionRequest) GetTenantId() string {
@@ -1583,7 +1648,7 @@ type ReleaseSessionResponse struct {
 
 func (x *ReleaseSessionResponse) Reset() {
 	*x = ReleaseSessionResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[17]
+	mi := &file_connector_v1_connector_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1660,7 @@ func (x *ReleaseSessionResponse) String() string {
 func (*ReleaseSessionResponse) ProtoMessage() {}
 
 func (x *ReleaseSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[17]
+	mi := &file_connector_v1_connector_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1673,7 @@ func (x *ReleaseSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseSessionResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseSessionResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{17}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseSessionResponse) GetReleased() bool {
@@ -1638,7 +1703,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[18]
+	mi := &file_connector_v1_connector_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1650,7 +1715,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[18]
+	mi := &file_connector_v1_connector_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1663,7 +1728,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{18}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetSessionRequest) GetTenantId() string {
@@ -1703,7 +1768,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[19]
+	mi := &file_connector_v1_connector_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1715,7 +1780,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[19]
+	mi := &file_connector_v1_connector_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1728,7 +1793,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{19}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetSessionResponse) GetHeld() bool {
@@ -1784,7 +1849,7 @@ type ListAgentsRequest struct {
 
 func (x *ListAgentsRequest) Reset() {
 	*x = ListAgentsRequest{}
-	mi := &file_connector_v1_connector_proto_msgTypes[20]
+	mi := &file_connector_v1_connector_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1861,7 @@ func (x *ListAgentsRequest) String() string {
 func (*ListAgentsRequest) ProtoMessage() {}
 
 func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[20]
+	mi := &file_connector_v1_connector_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1874,7 @@ func (x *ListAgentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsRequest.ProtoReflect.Descriptor instead.
 func (*ListAgentsRequest) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{20}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListAgentsRequest) GetTenantId() string {
@@ -1831,7 +1896,7 @@ type ListAgentsResponse struct {
 
 func (x *ListAgentsResponse) Reset() {
 	*x = ListAgentsResponse{}
-	mi := &file_connector_v1_connector_proto_msgTypes[21]
+	mi := &file_connector_v1_connector_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1843,7 +1908,7 @@ func (x *ListAgentsResponse) String() string {
 func (*ListAgentsResponse) ProtoMessage() {}
 
 func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[21]
+	mi := &file_connector_v1_connector_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1856,7 +1921,7 @@ func (x *ListAgentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAgentsResponse.ProtoReflect.Descriptor instead.
 func (*ListAgentsResponse) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{21}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListAgentsResponse) GetAgents() []*Agent {
@@ -1907,7 +1972,7 @@ type Agent struct {
 
 func (x *Agent) Reset() {
 	*x = Agent{}
-	mi := &file_connector_v1_connector_proto_msgTypes[22]
+	mi := &file_connector_v1_connector_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1919,7 +1984,7 @@ func (x *Agent) String() string {
 func (*Agent) ProtoMessage() {}
 
 func (x *Agent) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[22]
+	mi := &file_connector_v1_connector_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1932,7 +1997,7 @@ func (x *Agent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Agent.ProtoReflect.Descriptor instead.
 func (*Agent) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{22}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Agent) GetAgentId() string {
@@ -2028,7 +2093,7 @@ type Skill struct {
 
 func (x *Skill) Reset() {
 	*x = Skill{}
-	mi := &file_connector_v1_connector_proto_msgTypes[23]
+	mi := &file_connector_v1_connector_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2040,7 +2105,7 @@ func (x *Skill) String() string {
 func (*Skill) ProtoMessage() {}
 
 func (x *Skill) ProtoReflect() protoreflect.Message {
-	mi := &file_connector_v1_connector_proto_msgTypes[23]
+	mi := &file_connector_v1_connector_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2053,7 +2118,7 @@ func (x *Skill) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Skill.ProtoReflect.Descriptor instead.
 func (*Skill) Descriptor() ([]byte, []int) {
-	return file_connector_v1_connector_proto_rawDescGZIP(), []int{23}
+	return file_connector_v1_connector_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Skill) GetId() string {
@@ -2102,7 +2167,7 @@ var File_connector_v1_connector_proto protoreflect.FileDescriptor
 
 const file_connector_v1_connector_proto_rawDesc = "" +
 	"\n" +
-	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd8\x03\n" +
+	"\x1cconnector/v1/connector.proto\x12\x0fa2aconnector.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x89\x04\n" +
 	"\x11HandleTurnRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -2116,7 +2181,10 @@ const file_connector_v1_connector_proto_rawDesc = "" +
 	"\bno_input\x18\t \x01(\v2\x18.a2aconnector.v1.NoInputR\anoInput\x12A\n" +
 	"\finterruption\x18\n" +
 	" \x01(\v2\x1d.a2aconnector.v1.InterruptionR\finterruption\x122\n" +
-	"\achannel\x18\v \x01(\v2\x18.a2aconnector.v1.ChannelR\achannel\"g\n" +
+	"\achannel\x18\v \x01(\v2\x18.a2aconnector.v1.ChannelR\achannel\x12/\n" +
+	"\x06caller\x18\f \x01(\v2\x17.a2aconnector.v1.CallerR\x06caller\"!\n" +
+	"\x06Caller\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\"g\n" +
 	"\tDtmfInput\x12\x16\n" +
 	"\x06digits\x18\x01 \x01(\tR\x06digits\x12B\n" +
 	"\vtermination\x18\x02 \x01(\x0e2 .a2aconnector.v1.DtmfTerminationR\vtermination\"(\n" +
@@ -2274,78 +2342,80 @@ func file_connector_v1_connector_proto_rawDescGZIP() []byte {
 }
 
 var file_connector_v1_connector_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_connector_v1_connector_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_connector_v1_connector_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_connector_v1_connector_proto_goTypes = []any{
 	(DtmfTermination)(0),           // 0: a2aconnector.v1.DtmfTermination
 	(FinishType)(0),                // 1: a2aconnector.v1.FinishType
 	(InputMode)(0),                 // 2: a2aconnector.v1.InputMode
 	(Outcome)(0),                   // 3: a2aconnector.v1.Outcome
 	(*HandleTurnRequest)(nil),      // 4: a2aconnector.v1.HandleTurnRequest
-	(*DtmfInput)(nil),              // 5: a2aconnector.v1.DtmfInput
-	(*NoInput)(nil),                // 6: a2aconnector.v1.NoInput
-	(*Interruption)(nil),           // 7: a2aconnector.v1.Interruption
-	(*Channel)(nil),                // 8: a2aconnector.v1.Channel
-	(*TurnEvent)(nil),              // 9: a2aconnector.v1.TurnEvent
-	(*SpeechPolicy)(nil),           // 10: a2aconnector.v1.SpeechPolicy
-	(*TurnStarted)(nil),            // 11: a2aconnector.v1.TurnStarted
-	(*TextDelta)(nil),              // 12: a2aconnector.v1.TextDelta
-	(*StatusUpdate)(nil),           // 13: a2aconnector.v1.StatusUpdate
-	(*TurnFinal)(nil),              // 14: a2aconnector.v1.TurnFinal
-	(*Finish)(nil),                 // 15: a2aconnector.v1.Finish
-	(*Expect)(nil),                 // 16: a2aconnector.v1.Expect
-	(*DtmfCollection)(nil),         // 17: a2aconnector.v1.DtmfCollection
-	(*TurnError)(nil),              // 18: a2aconnector.v1.TurnError
-	(*Hold)(nil),                   // 19: a2aconnector.v1.Hold
-	(*ReleaseSessionRequest)(nil),  // 20: a2aconnector.v1.ReleaseSessionRequest
-	(*ReleaseSessionResponse)(nil), // 21: a2aconnector.v1.ReleaseSessionResponse
-	(*GetSessionRequest)(nil),      // 22: a2aconnector.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),     // 23: a2aconnector.v1.GetSessionResponse
-	(*ListAgentsRequest)(nil),      // 24: a2aconnector.v1.ListAgentsRequest
-	(*ListAgentsResponse)(nil),     // 25: a2aconnector.v1.ListAgentsResponse
-	(*Agent)(nil),                  // 26: a2aconnector.v1.Agent
-	(*Skill)(nil),                  // 27: a2aconnector.v1.Skill
-	(*structpb.Struct)(nil),        // 28: google.protobuf.Struct
-	(*timestamppb.Timestamp)(nil),  // 29: google.protobuf.Timestamp
+	(*Caller)(nil),                 // 5: a2aconnector.v1.Caller
+	(*DtmfInput)(nil),              // 6: a2aconnector.v1.DtmfInput
+	(*NoInput)(nil),                // 7: a2aconnector.v1.NoInput
+	(*Interruption)(nil),           // 8: a2aconnector.v1.Interruption
+	(*Channel)(nil),                // 9: a2aconnector.v1.Channel
+	(*TurnEvent)(nil),              // 10: a2aconnector.v1.TurnEvent
+	(*SpeechPolicy)(nil),           // 11: a2aconnector.v1.SpeechPolicy
+	(*TurnStarted)(nil),            // 12: a2aconnector.v1.TurnStarted
+	(*TextDelta)(nil),              // 13: a2aconnector.v1.TextDelta
+	(*StatusUpdate)(nil),           // 14: a2aconnector.v1.StatusUpdate
+	(*TurnFinal)(nil),              // 15: a2aconnector.v1.TurnFinal
+	(*Finish)(nil),                 // 16: a2aconnector.v1.Finish
+	(*Expect)(nil),                 // 17: a2aconnector.v1.Expect
+	(*DtmfCollection)(nil),         // 18: a2aconnector.v1.DtmfCollection
+	(*TurnError)(nil),              // 19: a2aconnector.v1.TurnError
+	(*Hold)(nil),                   // 20: a2aconnector.v1.Hold
+	(*ReleaseSessionRequest)(nil),  // 21: a2aconnector.v1.ReleaseSessionRequest
+	(*ReleaseSessionResponse)(nil), // 22: a2aconnector.v1.ReleaseSessionResponse
+	(*GetSessionRequest)(nil),      // 23: a2aconnector.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),     // 24: a2aconnector.v1.GetSessionResponse
+	(*ListAgentsRequest)(nil),      // 25: a2aconnector.v1.ListAgentsRequest
+	(*ListAgentsResponse)(nil),     // 26: a2aconnector.v1.ListAgentsResponse
+	(*Agent)(nil),                  // 27: a2aconnector.v1.Agent
+	(*Skill)(nil),                  // 28: a2aconnector.v1.Skill
+	(*structpb.Struct)(nil),        // 29: google.protobuf.Struct
+	(*timestamppb.Timestamp)(nil),  // 30: google.protobuf.Timestamp
 }
 var file_connector_v1_connector_proto_depIdxs = []int32{
-	28, // 0: a2aconnector.v1.HandleTurnRequest.metadata:type_name -> google.protobuf.Struct
-	5,  // 1: a2aconnector.v1.HandleTurnRequest.dtmf:type_name -> a2aconnector.v1.DtmfInput
-	6,  // 2: a2aconnector.v1.HandleTurnRequest.no_input:type_name -> a2aconnector.v1.NoInput
-	7,  // 3: a2aconnector.v1.HandleTurnRequest.interruption:type_name -> a2aconnector.v1.Interruption
-	8,  // 4: a2aconnector.v1.HandleTurnRequest.channel:type_name -> a2aconnector.v1.Channel
-	0,  // 5: a2aconnector.v1.DtmfInput.termination:type_name -> a2aconnector.v1.DtmfTermination
-	11, // 6: a2aconnector.v1.TurnEvent.started:type_name -> a2aconnector.v1.TurnStarted
-	12, // 7: a2aconnector.v1.TurnEvent.text_delta:type_name -> a2aconnector.v1.TextDelta
-	13, // 8: a2aconnector.v1.TurnEvent.status:type_name -> a2aconnector.v1.StatusUpdate
-	14, // 9: a2aconnector.v1.TurnEvent.final:type_name -> a2aconnector.v1.TurnFinal
-	10, // 10: a2aconnector.v1.TurnEvent.speech:type_name -> a2aconnector.v1.SpeechPolicy
-	3,  // 11: a2aconnector.v1.TurnFinal.outcome:type_name -> a2aconnector.v1.Outcome
-	18, // 12: a2aconnector.v1.TurnFinal.error:type_name -> a2aconnector.v1.TurnError
-	28, // 13: a2aconnector.v1.TurnFinal.metadata:type_name -> google.protobuf.Struct
-	19, // 14: a2aconnector.v1.TurnFinal.hold:type_name -> a2aconnector.v1.Hold
-	15, // 15: a2aconnector.v1.TurnFinal.finish:type_name -> a2aconnector.v1.Finish
-	16, // 16: a2aconnector.v1.TurnFinal.expect:type_name -> a2aconnector.v1.Expect
-	1,  // 17: a2aconnector.v1.Finish.type:type_name -> a2aconnector.v1.FinishType
-	2,  // 18: a2aconnector.v1.Expect.input:type_name -> a2aconnector.v1.InputMode
-	17, // 19: a2aconnector.v1.Expect.dtmf:type_name -> a2aconnector.v1.DtmfCollection
-	29, // 20: a2aconnector.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
-	29, // 21: a2aconnector.v1.GetSessionResponse.expires_at:type_name -> google.protobuf.Timestamp
-	26, // 22: a2aconnector.v1.ListAgentsResponse.agents:type_name -> a2aconnector.v1.Agent
-	27, // 23: a2aconnector.v1.Agent.skills:type_name -> a2aconnector.v1.Skill
-	28, // 24: a2aconnector.v1.Skill.input_schema:type_name -> google.protobuf.Struct
-	4,  // 25: a2aconnector.v1.Connector.HandleTurn:input_type -> a2aconnector.v1.HandleTurnRequest
-	20, // 26: a2aconnector.v1.Connector.ReleaseSession:input_type -> a2aconnector.v1.ReleaseSessionRequest
-	22, // 27: a2aconnector.v1.Connector.GetSession:input_type -> a2aconnector.v1.GetSessionRequest
-	24, // 28: a2aconnector.v1.Connector.ListAgents:input_type -> a2aconnector.v1.ListAgentsRequest
-	9,  // 29: a2aconnector.v1.Connector.HandleTurn:output_type -> a2aconnector.v1.TurnEvent
-	21, // 30: a2aconnector.v1.Connector.ReleaseSession:output_type -> a2aconnector.v1.ReleaseSessionResponse
-	23, // 31: a2aconnector.v1.Connector.GetSession:output_type -> a2aconnector.v1.GetSessionResponse
-	25, // 32: a2aconnector.v1.Connector.ListAgents:output_type -> a2aconnector.v1.ListAgentsResponse
-	29, // [29:33] is the sub-list for method output_type
-	25, // [25:29] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	29, // 0: a2aconnector.v1.HandleTurnRequest.metadata:type_name -> google.protobuf.Struct
+	6,  // 1: a2aconnector.v1.HandleTurnRequest.dtmf:type_name -> a2aconnector.v1.DtmfInput
+	7,  // 2: a2aconnector.v1.HandleTurnRequest.no_input:type_name -> a2aconnector.v1.NoInput
+	8,  // 3: a2aconnector.v1.HandleTurnRequest.interruption:type_name -> a2aconnector.v1.Interruption
+	9,  // 4: a2aconnector.v1.HandleTurnRequest.channel:type_name -> a2aconnector.v1.Channel
+	5,  // 5: a2aconnector.v1.HandleTurnRequest.caller:type_name -> a2aconnector.v1.Caller
+	0,  // 6: a2aconnector.v1.DtmfInput.termination:type_name -> a2aconnector.v1.DtmfTermination
+	12, // 7: a2aconnector.v1.TurnEvent.started:type_name -> a2aconnector.v1.TurnStarted
+	13, // 8: a2aconnector.v1.TurnEvent.text_delta:type_name -> a2aconnector.v1.TextDelta
+	14, // 9: a2aconnector.v1.TurnEvent.status:type_name -> a2aconnector.v1.StatusUpdate
+	15, // 10: a2aconnector.v1.TurnEvent.final:type_name -> a2aconnector.v1.TurnFinal
+	11, // 11: a2aconnector.v1.TurnEvent.speech:type_name -> a2aconnector.v1.SpeechPolicy
+	3,  // 12: a2aconnector.v1.TurnFinal.outcome:type_name -> a2aconnector.v1.Outcome
+	19, // 13: a2aconnector.v1.TurnFinal.error:type_name -> a2aconnector.v1.TurnError
+	29, // 14: a2aconnector.v1.TurnFinal.metadata:type_name -> google.protobuf.Struct
+	20, // 15: a2aconnector.v1.TurnFinal.hold:type_name -> a2aconnector.v1.Hold
+	16, // 16: a2aconnector.v1.TurnFinal.finish:type_name -> a2aconnector.v1.Finish
+	17, // 17: a2aconnector.v1.TurnFinal.expect:type_name -> a2aconnector.v1.Expect
+	1,  // 18: a2aconnector.v1.Finish.type:type_name -> a2aconnector.v1.FinishType
+	2,  // 19: a2aconnector.v1.Expect.input:type_name -> a2aconnector.v1.InputMode
+	18, // 20: a2aconnector.v1.Expect.dtmf:type_name -> a2aconnector.v1.DtmfCollection
+	30, // 21: a2aconnector.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
+	30, // 22: a2aconnector.v1.GetSessionResponse.expires_at:type_name -> google.protobuf.Timestamp
+	27, // 23: a2aconnector.v1.ListAgentsResponse.agents:type_name -> a2aconnector.v1.Agent
+	28, // 24: a2aconnector.v1.Agent.skills:type_name -> a2aconnector.v1.Skill
+	29, // 25: a2aconnector.v1.Skill.input_schema:type_name -> google.protobuf.Struct
+	4,  // 26: a2aconnector.v1.Connector.HandleTurn:input_type -> a2aconnector.v1.HandleTurnRequest
+	21, // 27: a2aconnector.v1.Connector.ReleaseSession:input_type -> a2aconnector.v1.ReleaseSessionRequest
+	23, // 28: a2aconnector.v1.Connector.GetSession:input_type -> a2aconnector.v1.GetSessionRequest
+	25, // 29: a2aconnector.v1.Connector.ListAgents:input_type -> a2aconnector.v1.ListAgentsRequest
+	10, // 30: a2aconnector.v1.Connector.HandleTurn:output_type -> a2aconnector.v1.TurnEvent
+	22, // 31: a2aconnector.v1.Connector.ReleaseSession:output_type -> a2aconnector.v1.ReleaseSessionResponse
+	24, // 32: a2aconnector.v1.Connector.GetSession:output_type -> a2aconnector.v1.GetSessionResponse
+	26, // 33: a2aconnector.v1.Connector.ListAgents:output_type -> a2aconnector.v1.ListAgentsResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_connector_v1_connector_proto_init() }
@@ -2353,7 +2423,7 @@ func file_connector_v1_connector_proto_init() {
 	if File_connector_v1_connector_proto != nil {
 		return
 	}
-	file_connector_v1_connector_proto_msgTypes[5].OneofWrappers = []any{
+	file_connector_v1_connector_proto_msgTypes[6].OneofWrappers = []any{
 		(*TurnEvent_Started)(nil),
 		(*TurnEvent_TextDelta)(nil),
 		(*TurnEvent_Status)(nil),
@@ -2366,7 +2436,7 @@ func file_connector_v1_connector_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_connector_v1_connector_proto_rawDesc), len(file_connector_v1_connector_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
