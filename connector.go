@@ -179,7 +179,10 @@ const (
 	CredentialKindBearerToken          = "bearerToken"
 	CredentialKindOAuth2               = "oauth2"
 	CredentialKindGoogleServiceAccount = "googleServiceAccount"
-	CredentialKindNone                 = "none"
+	// CredentialKindMTLS is a client certificate and its key, for agents whose scheme is
+	// mutual TLS: it goes in the TLS handshake, not in a header.
+	CredentialKindMTLS = "mtls"
+	CredentialKindNone = "none"
 )
 
 // CredentialsUsable reports whether the stored credential is of a kind the card takes.

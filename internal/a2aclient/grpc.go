@@ -240,7 +240,7 @@ func (c *Client) grpcAttempt(ctx context.Context, ep Endpoint, conn *grpcConn, f
 
 // grpcUnary makes a non-streaming gRPC call.
 func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any) (a2a.Event, error) {
-	conn, err := c.grpc.acquire(ep.URL)
+	conn, err := c.grpc.acquire(ctx, ep.URL)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
 	}
@@ -281,7 +281,7 @@ func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any
 
 // grpcStream opens a server stream; s is the Stream whose timer already runs on ctx.
 func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params any, s *Stream) (*Stream, error) {
-	conn, err := c.grpc.acquire(ep.URL)
+	conn, err := c.grpc.acquire(ctx, ep.URL)
 	if err != nil {
 		s.release()
 		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
