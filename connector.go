@@ -127,7 +127,10 @@ type Agent struct {
 	// name are the API key's); CredentialSetKind says which kind it is.
 	APIKeySet         bool
 	CredentialSetKind string
-	Enabled           bool
+	// TLSCAPem is the agent's own CA bundle (PEM): its calls, card fetches and token URLs trust
+	// it in addition to the process-wide roots. "" for none.
+	TLSCAPem string
+	Enabled  bool
 	Revision          int
 	// OnFallback: the preferred interface refused the connector's version or binding and the
 	// card's Fallback answered, at this revision; turns go to the fallback (ActiveInterface).

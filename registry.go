@@ -33,7 +33,9 @@ type NewAgent struct {
 	// CredentialKind is the kind of credential APIKey seals (CredentialKind*); "" means an API
 	// key.
 	CredentialKind string
-	Enabled        bool
+	// TLSCAPem is the agent's CA bundle (Agent.TLSCAPem); "" for none.
+	TLSCAPem string
+	Enabled  bool
 }
 
 // Revision is a newly fetched and validated card of an existing agent.
@@ -52,5 +54,7 @@ type AgentPatch struct {
 	CredentialKind string
 	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
 	ClearAPIKey bool
-	Enabled     *bool
+	// TLSCAPem replaces the agent's CA bundle; a pointer to "" removes it.
+	TLSCAPem *string
+	Enabled  *bool
 }

@@ -152,6 +152,10 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 				return fmt.Errorf("a2a %s: %w", method, *de)
 			}
 		}
+		if alert := tlsAlertIn(st.Message()); alert != nil {
+			// The alert was recorded (alertRecorder) but a reconnect cleared it since.
+			return fmt.Errorf("a2a %s: %w", method, alert)
+		}
 		// No answer from the agent: a transport failure to the caller (resumed mid-stream,
 		// "down" for the breaker), with gRPC's words kept for the log.
 		return fmt.Errorf("a2a %s: %w", method, err)

@@ -50,6 +50,8 @@ type agentJSON struct {
 	CredentialKind string                  `json:"credentialKind"`
 	CredentialsSet bool                    `json:"credentialsSet"`
 	CardSignature  connector.CardSignature `json:"cardSignature"`
+	// TLS is the agent's own CA bundle, as sent (absent when none): public, so shown.
+	TLS *tlsJSON `json:"tls,omitempty"`
 }
 
 // interfaceJSON is an interface of the agent the connector may call: the card's fallback (of
@@ -111,7 +113,16 @@ func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		CredentialKind: a.Credential(), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
+		TLS: tlsOf(a),
 	}
+}
+
+func tlsOf(a connector.Agent) *tlsJSON {
+	if a.TLSCAPem == "" {
+		return nil
+	}
+	ca := a.TLSCAPem
+	return &tlsJSON{CAPem: &ca}
 }
 
 func nonNil(s []string) []string {
@@ -195,11 +206,16 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		CardURL     string           `json:"cardUrl"`
 		APIKey      *string          `json:"apiKey"`
 		Credentials *credentialsJSON `json:"credentials"`
+		TLS         *tlsJSON         `json:"tls"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
 	cardURL, err := checkCardURL("cardUrl", in.CardURL)
+	if err != nil {
+		return err
+	}
+	caPem, err := caPemOf(in.TLS)
 	if err != nil {
 		return err
 	}
@@ -220,7 +236,7 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, warnings, err := s.agents.RegisterWith(r.Context(), tenantFrom(r.Context()).ID, cardURL, cred)
+	a, warnings, err := s.agents.RegisterAgent(r.Context(), tenantFrom(r.Context()).ID, cardURL, agents.Registration{Credential: cred, TLSCAPem: caPem})
 	if err != nil {
 		return err
 	}
@@ -269,12 +285,22 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 		APIKey      *string          `json:"apiKey"`
 		Credentials *credentialsJSON `json:"credentials"`
 		Enabled     *bool            `json:"enabled"`
+		// tls.caPem: absent leaves the CA bundle, "" removes it, PEM replaces it.
+		TLS *tlsJSON `json:"tls"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil {
-		return badRequest("Nothing to change: send apiKey, credentials and/or enabled.")
+	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil && (in.TLS == nil || in.TLS.CAPem == nil) {
+		return badRequest("Nothing to change: send apiKey, credentials, tls and/or enabled.")
+	}
+	var caPem *string
+	if in.TLS != nil && in.TLS.CAPem != nil {
+		ca, err := caPemOf(in.TLS)
+		if err != nil {
+			return err
+		}
+		caPem = &ca
 	}
 	var cred *credential.Credential
 	if in.Credentials != nil {
@@ -295,7 +321,7 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled})
+	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled, TLSCAPem: caPem})
 	if err != nil {
 		return err
 	}

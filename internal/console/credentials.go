@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 )
 
@@ -21,7 +23,38 @@ type credentialsJSON struct {
 	// GoogleServiceAccount is the key file's contents as a string, or the key file's object
 	// itself (what pasting the file into a JSON body gives).
 	GoogleServiceAccount json.RawMessage `json:"googleServiceAccount"`
+	MTLS                 *mtlsJSON       `json:"mtls"`
 }
+
+// mtlsJSON is a client certificate for mutual TLS: PEM, the certificate (its chain may follow)
+// and its unencrypted private key.
+type mtlsJSON struct {
+	CertificatePEM *string `json:"certificatePem"`
+	PrivateKeyPEM  *string `json:"privateKeyPem"`
+}
+
+// tlsJSON is the `tls` member of POST /v1/agents and PATCH /v1/agents/{id}, and of an agent
+// resource: the agent's own CA bundle. Not a secret: GET shows it as it was sent.
+type tlsJSON struct {
+	// CAPem: PEM, CA certificates only; "" (PATCH) removes it.
+	CAPem *string `json:"caPem"`
+}
+
+// caPemOf checks the member and returns the bundle it holds ("" for none).
+func caPemOf(in *tlsJSON) (string, error) {
+	if in == nil || in.CAPem == nil {
+		return "", nil
+	}
+	if err := ruleCAPem.check("tls.caPem", *in.CAPem); err != nil {
+		return "", err
+	}
+	return *in.CAPem, nil
+}
+
+var (
+	ruleCAPem = fieldRule{maxBytes: agenttls.MaxCABytes, multiline: true}
+	rulePEM   = fieldRule{required: true, maxBytes: agenttls.MaxPEMBytes, multiline: true}
+)
 
 type oauth2JSON struct {
 	ClientID     *string  `json:"clientId"`
@@ -47,14 +80,17 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 	if in.GoogleServiceAccount != nil && !bytes.Equal(in.GoogleServiceAccount, []byte("null")) {
 		set = append(set, "googleServiceAccount")
 	}
+	if in.MTLS != nil {
+		set = append(set, "mtls")
+	}
 	switch len(set) {
 	case 0:
 		return nil, fieldError("credentials", "required",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount.")
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or mtls.")
 	case 1:
 	default:
 		return nil, fieldError("credentials", "too_many_members",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2 or googleServiceAccount; it holds %s and %s.", set[0], set[1])
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or mtls; it holds %s and %s.", set[0], set[1])
 	}
 	c := &credential.Credential{}
 	switch set[0] {
@@ -105,6 +141,18 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 			s = string(raw) // the key file's object itself
 		}
 		c.Kind, c.Secret = connector.CredentialKindGoogleServiceAccount, s
+	case "mtls":
+		m := in.MTLS
+		for field, v := range map[string]*string{"credentials.mtls.certificatePem": m.CertificatePEM, "credentials.mtls.privateKeyPem": m.PrivateKeyPEM} {
+			if v == nil {
+				return nil, fieldError(field, "required", "%s is required.", field)
+			}
+			if err := rulePEM.check(field, *v); err != nil {
+				return nil, err
+			}
+		}
+		c.Kind = connector.CredentialKindMTLS
+		c.MTLS = &credential.ClientCert{CertificatePEM: *m.CertificatePEM, PrivateKeyPEM: *m.PrivateKeyPEM}
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -114,7 +162,11 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 
 // credentialProblem is the 400 of a credential that cannot work (credential.FieldError).
 func credentialProblem(fe *credential.FieldError) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_credentials", field: fe.Field,
+	code := "invalid_credentials"
+	if strings.HasPrefix(fe.Field, "tls.") {
+		code = "invalid_tls" // the agent's CA bundle: not a credential
+	}
+	return &apiError{status: http.StatusBadRequest, code: code, field: fe.Field,
 		detail: fe.Field + " " + fe.Reason + "."}
 }
 

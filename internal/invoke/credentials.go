@@ -17,18 +17,12 @@ import (
 // inv.tokens; fetched only when none is valid). accessToken is the token sent, for forgetting
 // it after a 401; "" for the kinds that have none to refetch.
 func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *connector.Sealed) (accessToken string, _ *connector.TurnError) {
-	if inv.secrets == nil {
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
+	if agent.CredentialSetKind == connector.CredentialKindMTLS {
+		return "", nil // a client certificate goes in the handshake (withTLS), not in a header
 	}
-	plain, err := inv.secrets.Open(agent.ID, *sealed)
-	if err != nil {
-		// secret's errors never contain plaintext.
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
-	}
-	cred, err := credential.Parse(agent.CredentialSetKind, plain)
-	clear(plain)
-	if err != nil {
-		return "", &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
+	cred, herr := inv.open(agent, sealed)
+	if herr != nil {
+		return "", herr
 	}
 	switch cred.Kind {
 	case connector.CredentialKindAPIKey:

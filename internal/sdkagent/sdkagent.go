@@ -13,7 +13,10 @@ package sdkagent
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"iter"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +31,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -94,6 +98,13 @@ type Options struct {
 	// VoiceRequired lists Voice with required: true; the SDK then refuses calls that do not
 	// request it.
 	VoiceRequired bool
+	// TLS, when set, serves every face (the card, JSON-RPC, HTTP+JSON, gRPC) over TLS with it:
+	// the URLs are https://. With ClientAuth tls.RequireAndVerifyClientCert it is an agent
+	// behind mutual TLS.
+	TLS *tls.Config
+	// MTLS declares the mutual TLS scheme (mtlsSecurityScheme) on the card, instead of the
+	// API key's.
+	MTLS bool
 }
 
 // Server is a running agent.
@@ -148,7 +159,11 @@ func New(tb testing.TB, o Options) *Server {
 		}
 		mux.ServeHTTP(w, r)
 	}))
-	s := &Server{Origin: "http://" + srv.Listener.Addr().String(), turns: rec}
+	scheme := "http://"
+	if o.TLS != nil {
+		scheme = "https://"
+	}
+	s := &Server{Origin: scheme + srv.Listener.Addr().String(), turns: rec}
 	s.Base = s.Origin + o.Prefix
 	s.CardURL = s.Base + a2asrv.WellKnownAgentCardPath
 	s.V1URL = s.Base + "/a2a/v1"
@@ -160,6 +175,14 @@ func New(tb testing.TB, o Options) *Server {
 		Skills: []a2a.AgentSkill{{ID: "weather", Name: "Weather", Description: "Tells the weather.", Tags: []string{"weather"},
 			Examples: []string{"What is the weather like?"}}},
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(s.V1URL, a2a.TransportProtocolJSONRPC)},
+	}
+	if o.MTLS {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"mtls": a2a.MutualTLSSecurityScheme{Description: "A client certificate of our CA."}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"mtls": {}}}
+	}
+	var grpcCreds []grpc.ServerOption
+	if o.TLS != nil {
+		grpcCreds = append(grpcCreds, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	mux.Handle(o.Prefix+"/a2a/v1", a2asrv.NewJSONRPCHandler(handler))
 	if o.Compat {
@@ -189,10 +212,13 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey, grpcCreds...)
+		if o.TLS != nil {
+			s.GRPCURL = "https://" + strings.TrimPrefix(s.GRPCURL, "http://")
+		}
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCBareAddress {
-			iface.URL = strings.TrimPrefix(s.GRPCURL, "http://")
+			iface.URL = strings.TrimPrefix(strings.TrimPrefix(s.GRPCURL, "http://"), "https://")
 		}
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
@@ -201,7 +227,10 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, o.APIKey, grpcCreds...)
+		if o.TLS != nil {
+			s.GRPCV0URL = "https://" + strings.TrimPrefix(s.GRPCV0URL, "http://")
+		}
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
@@ -215,7 +244,14 @@ func New(tb testing.TB, o Options) *Server {
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	}
-	srv.Start()
+	if o.TLS != nil {
+		srv.TLS = o.TLS.Clone()
+		// Refused handshakes are what mutual TLS tests provoke; the client reports them.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	tb.Cleanup(srv.Close)
 	return s
 }
