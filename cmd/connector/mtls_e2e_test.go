@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"net/netip"
 	"strings"
 	"testing"
 
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/sdkagent"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/telemetry"
 	"github.com/a2a-connector/a2a-connector/internal/testca"
 )
 
@@ -55,8 +58,12 @@ func TestAgentsBehindMutualTLS(t *testing.T) {
 		return &credential.Credential{Kind: connector.CredentialKindMTLS,
 			MTLS: &credential.ClientCert{CertificatePEM: string(cert), PrivateKeyPEM: string(key)}}
 	}
-	// The failures below are on purpose: the breaker must not stop the turns after them.
-	s := startStack(t, map[string]string{"A2AC_BREAKER_FAILURES": "0"})
+	// The failures below are on purpose: the breaker must not stop the turns after them. Logs
+	// at debug and every span are kept, to look for the keys in them at the end.
+	logs, spans := &syncBuffer{}, tracetest.NewInMemoryExporter()
+	s := startStack(t, map[string]string{"A2AC_BREAKER_FAILURES": "0", "A2AC_LOG_LEVEL": "debug"},
+		func(c *stackConfig) { c.stderr = logs }, withTelemetry(telemetry.Options{SpanExporter: spans}))
+	t.Cleanup(func() { wantNoKeyIn(t, logs.String(), spans, keyPEM, strangerKey) })
 	svc := s.registrar.agentsService(t)
 	caPEM, otherCA, empty := string(ca.PEM), string(other.PEM), ""
 
@@ -103,7 +110,7 @@ func TestAgentsBehindMutualTLS(t *testing.T) {
 			}
 			completes("first")
 			completes("pooled")
-			fails("stranger_certificate", agents.Patch{Credential: mtls(strangerCert, strangerKey)}, "the agent refused our client certificate")
+			fails("stranger_certificate", agents.Patch{Credential: mtls(strangerCert, strangerKey)}, "our client certificate")
 			// A credential of another kind cannot be sent the way the card asks: no turn starts.
 			if _, err := svc.Update(t.Context(), s.tenant, a.ID, agents.Patch{Credential: &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: "not-a-certificate"}}); err != nil {
 				t.Fatal(err)
@@ -118,6 +125,28 @@ func TestAgentsBehindMutualTLS(t *testing.T) {
 			}
 			completes("restored")
 		})
+	}
+}
+
+// wantNoKeyIn checks that no private key, nor a piece of one, is in the logs or in any span's
+// name, attributes, events or status.
+func wantNoKeyIn(t *testing.T, logs string, spans *tracetest.InMemoryExporter, keys ...[]byte) {
+	t.Helper()
+	b, err := json.Marshal(spans.GetSpans().Snapshots())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) == 0 || len(b) < 10 {
+		t.Fatal("nothing was captured: the check would prove nothing")
+	}
+	for _, k := range keys {
+		body := string(k[len("-----BEGIN PRIVATE KEY-----\n"):][:48])
+		if strings.Contains(logs, body) || strings.Contains(logs, "BEGIN PRIVATE KEY") {
+			t.Error("a private key is in the connector's logs")
+		}
+		if strings.Contains(string(b), body) || strings.Contains(string(b), "BEGIN PRIVATE KEY") {
+			t.Error("a private key is in a span")
+		}
 	}
 }
 

@@ -151,6 +151,9 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 			if de := conn.dialErr.Load(); de != nil {
 				return fmt.Errorf("a2a %s: %w", method, *de)
 			}
+			if te := conn.tlsErr.Load(); te != nil && *te != nil {
+				return fmt.Errorf("a2a %s: %w", method, *te)
+			}
 		}
 		if alert := tlsAlertIn(st.Message()); alert != nil {
 			// The alert was recorded (alertRecorder) but a reconnect cleared it since.

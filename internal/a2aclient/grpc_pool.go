@@ -77,6 +77,9 @@ type grpcConn struct {
 	// dialErr is the error of the dialer's last attempt (nil once one succeeded), so that a
 	// refusal by the guard is reported as such rather than as gRPC's "connection error" text.
 	dialErr atomic.Pointer[error]
+	// tlsErr is the TLS refusal the agent's side sent after a handshake (alertRecorder), kept
+	// until a connection gets a byte from the agent: a reconnect in between must not erase it.
+	tlsErr atomic.Pointer[error]
 }
 
 func newGRPCPool(o GRPCOptions) *grpcPool {
@@ -231,7 +234,8 @@ func (p *grpcPool) dial(t grpcTarget, id *agenttls.Identity) (*grpcConn, error) 
 		case p.o.TLSConfig != nil:
 			tc = p.o.TLSConfig.Clone()
 		}
-		creds = handshakeRecorder{credentials.NewTLS(tc), func(err error) { c.dialErr.Store(&err) }}
+		creds = handshakeRecorder{TransportCredentials: credentials.NewTLS(tc), record: func(err error) { c.dialErr.Store(&err) },
+			after: func(err error) { c.tlsErr.Store(&err) }, clientCert: len(tc.Certificates) > 0}
 	}
 	dial := p.o.Dial
 	opts := []grpc.DialOption{

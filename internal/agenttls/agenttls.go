@@ -23,9 +23,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -45,6 +47,22 @@ type Identity struct {
 	// certificate or CA), the transports close the connections of its previous one.
 	Owner  string
 	Config *tls.Config
+}
+
+// ErrClosedAfterClientCert marks a connection that the server closed or reset right after a
+// TLS 1.3 handshake in which we sent a client certificate, before sending a byte: how a server
+// that refused the certificate looks when its alert was lost (our first write crossed its
+// close, and the reset dropped the alert). The transports wrap the read's error with it.
+var ErrClosedAfterClientCert = errors.New("closed right after the TLS handshake with our client certificate")
+
+// ClosedAfterClientCert wraps err with ErrClosedAfterClientCert when it is such a close: a
+// reset or EOF before any byte (readAny false) on a TLS 1.3 connection that sent a client
+// certificate (sentCert). Otherwise err as it is.
+func ClosedAfterClientCert(err error, sentCert, readAny bool) error {
+	if err == nil || !sentCert || readAny || !(errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.EOF)) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrClosedAfterClientCert, err)
 }
 
 type ctxKey struct{}

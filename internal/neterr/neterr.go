@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -64,7 +65,7 @@ func Classify(err error) Kind {
 		return NoSuchHost
 	case errors.As(err, &dnsErr):
 		return DNS
-	case isTLS(err):
+	case isTLS(err), errors.Is(err, agenttls.ErrClosedAfterClientCert):
 		return TLS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
@@ -201,6 +202,9 @@ func Reason(err error) string {
 		}
 		if why := clientCertRefused(err); why != "" {
 			return why
+		}
+		if errors.Is(err, agenttls.ErrClosedAfterClientCert) {
+			return "the agent closed the connection right after the TLS handshake, before answering: it most likely refused our client certificate"
 		}
 		return "the TLS handshake failed"
 	case Refused:
