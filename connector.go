@@ -131,7 +131,7 @@ type Agent struct {
 	// it in addition to the process-wide roots. "" for none.
 	TLSCAPem string
 	Enabled  bool
-	Revision          int
+	Revision int
 	// OnFallback: the preferred interface refused the connector's version or binding and the
 	// card's Fallback answered, at this revision; turns go to the fallback (ActiveInterface).
 	OnFallback bool
