@@ -127,8 +127,11 @@ type Agent struct {
 	// name are the API key's); CredentialSetKind says which kind it is.
 	APIKeySet         bool
 	CredentialSetKind string
-	Enabled           bool
-	Revision          int
+	// TLSCAPem is the agent's own CA bundle (PEM): its calls, card fetches and token URLs trust
+	// it in addition to the process-wide roots. "" for none.
+	TLSCAPem string
+	Enabled  bool
+	Revision int
 	// OnFallback: the preferred interface refused the connector's version or binding and the
 	// card's Fallback answered, at this revision; turns go to the fallback (ActiveInterface).
 	OnFallback bool
@@ -186,7 +189,10 @@ const (
 	// Version 4 (Bedrock AgentCore Runtime). No card can ask for it (A2A has no such scheme):
 	// only a registration stores it, and it meets any card (CredentialFits).
 	CredentialKindAWSSigV4 = "awsSigV4"
-	CredentialKindNone     = "none"
+	// CredentialKindMTLS is a client certificate and its key, for agents whose scheme is
+	// mutual TLS: it goes in the TLS handshake, not in a header.
+	CredentialKindMTLS = "mtls"
+	CredentialKindNone = "none"
 )
 
 // CredentialsUsable reports whether the stored credential is of a kind the card takes.

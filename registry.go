@@ -34,7 +34,9 @@ type NewAgent struct {
 	// CredentialKind is the kind of credential APIKey seals (CredentialKind*); "" means an API
 	// key.
 	CredentialKind string
-	Enabled        bool
+	// TLSCAPem is the agent's CA bundle (Agent.TLSCAPem); "" for none.
+	TLSCAPem string
+	Enabled  bool
 	// CallerIdentity: send the agent the caller's identity token (Agent.CallerIdentity).
 	CallerIdentity bool
 }
@@ -55,7 +57,9 @@ type AgentPatch struct {
 	CredentialKind string
 	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
 	ClearAPIKey bool
-	Enabled     *bool
+	// TLSCAPem replaces the agent's CA bundle; a pointer to "" removes it.
+	TLSCAPem *string
+	Enabled  *bool
 	// CallerIdentity turns the caller's identity token on or off (Agent.CallerIdentity).
 	CallerIdentity *bool
 }

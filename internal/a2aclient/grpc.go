@@ -153,6 +153,13 @@ func (c *Client) grpcError(ctx context.Context, method string, conn *grpcConn, e
 			if de := conn.dialErr.Load(); de != nil {
 				return fmt.Errorf("a2a %s: %w", method, *de)
 			}
+			if te := conn.tlsErr.Load(); te != nil && *te != nil {
+				return fmt.Errorf("a2a %s: %w", method, *te)
+			}
+		}
+		if alert := tlsAlertIn(st.Message()); alert != nil {
+			// The alert was recorded (alertRecorder) but a reconnect cleared it since.
+			return fmt.Errorf("a2a %s: %w", method, alert)
 		}
 		// No answer from the agent: a transport failure to the caller (resumed mid-stream,
 		// "down" for the breaker), with gRPC's words kept for the log.
@@ -242,7 +249,7 @@ func (c *Client) grpcAttempt(ctx context.Context, ep Endpoint, conn *grpcConn, f
 
 // grpcUnary makes a non-streaming gRPC call.
 func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any) (a2a.Event, error) {
-	conn, err := c.grpc.acquire(ep.URL)
+	conn, err := c.grpc.acquire(ctx, ep.URL)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
 	}
@@ -283,7 +290,7 @@ func (c *Client) grpcUnary(ctx context.Context, ep Endpoint, cl call, params any
 
 // grpcStream opens a server stream; s is the Stream whose timer already runs on ctx.
 func (c *Client) grpcStream(ctx context.Context, ep Endpoint, cl call, params any, s *Stream) (*Stream, error) {
-	conn, err := c.grpc.acquire(ep.URL)
+	conn, err := c.grpc.acquire(ctx, ep.URL)
 	if err != nil {
 		s.release()
 		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)

@@ -15,7 +15,7 @@ import (
 // their metadata (credentials, A2A-Version on 1.0), retries and error mapping; an answer over
 // maxBytes is ProtocolEventTooLarge.
 func (c *Client) grpcExtendedCard(ctx context.Context, ep Endpoint, cl call, maxBytes int64) (json.RawMessage, error) {
-	conn, err := c.grpc.acquire(ep.URL)
+	conn, err := c.grpc.acquire(ctx, ep.URL)
 	if err != nil {
 		return nil, fmt.Errorf("a2a %s: %w", cl.method, err)
 	}

@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/stats"
+
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 )
 
 // GRPCOptions configure the gRPC binding of a Client. Without Dial, gRPC interfaces are refused.
@@ -66,6 +68,7 @@ type grpcPool struct {
 
 type grpcConn struct {
 	key      string
+	owner    string // the agent whose agenttls.Identity the connection has; "" for the default
 	cc       *grpc.ClientConn
 	client   a2apb.A2AServiceClient
 	clientV0 a2apbv0.A2AServiceClient // A2A 0.3's service (package a2a.v1) on the same connection
@@ -74,6 +77,9 @@ type grpcConn struct {
 	// dialErr is the error of the dialer's last attempt (nil once one succeeded), so that a
 	// refusal by the guard is reported as such rather than as gRPC's "connection error" text.
 	dialErr atomic.Pointer[error]
+	// tlsErr is the TLS refusal the agent's side sent after a handshake (alertRecorder), kept
+	// until a connection gets a byte from the agent: a reconnect in between must not erase it.
+	tlsErr atomic.Pointer[error]
 }
 
 func newGRPCPool(o GRPCOptions) *grpcPool {
@@ -144,14 +150,22 @@ func (p *grpcPool) targetOf(raw string) (grpcTarget, error) {
 }
 
 // acquire returns the client of the interface URL's target, made on first use (grpc-go
-// connects on the first call); release it when the call ends.
-func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
+// connects on the first call); release it when the call ends. A call whose ctx carries an
+// agenttls.Identity (a client certificate or CA bundle of the agent's own) gets a client of
+// that Identity's own: a connection is never shared between two TLS configurations.
+func (p *grpcPool) acquire(ctx context.Context, raw string) (*grpcConn, error) {
 	if p.o.Dial == nil {
 		return nil, errGRPCNotConfigured
 	}
 	t, err := p.targetOf(raw)
 	if err != nil {
 		return nil, err
+	}
+	id := agenttls.From(ctx)
+	if id != nil && t.secure {
+		t.key += "#" + id.Key
+	} else {
+		id = nil // plain-http interfaces (where the policy allows them) have no TLS to vary
 	}
 	now := time.Now()
 
@@ -166,7 +180,10 @@ func (p *grpcPool) acquire(raw string) (*grpcConn, error) {
 		if len(p.conns) >= p.o.MaxTargets {
 			stale = append(stale, p.evictLocked()...)
 		}
-		if c, err = p.dial(t); err != nil {
+		if id != nil {
+			stale = append(stale, p.replacedLocked(id)...)
+		}
+		if c, err = p.dial(t, id); err != nil {
 			p.mu.Unlock()
 			closeAll(stale)
 			return nil, err
@@ -187,16 +204,38 @@ func (p *grpcPool) release(c *grpcConn) {
 	p.mu.Unlock()
 }
 
-// dial makes the client of t. It does not connect: grpc-go does on the first call.
-func (p *grpcPool) dial(t grpcTarget) (*grpcConn, error) {
+// replacedLocked forgets the clients of id's agent made with another Identity (its certificate
+// or CA changed since) and without a call in flight, and returns them for closing outside the
+// lock: the old certificate's connections are not kept for the idle timeouts to close.
+func (p *grpcPool) replacedLocked(id *agenttls.Identity) []*grpcConn {
+	if id.Owner == "" {
+		return nil
+	}
+	var out []*grpcConn
+	for k, c := range p.conns {
+		if c.owner == id.Owner && c.inUse == 0 && !strings.HasSuffix(k, "#"+id.Key) {
+			delete(p.conns, k)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// dial makes the client of t, with id's TLS when id is not nil. It does not connect: grpc-go
+// does on the first call.
+func (p *grpcPool) dial(t grpcTarget, id *agenttls.Identity) (*grpcConn, error) {
 	c := &grpcConn{key: t.key}
 	creds := insecure.NewCredentials()
 	if t.secure {
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if p.o.TLSConfig != nil {
+		switch {
+		case id != nil:
+			tc, c.owner = id.Config.Clone(), id.Owner
+		case p.o.TLSConfig != nil:
 			tc = p.o.TLSConfig.Clone()
 		}
-		creds = handshakeRecorder{credentials.NewTLS(tc), func(err error) { c.dialErr.Store(&err) }}
+		creds = handshakeRecorder{TransportCredentials: credentials.NewTLS(tc), record: func(err error) { c.dialErr.Store(&err) },
+			after: func(err error) { c.tlsErr.Store(&err) }, clientCert: len(tc.Certificates) > 0}
 	}
 	dial := p.o.Dial
 	opts := []grpc.DialOption{

@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
@@ -58,6 +59,9 @@ const CodeExtendedCardUnavailable = "extended_card_unavailable"
 // with credentials.
 type Authorizer interface {
 	Authorizer(ctx context.Context, a *connector.Agent, sealed *connector.Sealed) (reqauth.Func, error)
+	// TLSContext is ctx carrying the agent's own TLS (its CA bundle, its client certificate)
+	// for the card fetches made with it.
+	TLSContext(ctx context.Context, a *connector.Agent, sealed *connector.Sealed) (context.Context, error)
 }
 
 // Canceler asks an agent to cancel a task, best effort, in the background (*invoke.Invoker).
@@ -140,30 +144,45 @@ func (s *Service) Register(ctx context.Context, tenantID, cardURL, apiKey string
 // work, or of a kind the card does not take, is a *credential.FieldError and nothing is stored;
 // an API key is taken whatever the card says, as it always was.
 func (s *Service) RegisterWith(ctx context.Context, tenantID, cardURL string, cred *credential.Credential) (a connector.Agent, warnings []connector.Problem, err error) {
-	return s.RegisterAs(ctx, tenantID, cardURL, cred, Settings{})
+	return s.RegisterAgent(ctx, tenantID, cardURL, Registration{Credential: cred})
 }
 
-// Settings are a registration's choices besides its credential.
-type Settings struct {
+// Registration is what a tenant registers besides the card URL.
+type Registration struct {
+	// Credential is the agent's credential; nil for none.
+	Credential *credential.Credential
+	// TLSCAPem is the agent's CA bundle (PEM, CA certificates): the card fetch, and every
+	// call of the agent later, trusts it besides the process-wide roots. "" for none.
+	TLSCAPem string
 	// CallerIdentity: send the agent the caller's identity token (connector.Agent.CallerIdentity).
 	CallerIdentity bool
 }
 
-// RegisterAs is RegisterWith with the registration's settings.
-func (s *Service) RegisterAs(ctx context.Context, tenantID, cardURL string, cred *credential.Credential, set Settings) (a connector.Agent, warnings []connector.Problem, err error) {
+// RegisterAgent is RegisterWith with everything a registration may hold. A CA bundle that
+// is not one is a *credential.FieldError naming tls.caPem.
+func (s *Service) RegisterAgent(ctx context.Context, tenantID, cardURL string, r Registration) (a connector.Agent, warnings []connector.Problem, err error) {
+	cred := r.Credential
 	if cred != nil {
 		if err := cred.Check(); err != nil {
 			return connector.Agent{}, nil, err
 		}
 	}
+	if err := checkCA(r.TLSCAPem); err != nil {
+		return connector.Agent{}, nil, err
+	}
 	cardURL = connector.CanonicalCardURL(cardURL)
-	na := connector.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true, CallerIdentity: set.CallerIdentity}
+	na := connector.NewAgent{ID: uuid.NewString(), TenantID: tenantID, CardURL: cardURL, Enabled: true, TLSCAPem: r.TLSCAPem,
+		CallerIdentity: r.CallerIdentity}
 	if cred != nil {
 		// Sealed before the fetch: a card behind authentication is fetched with it.
 		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
 			return connector.Agent{}, nil, err
 		}
 		na.CredentialKind = cred.Kind
+	}
+	// The agent is not stored yet: its card is fetched with the TLS the POST carries.
+	if ctx, err = s.tlsContext(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.APIKey); err != nil {
+		return connector.Agent{}, nil, err
 	}
 	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, cardURL, s.cardAuth(connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey))
 	if err != nil {
@@ -177,7 +196,7 @@ func (s *Service) RegisterAs(ctx context.Context, tenantID, cardURL string, cred
 			return connector.Agent{}, nil, err
 		}
 	}
-	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey, report)
+	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.APIKey, report)
 	na.ResolvedCardURL, na.Card, na.Profile, na.Warnings = fetched.ResolvedURL, report.Card, report.Profile, warningsOf(report.Problems)
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
@@ -212,6 +231,9 @@ func (s *Service) Refresh(ctx context.Context, tenantID, agentID string) (a conn
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent: %w", err)
 	}
+	if ctx, err = s.tlsContext(ctx, a, sealed); err != nil {
+		return connector.Agent{}, false, nil, err
+	}
 	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, a.CardURL, s.cardAuth(a, sealed))
 	if err != nil {
 		return connector.Agent{}, false, nil, fmt.Errorf("refresh agent %s: %w", a.ID, err)
@@ -242,7 +264,9 @@ type Patch struct {
 	// Credential replaces the agent's credential, of whatever kind; with APIKey it is
 	// ErrInvalid.
 	Credential *credential.Credential
-	Enabled    *bool
+	// TLSCAPem replaces the agent's CA bundle; "" removes it.
+	TLSCAPem *string
+	Enabled  *bool
 	// CallerIdentity turns the caller's identity token on or off.
 	CallerIdentity *bool
 }
@@ -250,7 +274,12 @@ type Patch struct {
 // Update applies p and returns the agent as it now is. An agent that is not the tenant's is
 // connector.ErrNotFound, and nothing is sealed for its id.
 func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch) (connector.Agent, error) {
-	patch := connector.AgentPatch{Enabled: p.Enabled, CallerIdentity: p.CallerIdentity}
+	patch := connector.AgentPatch{Enabled: p.Enabled, TLSCAPem: p.TLSCAPem, CallerIdentity: p.CallerIdentity}
+	if p.TLSCAPem != nil {
+		if err := checkCA(*p.TLSCAPem); err != nil {
+			return connector.Agent{}, err
+		}
+	}
 	cred := p.Credential
 	switch {
 	case p.APIKey != nil && cred != nil:
@@ -331,6 +360,30 @@ func (s *Service) seal(agentID string, c credential.Credential) (*connector.Seal
 		return nil, fmt.Errorf("agent %s: seal %s: %w", agentID, c.Kind, err)
 	}
 	return &sealed, nil
+}
+
+// checkCA refuses a CA bundle that is not one, naming tls.caPem; "" is none.
+func checkCA(caPEM string) error {
+	if caPEM == "" {
+		return nil
+	}
+	if _, err := agenttls.CheckCA(caPEM); err != nil {
+		return &credential.FieldError{Field: "tls.caPem", Reason: err.Error()}
+	}
+	return nil
+}
+
+// tlsContext is ctx carrying a's own TLS (CA bundle, client certificate) for its card
+// fetches; ctx as it is without an Authorizer or without either.
+func (s *Service) tlsContext(ctx context.Context, a connector.Agent, sealed *connector.Sealed) (context.Context, error) {
+	if s.auth == nil {
+		return ctx, nil
+	}
+	tctx, err := s.auth.TLSContext(ctx, &a, sealed)
+	if err != nil {
+		return ctx, fmt.Errorf("agent %s: %w", a.ID, err)
+	}
+	return tctx, nil
 }
 
 // cardAuth sends the agent's credential to a card URL that refuses to answer without it; nil

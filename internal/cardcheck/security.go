@@ -42,8 +42,10 @@ func (s *scheme) headerAPIKey() bool {
 //     scheme whose discovery URL is accounts.google.com's. Google's platforms take access
 //     tokens of a service account for these; no other card states it differently.
 //   - oauth2: an oauth2 scheme offering the client-credentials flow.
+//   - mtls: mutual TLS (0.3 {"type": "mutualTLS"}, 1.0 mtlsSecurityScheme): a client
+//     certificate the tenant registers.
 //
-// Everything else (authorization code, device code, implicit, password, OIDC elsewhere, mTLS,
+// Everything else (authorization code, device code, implicit, password, OIDC elsewhere,
 // HTTP basic, API keys in a query or cookie) needs a user or a credential the platform does not
 // hold.
 func (s *scheme) credentialKind() string {
@@ -54,6 +56,8 @@ func (s *scheme) credentialKind() string {
 		return connector.CredentialKindAPIKey
 	case strings.EqualFold(s.typ, "http") && strings.EqualFold(s.http, "bearer"):
 		return connector.CredentialKindBearerToken
+	case strings.EqualFold(s.typ, "mutualTLS"):
+		return connector.CredentialKindMTLS
 	case strings.EqualFold(s.typ, "openIdConnect") && googleURL(s.oidcURL):
 		return connector.CredentialKindGoogleServiceAccount
 	case strings.EqualFold(s.typ, "oauth2"):

@@ -274,6 +274,14 @@ func TestValidate(t *testing.T) {
 			check: func(t *testing.T, r Report) { wantCredential(t, r, "bearerToken", true) },
 		},
 		{
+			name: "mutual_tls_0_3_takes_a_client_certificate",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"mtls": map[string]any{"type": "mutualTLS"}}
+				c["security"] = []any{map[string]any{"mtls": []any{}}}
+			},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "mtls", true) },
+		},
+		{
 			name: "http_basic_is_unsupported",
 			mutate: func(c map[string]any) {
 				c["securitySchemes"] = map[string]any{"basic": map[string]any{"type": "http", "scheme": "basic"}}

@@ -1,6 +1,7 @@
 package cardcheck
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -529,12 +530,24 @@ func TestValidateV1(t *testing.T) {
 			check: func(t *testing.T, r Report) { wantCredential(t, r, "oauth2", true) },
 		},
 		{
-			name: "mtls_is_unsupported_security",
+			name: "mtls_takes_a_client_certificate",
 			mutate: func(c map[string]any) {
 				c["securitySchemes"] = map[string]any{"m": map[string]any{"mtlsSecurityScheme": map[string]any{}}}
 				c["securityRequirements"] = requireV1("m", nil)
 			},
-			wantErrors: []pc{{"securityRequirements", "unsupported_security"}},
+			check: func(t *testing.T, r Report) { wantCredential(t, r, "mtls", true) },
+		},
+		{
+			name: "mtls_or_an_api_key_takes_either",
+			mutate: func(c map[string]any) {
+				c["securitySchemes"] = map[string]any{"m": map[string]any{"mtlsSecurityScheme": nil}, "key": apiKeyV1("header", "X-API-KEY")}
+				c["securityRequirements"] = []any{map[string]any{"schemes": map[string]any{"m": map[string]any{"list": []any{}}}}, map[string]any{"schemes": map[string]any{"key": map[string]any{"list": []any{}}}}}
+			},
+			check: func(t *testing.T, r Report) {
+				if !slices.Contains(r.Profile.CredentialKinds, "mtls") || !slices.Contains(r.Profile.CredentialKinds, "apiKey") {
+					t.Errorf("credential kinds %v, want mtls and apiKey", r.Profile.CredentialKinds)
+				}
+			},
 		},
 		{
 			name: "api_key_without_location_is_required_at_its_path",

@@ -52,6 +52,8 @@ type agentJSON struct {
 	CardSignature  connector.CardSignature `json:"cardSignature"`
 	// CallerIdentity says whether the agent receives the caller's identity token.
 	CallerIdentity callerIdentityJSON `json:"callerIdentity"`
+	// TLS is the agent's own CA bundle, as sent (absent when none): public, so shown.
+	TLS *tlsJSON `json:"tls,omitempty"`
 }
 
 // callerIdentityJSON is the agent's caller-identity setting: an object, so that choices about
@@ -134,7 +136,16 @@ func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
 		CredentialKind: credentialKindShown(a), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
 		CallerIdentity: callerIdentityJSON{Enabled: &a.CallerIdentity},
+		TLS:            tlsOf(a),
 	}
+}
+
+func tlsOf(a connector.Agent) *tlsJSON {
+	if a.TLSCAPem == "" {
+		return nil
+	}
+	ca := a.TLSCAPem
+	return &tlsJSON{CAPem: &ca}
 }
 
 func nonNil(s []string) []string {
@@ -219,11 +230,16 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 		APIKey         *string             `json:"apiKey"`
 		Credentials    *credentialsJSON    `json:"credentials"`
 		CallerIdentity *callerIdentityJSON `json:"callerIdentity"`
+		TLS            *tlsJSON            `json:"tls"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
 	cardURL, err := checkCardURL("cardUrl", in.CardURL)
+	if err != nil {
+		return err
+	}
+	caPem, err := caPemOf(in.TLS)
 	if err != nil {
 		return err
 	}
@@ -248,8 +264,8 @@ func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, warnings, err := s.agents.RegisterAs(r.Context(), tenantFrom(r.Context()).ID, cardURL, cred,
-		agents.Settings{CallerIdentity: callerIdentity != nil && *callerIdentity})
+	a, warnings, err := s.agents.RegisterAgent(r.Context(), tenantFrom(r.Context()).ID, cardURL,
+		agents.Registration{Credential: cred, TLSCAPem: caPem, CallerIdentity: callerIdentity != nil && *callerIdentity})
 	if err != nil {
 		return err
 	}
@@ -299,16 +315,26 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 		Credentials    *credentialsJSON    `json:"credentials"`
 		Enabled        *bool               `json:"enabled"`
 		CallerIdentity *callerIdentityJSON `json:"callerIdentity"`
+		// tls.caPem: absent leaves the CA bundle, "" removes it, PEM replaces it.
+		TLS *tlsJSON `json:"tls"`
 	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
-	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil && in.CallerIdentity == nil {
-		return badRequest("Nothing to change: send apiKey, credentials, enabled and/or callerIdentity.")
+	if in.APIKey == nil && in.Enabled == nil && in.Credentials == nil && in.CallerIdentity == nil && (in.TLS == nil || in.TLS.CAPem == nil) {
+		return badRequest("Nothing to change: send apiKey, credentials, enabled, callerIdentity and/or tls.")
 	}
 	callerIdentity, err := callerIdentityOf(in.CallerIdentity)
 	if err != nil {
 		return err
+	}
+	var caPem *string
+	if in.TLS != nil && in.TLS.CAPem != nil {
+		ca, err := caPemOf(in.TLS)
+		if err != nil {
+			return err
+		}
+		caPem = &ca
 	}
 	var cred *credential.Credential
 	if in.Credentials != nil {
@@ -329,7 +355,8 @@ func (s *Server) patchAgent(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled, CallerIdentity: callerIdentity})
+	a, err := s.agents.Update(r.Context(), tenantFrom(r.Context()).ID, id, agents.Patch{APIKey: in.APIKey, Credential: cred, Enabled: in.Enabled, CallerIdentity: callerIdentity,
+		TLSCAPem: caPem})
 	if err != nil {
 		return err
 	}

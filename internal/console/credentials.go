@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 )
 
@@ -22,6 +24,7 @@ type credentialsJSON struct {
 	// itself (what pasting the file into a JSON body gives).
 	GoogleServiceAccount json.RawMessage `json:"googleServiceAccount"`
 	AWSSigV4             *awsSigV4JSON   `json:"awsSigV4"`
+	MTLS                 *mtlsJSON       `json:"mtls"`
 }
 
 // awsSigV4JSON is an AWS access key; calls are signed for Region and Service (default
@@ -33,6 +36,36 @@ type awsSigV4JSON struct {
 	Region          *string `json:"region"`
 	Service         *string `json:"service"`
 }
+
+// mtlsJSON is a client certificate for mutual TLS: PEM, the certificate (its chain may follow)
+// and its unencrypted private key.
+type mtlsJSON struct {
+	CertificatePEM *string `json:"certificatePem"`
+	PrivateKeyPEM  *string `json:"privateKeyPem"`
+}
+
+// tlsJSON is the `tls` member of POST /v1/agents and PATCH /v1/agents/{id}, and of an agent
+// resource: the agent's own CA bundle. Not a secret: GET shows it as it was sent.
+type tlsJSON struct {
+	// CAPem: PEM, CA certificates only; "" (PATCH) removes it.
+	CAPem *string `json:"caPem"`
+}
+
+// caPemOf checks the member and returns the bundle it holds ("" for none).
+func caPemOf(in *tlsJSON) (string, error) {
+	if in == nil || in.CAPem == nil {
+		return "", nil
+	}
+	if err := ruleCAPem.check("tls.caPem", *in.CAPem); err != nil {
+		return "", err
+	}
+	return *in.CAPem, nil
+}
+
+var (
+	ruleCAPem = fieldRule{maxBytes: agenttls.MaxCABytes, multiline: true}
+	rulePEM   = fieldRule{required: true, maxBytes: agenttls.MaxPEMBytes, multiline: true}
+)
 
 type oauth2JSON struct {
 	ClientID     *string  `json:"clientId"`
@@ -61,14 +94,17 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 	if in.AWSSigV4 != nil {
 		set = append(set, "awsSigV4")
 	}
+	if in.MTLS != nil {
+		set = append(set, "mtls")
+	}
 	switch len(set) {
 	case 0:
 		return nil, fieldError("credentials", "required",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or awsSigV4.")
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount, awsSigV4 or mtls.")
 	case 1:
 	default:
 		return nil, fieldError("credentials", "too_many_members",
-			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount or awsSigV4; it holds %s and %s.", set[0], set[1])
+			"credentials must hold exactly one of apiKey, bearerToken, oauth2, googleServiceAccount, awsSigV4 or mtls; it holds %s and %s.", set[0], set[1])
 	}
 	c := &credential.Credential{}
 	switch set[0] {
@@ -125,6 +161,18 @@ func credentialOf(in *credentialsJSON) (*credential.Credential, error) {
 			return nil, err
 		}
 		c.Kind, c.AWS = connector.CredentialKindAWSSigV4, k
+	case "mtls":
+		m := in.MTLS
+		for field, v := range map[string]*string{"credentials.mtls.certificatePem": m.CertificatePEM, "credentials.mtls.privateKeyPem": m.PrivateKeyPEM} {
+			if v == nil {
+				return nil, fieldError(field, "required", "%s is required.", field)
+			}
+			if err := rulePEM.check(field, *v); err != nil {
+				return nil, err
+			}
+		}
+		c.Kind = connector.CredentialKindMTLS
+		c.MTLS = &credential.ClientCert{CertificatePEM: *m.CertificatePEM, PrivateKeyPEM: *m.PrivateKeyPEM}
 	}
 	if err := c.Check(); err != nil {
 		return nil, err
@@ -177,7 +225,11 @@ func credentialKindShown(a connector.Agent) string {
 
 // credentialProblem is the 400 of a credential that cannot work (credential.FieldError).
 func credentialProblem(fe *credential.FieldError) *apiError {
-	return &apiError{status: http.StatusBadRequest, code: "invalid_credentials", field: fe.Field,
+	code := "invalid_credentials"
+	if strings.HasPrefix(fe.Field, "tls.") {
+		code = "invalid_tls" // the agent's CA bundle: not a credential
+	}
+	return &apiError{status: http.StatusBadRequest, code: code, field: fe.Field,
 		detail: fe.Field + " " + fe.Reason + "."}
 }
 

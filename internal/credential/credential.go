@@ -1,7 +1,8 @@
 // Package credential holds what a registration stores to call an agent that wants more than an
-// API key: a bearer token, an OAuth 2.0 client (RFC 6749 §4.4, client credentials) or a Google
-// service account key, and turns them into the Authorization header of agent calls, fetching
-// and caching access tokens (Tokens).
+// API key: a bearer token, an OAuth 2.0 client (RFC 6749 §4.4, client credentials), a Google
+// service account key or a client certificate (mutual TLS: internal/agenttls checks it and
+// makes the handshake's configuration), and turns the others into the Authorization header of
+// agent calls, fetching and caching access tokens (Tokens).
 //
 // A credential is only ever plaintext between the secret box and the request header: it is
 // sealed (internal/secret) before it reaches the store, and its values never appear in an
@@ -16,10 +17,12 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/oauth2/google"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 )
 
 // GoogleScope is the scope a service account's access tokens are asked for: Google's agent
@@ -35,6 +38,13 @@ type OAuth2Client struct {
 	TokenURL     string   `json:"tokenUrl,omitempty"`
 }
 
+// ClientCert is a client certificate for mutual TLS: the certificate (its chain may follow)
+// and its unencrypted private key, PEM.
+type ClientCert struct {
+	CertificatePEM string `json:"certificatePem"`
+	PrivateKeyPEM  string `json:"privateKeyPem"`
+}
+
 // Credential is one credential of a registration: Kind says which field holds it.
 type Credential struct {
 	Kind string // connector.CredentialKind*
@@ -42,6 +52,7 @@ type Credential struct {
 	Secret string
 	OAuth2 *OAuth2Client
 	AWS    *AWSKey
+	MTLS   *ClientCert
 }
 
 // String never shows the secret: a Credential printed by mistake says only its kind.
@@ -74,6 +85,15 @@ func (c Credential) Plaintext() ([]byte, error) {
 			return nil, fmt.Errorf("credential: encode aws key: %w", err)
 		}
 		return b, nil
+	case connector.CredentialKindMTLS:
+		if c.MTLS == nil {
+			return nil, errors.New("credential: mtls without a certificate")
+		}
+		b, err := json.Marshal(c.MTLS)
+		if err != nil {
+			return nil, fmt.Errorf("credential: encode mtls: %w", err)
+		}
+		return b, nil
 	}
 	return nil, fmt.Errorf("credential: unknown kind %q", c.Kind)
 }
@@ -100,6 +120,12 @@ func Parse(kind string, plaintext []byte) (Credential, error) {
 			return Credential{}, errors.New("credential: stored aws key is not JSON")
 		}
 		c.AWS = &k
+	case connector.CredentialKindMTLS:
+		var m ClientCert
+		if err := json.Unmarshal(plaintext, &m); err != nil {
+			return Credential{}, errors.New("credential: stored mtls certificate is not JSON")
+		}
+		c.MTLS = &m
 	default:
 		return Credential{}, fmt.Errorf("credential: unknown kind %q", kind)
 	}
@@ -154,6 +180,24 @@ func (c Credential) Check() error {
 		return nil
 	case connector.CredentialKindAWSSigV4:
 		return c.AWS.check()
+	case connector.CredentialKindMTLS:
+		m := c.MTLS
+		switch {
+		case m == nil:
+			return &FieldError{"credentials.mtls", "is required"}
+		case strings.TrimSpace(m.CertificatePEM) == "":
+			return &FieldError{"credentials.mtls.certificatePem", "is required"}
+		case strings.TrimSpace(m.PrivateKeyPEM) == "":
+			return &FieldError{"credentials.mtls.privateKeyPem", "is required"}
+		}
+		// Checked against the wall clock: a certificate expired at registration can never work.
+		if _, err := agenttls.CheckClientCert(m.CertificatePEM, m.PrivateKeyPEM, time.Now()); err != nil {
+			if ce, ok := errors.AsType[*agenttls.CertError](err); ok {
+				return &FieldError{"credentials.mtls." + ce.Field, ce.Reason}
+			}
+			return &FieldError{"credentials.mtls", err.Error()}
+		}
+		return nil
 	}
 	return &FieldError{"credentials", fmt.Sprintf("unknown kind %q", c.Kind)}
 }

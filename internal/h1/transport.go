@@ -42,6 +42,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 )
 
@@ -237,6 +238,10 @@ func (t *Transport) dial(ctx context.Context, key, addr, host string) (*conn, er
 		state := tc.ConnectionState()
 		c.tls, c.tc = &state, tc
 		nc = tc
+		if state.Version == tls.VersionTLS13 && len(cfg.Certificates) > 0 {
+			// A refusal of our client certificate comes after the handshake, and may be lost.
+			nc = &certRefusalReader{Conn: tc}
+		}
 	}
 	c.nc = nc
 	c.br = bufio.NewReaderSize(&c.counter, t.o.ReadBufferSize)
@@ -586,3 +591,25 @@ type headerTimeoutError struct{}
 func (headerTimeoutError) Error() string   { return "timeout awaiting response headers" }
 func (headerTimeoutError) Timeout() bool   { return true }
 func (headerTimeoutError) Temporary() bool { return true }
+
+// certRefusalReader marks a close or reset before the agent's first byte, on a TLS 1.3
+// connection that sent a client certificate, as agenttls.ErrClosedAfterClientCert: the server's
+// alert refusing the certificate is lost when our request crossed its close.
+type certRefusalReader struct {
+	net.Conn
+	readAny bool
+}
+
+func (r *certRefusalReader) Read(p []byte) (int, error) {
+	n, err := r.Conn.Read(p)
+	if n > 0 {
+		r.readAny = true
+	}
+	return n, agenttls.ClosedAfterClientCert(err, true, r.readAny)
+}
+
+// Write marks a reset on writing the request alike: it is the same crossing, seen earlier.
+func (r *certRefusalReader) Write(p []byte) (int, error) {
+	n, err := r.Conn.Write(p)
+	return n, agenttls.ClosedAfterClientCert(err, true, r.readAny)
+}

@@ -17,21 +17,16 @@ import (
 // authorize sets the agent's credential on h: the API key under each of its header names, or
 // Authorization: Bearer with the stored bearer token or an access token (cached by
 // inv.tokens; fetched only when none is valid), or for an AWS key, sign: the SigV4 signature
-// of each attempt (h stays empty). accessToken is the token sent, for forgetting it after a
-// 401; "" for the kinds that have none to refetch.
+// of each attempt (h stays empty). A client certificate sets nothing: it goes in the handshake
+// (withTLS). accessToken is the token sent, for forgetting it after a 401; "" for the kinds
+// that have none to refetch.
 func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connector.Agent, sealed *connector.Sealed) (accessToken string, sign reqauth.Func, _ *connector.TurnError) {
-	if inv.secrets == nil {
-		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
+	if agent.CredentialSetKind == connector.CredentialKindMTLS {
+		return "", nil, nil
 	}
-	plain, err := inv.secrets.Open(agent.ID, *sealed)
-	if err != nil {
-		// secret's errors never contain plaintext.
-		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
-	}
-	cred, err := credential.Parse(agent.CredentialSetKind, plain)
-	clear(plain)
-	if err != nil {
-		return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
+	cred, herr := inv.open(agent, sealed)
+	if herr != nil {
+		return "", nil, herr
 	}
 	switch cred.Kind {
 	case connector.CredentialKindAPIKey:

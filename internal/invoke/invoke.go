@@ -31,6 +31,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -79,6 +80,9 @@ type Options struct {
 	// every call of a turn naming a user (identity.Header); nil: such a turn fails with code
 	// "api_key", saying no issuer is configured.
 	Identity *identity.Issuer
+	// TLS builds and keeps the TLS of agents with a CA bundle or client certificate of their
+	// own; nil: a cache of this Invoker's own over RootCAs.
+	TLS *agenttls.Cache
 	// Tokens fetches and caches OAuth 2.0 access tokens; nil: a cache of this Invoker's own,
 	// fetching through Client (so token URLs pass the same SSRF guard as agent calls).
 	Tokens *credential.Tokens
@@ -131,6 +135,7 @@ type Options struct {
 // Invoker runs turns. It is safe for concurrent use; create one per process and Close it at
 // shutdown, after the turns have drained.
 type Invoker struct {
+	tls     *agenttls.Cache
 	client  *a2aclient.Client
 	secrets *secret.Box
 	tokens  *credential.Tokens
@@ -281,6 +286,9 @@ func New(o Options) *Invoker {
 	if o.Tokens == nil {
 		o.Tokens = credential.NewTokens(credential.TokensOptions{Client: o.Client})
 	}
+	if o.TLS == nil {
+		o.TLS = agenttls.NewCache(o.RootCAs, nil)
+	}
 	pol := netguard.Policy{}
 	if o.GRPCPolicy != nil {
 		pol = *o.GRPCPolicy
@@ -290,6 +298,7 @@ func New(o Options) *Invoker {
 		grpcOpts.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
 	}
 	return &Invoker{
+		tls:     o.TLS,
 		tokens:  o.Tokens,
 		client:  a2aclient.NewClient(o.Client, a2aclient.ClientOptions{MaxRetries: o.MaxRetries, RetryBudget: o.RetryBudget, GRPC: grpcOpts, Observe: o.Observe}),
 		secrets: o.Secrets,
@@ -429,6 +438,11 @@ func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKe
 		key = &k
 	}
 	inv.background(ctx, "tasks/cancel of task "+taskID+" dropped", agent.ID, func(ctx context.Context) {
+		ctx, herr := inv.withTLS(ctx, &agent, key)
+		if herr != nil {
+			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)
+			return
+		}
 		hdr, _, herr := inv.header(ctx, &agent, key)
 		if herr != nil {
 			inv.log.WarnContext(ctx, "tasks/cancel not sent", "agent_id", agent.ID, "task_id", taskID, "error", herr.Message)

@@ -67,6 +67,10 @@ type turn struct {
 
 // run calls the agent (stream or send) and returns how the call ended; finish makes the Result.
 func (t *turn) run() error {
+	var herr *connector.TurnError
+	if t.ctx, herr = t.inv.withTLS(t.ctx, t.req.Agent, t.req.APIKey); herr != nil {
+		return herr
+	}
 	hdr, accessToken, herr := t.inv.turnHeader(t.ctx, &t.req)
 	if herr != nil {
 		return herr

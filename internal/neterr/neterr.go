@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"syscall"
 
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 )
 
@@ -64,7 +65,7 @@ func Classify(err error) Kind {
 		return NoSuchHost
 	case errors.As(err, &dnsErr):
 		return DNS
-	case isTLS(err):
+	case isTLS(err), errors.Is(err, agenttls.ErrClosedAfterClientCert):
 		return TLS
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return Refused
@@ -132,6 +133,44 @@ func certRefused(err error) bool {
 	return errors.As(err, &verifyErr) || errors.As(err, &unknownCA) || errors.As(err, &hostErr) || errors.As(err, &certErr)
 }
 
+// certDetail says what was wrong with a server certificate the client refused, after a colon.
+func certDetail(err error) string {
+	var (
+		unknownCA x509.UnknownAuthorityError
+		hostErr   x509.HostnameError
+		certErr   x509.CertificateInvalidError
+	)
+	switch {
+	case errors.As(err, &unknownCA):
+		return ": certificate signed by unknown authority (it does not chain to a CA the connector trusts: " +
+			"give the agent's CA bundle in tls.caPem, or check that the one given is the CA that signed it)"
+	case errors.As(err, &hostErr):
+		return ": it is not valid for the host name called"
+	case errors.As(err, &certErr) && certErr.Reason == x509.Expired:
+		return ": it has expired or is not valid yet"
+	}
+	return ""
+}
+
+// clientCertRefused reads the alert a server sent about our client certificate (mutual TLS):
+// TLS 1.3 servers send it after our side of the handshake ended, so it arrives on the first
+// read. "" when err is no such alert.
+func clientCertRefused(err error) string {
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "remote error" || opErr.Err == nil {
+		return ""
+	}
+	// The alert's type is unexported; its text is Go's fixed name of the alert.
+	switch alert := opErr.Err.Error(); alert {
+	case "tls: certificate required":
+		return "the agent asked for a client certificate and none was sent (its card's mutual TLS needs credentials.mtls)"
+	case "tls: bad certificate", "tls: unknown certificate authority", "tls: expired certificate",
+		"tls: revoked certificate", "tls: unsupported certificate", "tls: unknown certificate", "tls: access denied":
+		return "the agent refused our client certificate (" + alert + ")"
+	}
+	return ""
+}
+
 // BeforeConnect reports whether err ended the call before a connection existed — resolving the
 // name, the SSRF guard's check, or dialing — so that nothing of the request was sent.
 func BeforeConnect(err error) bool {
@@ -159,7 +198,13 @@ func Reason(err error) string {
 		case errors.As(err, &recordErr), errors.Is(err, http.ErrSchemeMismatch):
 			return "it does not speak TLS on that port"
 		case certRefused(err):
-			return "its TLS certificate was not accepted"
+			return "its TLS certificate was not accepted" + certDetail(err)
+		}
+		if why := clientCertRefused(err); why != "" {
+			return why
+		}
+		if errors.Is(err, agenttls.ErrClosedAfterClientCert) {
+			return "the agent closed the connection right after the TLS handshake, before answering: it most likely refused our client certificate"
 		}
 		return "the TLS handshake failed"
 	case Refused:

@@ -51,12 +51,12 @@ func TestClassifyRealCallErrors(t *testing.T) {
 		},
 		{
 			name: "an_unknown_certificate_authority_is_tls", url: tlsServer(nil), policy: loopback,
-			want: neterr.TLS, reason: "its TLS certificate was not accepted",
+			want: neterr.TLS, reason: "its TLS certificate was not accepted: certificate signed by unknown authority (it does not chain to a CA the connector trusts: give the agent's CA bundle in tls.caPem, or check that the one given is the CA that signed it)",
 		},
 		{
 			name: "a_certificate_for_another_host_is_tls", url: tlsServerOn("127.0.0.2", nil), policy: loopback,
 			opts: netguard.ClientOptions{RootCAs: testCA()},
-			want: neterr.TLS, reason: "its TLS certificate was not accepted",
+			want: neterr.TLS, reason: "its TLS certificate was not accepted: it is not valid for the host name called",
 		},
 		{
 			name: "plain_http_on_an_https_url_is_tls", url: httpsURLOf(plainServer), policy: loopback,
@@ -74,7 +74,7 @@ func TestClassifyRealCallErrors(t *testing.T) {
 			// first read.
 			name: "an_alert_after_a_tls13_handshake_is_tls", policy: loopback, opts: netguard.ClientOptions{RootCAs: testCA()},
 			url:  tlsServer(&tls.Config{ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS13}),
-			want: neterr.TLS, reason: "the TLS handshake failed",
+			want: neterr.TLS, reason: "the agent asked for a client certificate and none was sent (its card's mutual TLS needs credentials.mtls)",
 		},
 		{
 			name: "a_reset_connection_is_reset", url: rawServer(resetAfterRequest), policy: loopback,

@@ -67,10 +67,12 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 	}
 	const maxResponseHeaderBytes = 64 << 10
 	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: o.RootCAs}
-	var next roundTripCloser
-	if o.InlineHTTP1 {
-		// The same limits as the net/http transport below, and why, are said there.
-		next = h1.New(h1.Options{
+	build := func(tlsConfig *tls.Config) roundTripCloser {
+		if !o.InlineHTTP1 {
+			return newTransport(o, dial, tlsConfig, maxResponseHeaderBytes)
+		}
+		// The same limits as the net/http transport, and why, are said there.
+		return h1.New(h1.Options{
 			Dial:                   dial,
 			TLSConfig:              tlsConfig,
 			TLSHandshakeTimeout:    orDefault(o.TLSHandshakeTimeout),
@@ -83,10 +85,10 @@ func NewClient(p Policy, o ClientOptions) *http.Client {
 			WriteBufferSize:        1 << 10,
 			Logger:                 o.Logger,
 		})
-	} else {
-		next = newTransport(o, dial, tlsConfig, maxResponseHeaderBytes)
 	}
-	var rt http.RoundTripper = &guardedTransport{policy: p, next: next}
+	// A call whose context carries an agenttls.Identity (an agent's client certificate or CA
+	// bundle) goes through a transport of that Identity's own, built alike.
+	var rt http.RoundTripper = &guardedTransport{policy: p, next: build(tlsConfig), ids: &identityTransports{build: build}}
 	if o.WrapTransport != nil {
 		rt = o.WrapTransport(rt)
 	}
@@ -189,6 +191,7 @@ func (p Policy) dial(ctx context.Context, timeout time.Duration, network, addr s
 type guardedTransport struct {
 	policy Policy
 	next   roundTripCloser
+	ids    *identityTransports
 }
 
 // RoundTrip refuses a request whose URL p.CheckURL refuses, else passes it on.
@@ -200,8 +203,11 @@ func (g *guardedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		}
 		return nil, err
 	}
-	return g.next.RoundTrip(req)
+	return g.nextFor(req).RoundTrip(req)
 }
 
 // CloseIdleConnections lets http.Client.CloseIdleConnections reach the inner transport.
-func (g *guardedTransport) CloseIdleConnections() { g.next.CloseIdleConnections() }
+func (g *guardedTransport) CloseIdleConnections() {
+	g.next.CloseIdleConnections()
+	g.ids.closeIdle()
+}

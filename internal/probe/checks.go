@@ -187,6 +187,9 @@ func endpointCheck(a connector.Agent, keySet bool, t turn) Result {
 			fix = "The agent refused the " + a.Credential() + " credentials stored for it, also after one new token: set the right ones in the console, or fix the agent's token check."
 		}
 	}
+	if tlsFix := handshakeFix(res.Err.Message); tlsFix != "" {
+		fix = tlsFix
+	}
 	if fix == "" {
 		fix = "Look up this failure in the agent's logs."
 	}
@@ -376,4 +379,19 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// handshakeFix is what to change when the TLS handshake with the agent failed, read from the
+// turn's words (internal/neterr says them): our client certificate refused or missing, or
+// the agent's certificate not chaining to a CA the connector trusts. "" for other failures.
+func handshakeFix(msg string) string {
+	switch {
+	case strings.Contains(msg, "refused our client certificate"):
+		return "The agent refused our client certificate: set, as credentials.mtls, a certificate for client authentication that the agent's CA signed, with its private key."
+	case strings.Contains(msg, "asked for a client certificate"):
+		return "The agent wants a client certificate (mutual TLS): set credentials.mtls, a certificate the agent's CA signed and its private key."
+	case strings.Contains(msg, "certificate signed by unknown authority"):
+		return "The agent's certificate does not chain to the CA you gave (tls.caPem) nor to a public one: set tls.caPem to the CA bundle that signed the agent's certificate."
+	}
+	return ""
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/agenttls"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -134,6 +135,10 @@ func New(c Config) *Prober {
 		base = netguard.NewClient(netguard.Policy{}, netguard.ClientOptions{})
 	}
 	o.MeterProvider = nil
+	if o.TLS == nil {
+		// One for every probe's Invoker: an agent's TLS is built once, not per probe turn.
+		o.TLS = agenttls.NewCache(o.RootCAs, nil)
+	}
 	if o.FirstEventTimeout <= 0 {
 		o.FirstEventTimeout = invoke.DefaultFirstEventTimeout
 	}
@@ -166,7 +171,13 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	text := messageText(t.Agent)
 	rep := Report{Text: text}
 
-	_, report, ferr := p.cards.FetchAndValidate(ctx, t.Agent.CardURL)
+	// The card comes over the agent's own TLS (its CA bundle, its client certificate), as at
+	// registration; a TLS setting that cannot be used shows in the endpoint check.
+	cardCtx := ctx
+	if tctx, err := invoke.New(p.opts).TLSContext(ctx, &t.Agent, t.APIKey); err == nil {
+		cardCtx = tctx
+	}
+	_, report, ferr := p.cards.FetchAndValidate(cardCtx, t.Agent.CardURL)
 	rep.Checks = append(rep.Checks, cardCheck(t.Agent, ferr, report), revisionCheck(t.Agent, t.StoredCard, ferr, report))
 
 	withKey := p.turn(ctx, t.Agent, t.APIKey, message{text: text}, false)

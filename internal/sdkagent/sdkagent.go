@@ -13,7 +13,10 @@ package sdkagent
 
 import (
 	"context"
+	"crypto/tls"
+	"io"
 	"iter"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
@@ -28,6 +31,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
@@ -98,6 +102,13 @@ type Options struct {
 	// VoiceRequired lists Voice with required: true; the SDK then refuses calls that do not
 	// request it.
 	VoiceRequired bool
+	// TLS, when set, serves every face (the card, JSON-RPC, HTTP+JSON, gRPC) over TLS with it:
+	// the URLs are https://. With ClientAuth tls.RequireAndVerifyClientCert it is an agent
+	// behind mutual TLS.
+	TLS *tls.Config
+	// MTLS declares the mutual TLS scheme (mtlsSecurityScheme) on the card, instead of the
+	// API key's.
+	MTLS bool
 }
 
 // Server is a running agent.
@@ -189,7 +200,11 @@ func New(tb testing.TB, o Options) *Server {
 		}
 		mux.ServeHTTP(w, r)
 	}))
-	s := &Server{Origin: "http://" + srv.Listener.Addr().String(), turns: rec}
+	scheme := "http://"
+	if o.TLS != nil {
+		scheme = "https://"
+	}
+	s := &Server{Origin: scheme + srv.Listener.Addr().String(), turns: rec}
 	s.Base = s.Origin + o.Prefix
 	s.CardURL = s.Base + a2asrv.WellKnownAgentCardPath
 	s.V1URL = s.Base + "/a2a/v1"
@@ -206,6 +221,14 @@ func New(tb testing.TB, o Options) *Server {
 		card.SecuritySchemes = a2a.NamedSecuritySchemes{"oauth": a2a.OAuth2SecurityScheme{
 			Flows: a2a.ClientCredentialsOAuthFlow{TokenURL: o.OAuth2.TokenURL, Scopes: map[string]string{}}}}
 		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"oauth": {}}}
+	}
+	if o.MTLS {
+		card.SecuritySchemes = a2a.NamedSecuritySchemes{"mtls": a2a.MutualTLSSecurityScheme{Description: "A client certificate of our CA."}}
+		card.SecurityRequirements = a2a.SecurityRequirementsOptions{{"mtls": {}}}
+	}
+	var grpcCreds []grpc.ServerOption
+	if o.TLS != nil {
+		grpcCreds = append(grpcCreds, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
 	mux.Handle(o.Prefix+"/a2a/v1", a2asrv.NewJSONRPCHandler(handler))
 	if o.Compat {
@@ -235,10 +258,13 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, grpcCreds...)
+		if o.TLS != nil {
+			s.GRPCURL = "https://" + strings.TrimPrefix(s.GRPCURL, "http://")
+		}
 		iface := a2a.NewAgentInterface(s.GRPCURL, a2a.TransportProtocolGRPC)
 		if o.GRPCBareAddress {
-			iface.URL = strings.TrimPrefix(s.GRPCURL, "http://")
+			iface.URL = strings.TrimPrefix(strings.TrimPrefix(s.GRPCURL, "http://"), "https://")
 		}
 		if o.GRPCOnly {
 			card.SupportedInterfaces = []*a2a.AgentInterface{iface}
@@ -247,7 +273,10 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, grpcCreds...)
+		if o.TLS != nil {
+			s.GRPCV0URL = "https://" + strings.TrimPrefix(s.GRPCV0URL, "http://")
+		}
 		card.SupportedInterfaces = append(card.SupportedInterfaces,
 			&a2a.AgentInterface{URL: s.GRPCV0URL, ProtocolBinding: a2a.TransportProtocolGRPC, ProtocolVersion: a2av0.Version})
 	}
@@ -261,7 +290,14 @@ func New(tb testing.TB, o Options) *Server {
 	} else {
 		mux.Handle(o.Prefix+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))
 	}
-	srv.Start()
+	if o.TLS != nil {
+		srv.TLS = o.TLS.Clone()
+		// Refused handshakes are what mutual TLS tests provoke; the client reports them.
+		srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
 	tb.Cleanup(srv.Close)
 	return s
 }

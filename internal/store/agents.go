@@ -41,7 +41,8 @@ const (
 	agentColumns = `a.id, a.tenant_id, a.card_url, a.enabled, a.api_key_ciphertext is not null,
 	       a.current_revision, a.created_at, a.updated_at, r.profile, r.warnings,
 	       case when a.api_key_ciphertext is null then '' else a.credential_kind end,
-	       a.on_fallback_revision is not distinct from a.current_revision, a.caller_identity`
+	       a.on_fallback_revision is not distinct from a.current_revision, a.caller_identity,
+	       coalesce(a.tls_ca_pem, '')`
 	agentJoin = `
 	  join agent_revisions r
 	    on r.tenant_id = a.tenant_id and r.agent_id = a.id and r.revision = a.current_revision`
@@ -57,7 +58,7 @@ func scanAgentWith(row pgx.Row, extra ...any) (connector.Agent, error) {
 		profile, warnings []byte
 	)
 	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.APIKeySet,
-		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind, &a.OnFallback, &a.CallerIdentity}, extra...)
+		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind, &a.OnFallback, &a.CallerIdentity, &a.TLSCAPem}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return connector.Agent{}, err
 	}
@@ -183,9 +184,9 @@ func (s *Store) CreateAgent(ctx context.Context, a connector.NewAgent) (connecto
 	var agent connector.Agent
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx,
-			`insert into agents (tenant_id, id, card_url, card_key, enabled, api_key_ciphertext, api_key_key_id, credential_kind, caller_identity, current_revision)
-			 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, 1)`,
-			tid, id, a.CardURL, key, a.Enabled, ciphertext, keyID, kind, a.CallerIdentity,
+			`insert into agents (tenant_id, id, card_url, card_key, enabled, api_key_ciphertext, api_key_key_id, credential_kind, caller_identity, tls_ca_pem, current_revision)
+			 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, nullif($10, ''), 1)`,
+			tid, id, a.CardURL, key, a.Enabled, ciphertext, keyID, kind, a.CallerIdentity, a.TLSCAPem,
 		); err != nil {
 			return err
 		}
@@ -300,6 +301,9 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p con
 	}
 	if p.CallerIdentity != nil {
 		set = append(set, "caller_identity = "+arg(*p.CallerIdentity))
+	}
+	if p.TLSCAPem != nil {
+		set = append(set, "tls_ca_pem = nullif("+arg(*p.TLSCAPem)+", '')")
 	}
 	if len(set) == 0 {
 		return s.GetAgent(ctx, tid, id)

@@ -112,3 +112,54 @@ func serial(tb testing.TB) *big.Int {
 	}
 	return n
 }
+
+// MutualServerTLS is ServerTLS for a server that demands a client certificate the CA signed
+// (tls.RequireAndVerifyClientCert): an agent behind mutual TLS.
+func (ca *CA) MutualServerTLS(tb testing.TB, hosts ...string) *tls.Config {
+	tb.Helper()
+	cfg := ca.ServerTLS(tb, hosts...)
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.cert)
+	cfg.ClientCAs, cfg.ClientAuth = pool, tls.RequireAndVerifyClientCert
+	return cfg
+}
+
+// ClientOptions shape a client certificate; the zero value is one valid for a day around now,
+// for client authentication.
+type ClientOptions struct {
+	// NotAfter, when set, ends its validity (a time past: an expired certificate).
+	NotAfter time.Time
+	// ExtKeyUsage replaces clientAuth (e.g. serverAuth only: a certificate not for clients).
+	ExtKeyUsage []x509.ExtKeyUsage
+}
+
+// ClientCert is a client certificate the CA signed for name, and its private key (PKCS #8),
+// both PEM: what a tenant registers as credentials.mtls.
+func (ca *CA) ClientCert(tb testing.TB, name string, o ClientOptions) (certPEM, keyPEM []byte) {
+	tb.Helper()
+	key := newKey(tb)
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(tb),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	if !o.NotAfter.IsZero() {
+		tmpl.NotBefore, tmpl.NotAfter = o.NotAfter.Add(-48*time.Hour), o.NotAfter
+	}
+	if o.ExtKeyUsage != nil {
+		tmpl.ExtKeyUsage = o.ExtKeyUsage
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		tb.Fatalf("testca: client certificate: %v", err)
+	}
+	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		tb.Fatalf("testca: %v", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
+}
