@@ -195,6 +195,13 @@ const (
 	CredentialKindNone = "none"
 )
 
+// CredentialKindsStored is every kind a registration can store, in the order the console offers
+// them.
+func CredentialKindsStored() []string {
+	return []string{CredentialKindAPIKey, CredentialKindBearerToken, CredentialKindOAuth2,
+		CredentialKindGoogleServiceAccount, CredentialKindAWSSigV4, CredentialKindMTLS}
+}
+
 // CredentialsUsable reports whether the stored credential is of a kind the card takes.
 func (a Agent) CredentialsUsable() bool {
 	if !a.APIKeySet {

@@ -47,9 +47,11 @@ type agentJSON struct {
 	// CredentialKind is what the card asks for (apiKey, bearerToken, oauth2,
 	// googleServiceAccount or none), or awsSigV4 once an AWS key is set; CredentialsSet whether a credential is stored (never
 	// shown); CardSignature what verifying the card's signatures found.
-	CredentialKind string                  `json:"credentialKind"`
-	CredentialsSet bool                    `json:"credentialsSet"`
-	CardSignature  connector.CardSignature `json:"cardSignature"`
+	CredentialKind string `json:"credentialKind"`
+	// CredentialKinds is every kind the tenant may set for it (credentialKindsOffered).
+	CredentialKinds []string                `json:"credentialKinds"`
+	CredentialsSet  bool                    `json:"credentialsSet"`
+	CardSignature   connector.CardSignature `json:"cardSignature"`
 	// CallerIdentity says whether the agent receives the caller's identity token.
 	CallerIdentity callerIdentityJSON `json:"callerIdentity"`
 	// TLS is the agent's own CA bundle, as sent (absent when none): public, so shown.
@@ -134,7 +136,8 @@ func (s *Server) toAgentJSON(a connector.Agent) agentJSON {
 		Skills: skills, Extensions: nonNil(a.Extensions), VoiceExtension: a.VoiceActive(s.voice), APIKeyRequired: a.APIKeyRequired,
 		APIKeySet: a.APIKeySet && (a.CredentialSetKind == "" || a.CredentialSetKind == connector.CredentialKindAPIKey), Enabled: a.Enabled, Revision: a.Revision, Warnings: warnings,
 		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
-		CredentialKind: credentialKindShown(a), CredentialsSet: a.APIKeySet, CardSignature: cardSignature(a.CardSignature),
+		CredentialKind: credentialKindShown(a), CredentialKinds: credentialKindsOffered(a.CardProfile), CredentialsSet: a.APIKeySet,
+		CardSignature:  cardSignature(a.CardSignature),
 		CallerIdentity: callerIdentityJSON{Enabled: &a.CallerIdentity},
 		TLS:            tlsOf(a),
 	}
@@ -179,9 +182,11 @@ type validateResponse struct {
 
 	// APIKeyRequired: the card demands an API key, so the console asks for one.
 	APIKeyRequired bool `json:"apiKeyRequired"`
-	// CredentialKind is what the card asks for; CardSignature what its signatures say.
-	CredentialKind string                  `json:"credentialKind"`
-	CardSignature  connector.CardSignature `json:"cardSignature"`
+	// CredentialKind is what the card asks for, CredentialKinds every kind the tenant may
+	// register it with (the console's form offers them); CardSignature what its signatures say.
+	CredentialKind  string                  `json:"credentialKind"`
+	CredentialKinds []string                `json:"credentialKinds"`
+	CardSignature   connector.CardSignature `json:"cardSignature"`
 	// RegisteredAs is the tenant's agent that has this card already (the same card URL, or a
 	// URL that serves the same card): registering it would be 409 already_registered.
 	RegisteredAs string `json:"registeredAs,omitempty"`
@@ -213,6 +218,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 		Card: report.Card, Problems: problems, RegisteredAs: registeredAs}
 	resp.APIKeyRequired = p.APIKeyRequired
 	resp.CredentialKind, resp.CardSignature = p.Credential(), cardSignature(p.CardSignature)
+	resp.CredentialKinds = credentialKindsOffered(p)
 	if p.EndpointURL != "" {
 		// ProtocolVersion alone (a 0.x card without a usable endpoint) names no interface.
 		resp.ProtocolVersion, resp.EndpointURL, resp.EndpointTenant = p.ProtocolVersion, p.EndpointURL, p.EndpointTenant

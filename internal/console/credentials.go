@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	connector "github.com/a2a-connector/a2a-connector"
@@ -221,6 +222,30 @@ func credentialKindShown(a connector.Agent) string {
 		return connector.CredentialKindAWSSigV4
 	}
 	return a.Credential()
+}
+
+// credentialKindsOffered is every kind of credential a tenant may set for a card of profile p,
+// in the order a form offers them: what the card asks for first, then each other kind that fits
+// one of the card's alternatives (the bearer kinds stand in for one another), then an AWS key,
+// which fits any card (A2A has no scheme for it: an agent behind AWS IAM has a card that says
+// nothing, or something else). Empty never: a card that asks for nothing still takes an AWS key.
+func credentialKindsOffered(p connector.CardProfile) []string {
+	want := p.Credential()
+	alternatives := p.CredentialKinds
+	if want != connector.CredentialKindNone {
+		alternatives = append([]string{want}, alternatives...)
+	}
+	var out []string
+	for _, k := range append([]string{want}, connector.CredentialKindsStored()...) {
+		if k == connector.CredentialKindNone || slices.Contains(out, k) {
+			continue
+		}
+		if k == connector.CredentialKindAWSSigV4 ||
+			slices.ContainsFunc(alternatives, func(a string) bool { return connector.CredentialFits(k, a) }) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // credentialProblem is the 400 of a credential that cannot work (credential.FieldError).

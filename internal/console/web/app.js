@@ -330,11 +330,44 @@
       problems.length ? problemsTable(problems, 'Problems') : h('p', { class: 'help', text: 'No problems found.' }));
   }
 
-  // showKeyField shows the add form's API key field only for a card that asks for a key; the
+  // showKeyField shows the add form's API key field only when an API key is the kind chosen; the
   // field is emptied whenever it hides.
   function showKeyField(on) {
     $('#api-key-field').hidden = !on;
     if (!on) $('#api-key').value = '';
+  }
+
+  // addFormInputs holds the add form's inputs of the credential kind chosen (not the API key,
+  // which has its own field); credentialChoice is what the validated card offers.
+  let addFormInputs = {};
+
+  // offerCredentials fits the add form to the validated card v: a choice of every kind the card
+  // takes (v.credentialKinds, what it asks for first; "none" first for a card that asks for
+  // nothing) and the fields of the kind chosen. v null hides it all.
+  function offerCredentials(v) {
+    const select = $('#credential-kind');
+    const kinds = v && Array.isArray(v.credentialKinds) ? v.credentialKinds.map(str) : [];
+    const asked = v ? str(v.credentialKind) : '';
+    const options = [];
+    if (v && (asked === 'none' || asked === '')) options.push(['', 'None (the card asks for none)']);
+    for (const k of kinds) {
+      const label = REGISTRATION_KINDS[k] ? REGISTRATION_KINDS[k].label : k;
+      options.push([k, k === asked ? label + ' (the card asks for it)' : label]);
+    }
+    select.replaceChildren(...options.map(([value, text]) => h('option', { value, text })));
+    $('#credential-kind-field').hidden = options.length === 0;
+    showCredentialInputs(options.length ? options[0][0] : '');
+  }
+
+  // showCredentialInputs shows the add form's fields for kind ('' none); values typed for
+  // another kind are dropped.
+  function showCredentialInputs(kind) {
+    showKeyField(kind === 'apiKey');
+    addFormInputs = {};
+    const box = $('#credential-inputs');
+    const k = CREDENTIAL_KINDS[kind];
+    if (!k) { box.replaceChildren(); return; }
+    box.replaceChildren(...credentialRows(k, 'add', addFormInputs));
   }
 
   function readCardURL() {
@@ -352,7 +385,7 @@
     const out = $('#add-result');
     out.replaceChildren(note('Fetching and validating the card…', 'info'));
     const res = await api('POST', '/v1/agents/validate', { cardUrl });
-    showKeyField(res.ok && res.data && res.data.apiKeyRequired === true);
+    offerCredentials(res.ok ? res.data : null);
     const registeredAs = res.ok && res.data ? str(res.data.registeredAs) : '';
     if (registeredAs && !findAgent(registeredAs)) await loadAgents(); // to name it
     if (res.ok) out.replaceChildren(renderValidation(res.data));
@@ -368,13 +401,20 @@
     const key = $('#api-key-field').hidden ? '' : $('#api-key').value;
     if (key) body.apiKey = key;
     if ($('#caller-identity').checked) body.callerIdentity = { enabled: true };
+    const caPem = $('#ca-pem').value.trim();
+    if (caPem) body.tls = { caPem };
+    const kind = $('#credential-kind-field').hidden ? '' : $('#credential-kind').value;
+    // Nothing typed registers without credentials, as an empty key field does: set them later.
+    const typed = Object.values(addFormInputs).some((i) => i.value.trim() !== '');
+    if (CREDENTIAL_KINDS[kind] && typed) body.credentials = credentialBody(kind, (n) => (addFormInputs[n] ? addFormInputs[n].value : ''));
     const out = $('#add-result');
     out.replaceChildren(note('Fetching, validating and registering…', 'info'));
     const res = await api('POST', '/v1/agents', body);
     if (res.ok) {
       const a = res.data || {};
-      showKeyField(false);
+      offerCredentials(null);
       $('#card-url').value = '';
+      $('#ca-pem').value = '';
       $('#caller-identity').checked = false;
       // The list first, so that the warnings can name the agents they are about.
       await loadAgents();
@@ -387,8 +427,11 @@
           h('summary', { text: `The card has ${plural(cardWarnings.length, 'warning', 'warnings')}` }),
           problemsTable(cardWarnings, 'Warnings')));
       }
+      const needed = CREDENTIAL_KINDS[str(a.credentialKind)];
       if (a.apiKeyRequired && !a.apiKeySet) {
         msgs.push(note('This agent requires an API key: set one under Your agents before it can be called.', 'warn'));
+      } else if (needed && a.credentialsSet !== true) {
+        msgs.push(note('This agent requires ' + aLabel(needed) + ': set it under Your agents before it can be called.', 'warn'));
       }
       out.replaceChildren(...msgs);
       return;
@@ -444,7 +487,7 @@
     if (!a.enabled) return 'This agent is disabled: enable it to try it.';
     if (a.apiKeyRequired === true && a.apiKeySet !== true) return 'This agent needs an API key: set it above before trying it.';
     const kind = CREDENTIAL_KINDS[str(a.credentialKind)];
-    if (kind && a.credentialsSet !== true) return 'This agent needs a ' + kind.label + ': set it above before trying it.';
+    if (kind && a.credentialsSet !== true) return 'This agent needs ' + aLabel(kind) + ': set it above before trying it.';
     return '';
   }
 
@@ -819,12 +862,56 @@
   }
 
   // CREDENTIAL_KINDS are the kinds other than an API key: what the card asks for decides the
-  // form (docs/api.md#credentials). Each field is write-only, like the key.
+  // form (docs/api.md#credentials), and an AWS key fits any card. Each field is write-only,
+  // like the key.
   const CREDENTIAL_KINDS = {
     bearerToken: { label: 'bearer token', fields: [['bearerToken', 'Bearer token', 'password']] },
     oauth2: { label: 'OAuth 2.0 client', fields: [['clientId', 'Client ID', 'text'], ['clientSecret', 'Client secret', 'password'], ['tokenUrl', 'Token URL (optional: the card names one)', 'url'], ['scopes', 'Scopes (optional, space-separated)', 'text']] },
     googleServiceAccount: { label: 'Google service account', fields: [['googleServiceAccount', 'Service account JSON key file', 'textarea']] },
+    mtls: { label: 'client certificate (mutual TLS)', fields: [['certificatePem', 'Client certificate (PEM; its chain may follow)', 'textarea'], ['privateKeyPem', 'Its private key (PEM, unencrypted)', 'textarea']] },
+    awsSigV4: { label: 'AWS access key (SigV4)', fields: [['accessKeyId', 'Access key ID', 'text'], ['secretAccessKey', 'Secret access key', 'password'], ['sessionToken', 'Session token (optional)', 'password'], ['region', 'Region', 'text'], ['service', 'Service (optional: bedrock-agentcore)', 'text']] },
   };
+  // aLabel is a kind's label with its article: "an OAuth 2.0 client", "a bearer token".
+  function aLabel(k) { return (/^[aeiou]/i.test(k.label) ? 'an ' : 'a ') + k.label; }
+
+  // REGISTRATION_KINDS is every kind the add form can offer.
+  const REGISTRATION_KINDS = { apiKey: { label: 'API key' }, ...CREDENTIAL_KINDS };
+
+  // credentialRows are the write-only inputs of kind k, recorded by name in inputs; idSuffix
+  // keeps their ids unique on the page.
+  function credentialRows(k, idSuffix, inputs) {
+    return k.fields.map(([name, label, type]) => {
+      const inputId = 'cred-' + name + '-' + idSuffix;
+      const input = type === 'textarea'
+        ? h('textarea', { id: inputId, class: 'cred-input', rows: '4', spellcheck: 'false', autocomplete: 'off' })
+        : h('input', { id: inputId, class: 'cred-input', type, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
+      inputs[name] = input;
+      return h('div', { class: 'row' }, h('label', { for: inputId, text: label }), input);
+    });
+  }
+
+  // credentialBody is the `credentials` member for kind from the values v(name) typed; optional
+  // members left empty are left out.
+  function credentialBody(kind, v) {
+    switch (kind) {
+      case 'bearerToken': return { bearerToken: v('bearerToken') };
+      case 'googleServiceAccount': return { googleServiceAccount: v('googleServiceAccount') };
+      case 'mtls': return { mtls: { certificatePem: v('certificatePem'), privateKeyPem: v('privateKeyPem') } };
+      case 'awsSigV4': {
+        const aws = { accessKeyId: v('accessKeyId'), secretAccessKey: v('secretAccessKey'), region: v('region') };
+        if (v('sessionToken')) aws.sessionToken = v('sessionToken');
+        if (v('service')) aws.service = v('service');
+        return { awsSigV4: aws };
+      }
+      default: {
+        const cred = { oauth2: { clientId: v('clientId'), clientSecret: v('clientSecret') } };
+        if (v('tokenUrl')) cred.oauth2.tokenUrl = v('tokenUrl');
+        const scopes = v('scopes').split(/\s+/).filter(Boolean);
+        if (scopes.length) cred.oauth2.scopes = scopes;
+        return cred;
+      }
+    }
+  }
 
   // renderCredentialForm is the write-only credential form of an agent whose card asks for a
   // bearer token, an OAuth 2.0 client or a Google service account; null for the other kinds.
@@ -833,30 +920,14 @@
     if (!kind) return null;
     const id = str(a.id);
     const inputs = {};
-    const rows = kind.fields.map(([name, label, type]) => {
-      const inputId = 'cred-' + name + '-' + id;
-      const input = type === 'textarea'
-        ? h('textarea', { id: inputId, class: 'cred-input', rows: '4', spellcheck: 'false', autocomplete: 'off' })
-        : h('input', { id: inputId, class: 'cred-input', type, autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off' });
-      inputs[name] = input;
-      return h('div', { class: 'row' }, h('label', { for: inputId, text: label }), input);
-    });
+    const rows = credentialRows(kind, id, inputs);
     const save = h('button', { type: 'submit', class: 'cred-save', text: a.credentialsSet ? 'Replace ' + kind.label : 'Set ' + kind.label });
     const form = h('form', { class: 'cred-form', autocomplete: 'off', novalidate: true },
-      h('p', { class: 'help', text: 'The card asks for a ' + kind.label + '. ' + (a.credentialsSet ? 'One is set. ' : 'None is set: the agent cannot be called yet. ') + 'Write-only: what is set is never shown.' }),
+      h('p', { class: 'help', text: (str(a.credentialKind) === 'awsSigV4' ? 'Calls are signed with ' + aLabel(kind) + '. ' : 'The card asks for ' + aLabel(kind) + '. ') + (a.credentialsSet ? 'One is set. ' : 'None is set: the agent cannot be called yet. ') + 'Write-only: what is set is never shown.' }),
       ...rows, h('div', { class: 'row' }, save));
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
-      const v = (n) => (inputs[n] ? inputs[n].value : '');
-      let cred;
-      if (str(a.credentialKind) === 'bearerToken') cred = { bearerToken: v('bearerToken') };
-      else if (str(a.credentialKind) === 'googleServiceAccount') cred = { googleServiceAccount: v('googleServiceAccount') };
-      else {
-        cred = { oauth2: { clientId: v('clientId'), clientSecret: v('clientSecret') } };
-        if (v('tokenUrl')) cred.oauth2.tokenUrl = v('tokenUrl');
-        const scopes = v('scopes').split(/\s+/).filter(Boolean);
-        if (scopes.length) cred.oauth2.scopes = scopes;
-      }
+      const cred = credentialBody(str(a.credentialKind), (n) => (inputs[n] ? inputs[n].value : ''));
       busy([save], async () => {
         const res = await api('PATCH', '/v1/agents/' + encodeURIComponent(id), { credentials: cred });
         Object.values(inputs).forEach((i) => { i.value = ''; });
@@ -903,7 +974,7 @@
       badge('revision ' + str(a.revision)),
       a.voiceExtension === true ? badge('voice extension', 'ok') : null,
       needsKey ? badge('needs an API key', 'warn') : null,
-      needsCred ? badge('needs a ' + otherKind.label, 'warn') : null,
+      needsCred ? badge('needs ' + aLabel(otherKind), 'warn') : null,
       otherKind && a.credentialsSet ? badge(otherKind.label + ' set', 'ok') : null,
       !otherKind && a.apiKeySet ? badge('API key set', 'ok') : null,
       !otherKind && !a.apiKeyRequired && !a.apiKeySet ? badge('no API key needed') : null,
@@ -1203,8 +1274,9 @@
       busy([$('#validate'), $('#register')], validateCard);
     });
     $('#register').addEventListener('click', () => busy([$('#validate'), $('#register')], registerAgent));
-    // Another URL is another card: its key field shows again only after it is validated.
-    $('#card-url').addEventListener('input', () => showKeyField(false));
+    // Another URL is another card: its credential fields show again only after it is validated.
+    $('#card-url').addEventListener('input', () => offerCredentials(null));
+    $('#credential-kind').addEventListener('change', () => showCredentialInputs($('#credential-kind').value));
     $('#reload').addEventListener('click', () => busy([$('#reload')], loadAgents));
     $('#tokens-reload').addEventListener('click', () => busy([$('#tokens-reload')], loadTokens));
     if (getToken()) {
