@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -96,6 +97,13 @@ func forceInterface(t *testing.T, host *fixtureagent.CardHost, cardURL, url, ver
 	t.Helper()
 	var card map[string]any
 	getJSON(t, cardURL, &card)
+	return forceCard(t, host, card, url, version)
+}
+
+// forceCard is forceInterface for a card already read (left as it is).
+func forceCard(t *testing.T, host *fixtureagent.CardHost, card map[string]any, url, version string) string {
+	t.Helper()
+	card = maps.Clone(card)
 	ifaces, _ := card["supportedInterfaces"].([]any)
 	var kept []any
 	for _, e := range ifaces {
@@ -104,7 +112,7 @@ func forceInterface(t *testing.T, host *fixtureagent.CardHost, cardURL, url, ver
 		}
 	}
 	if len(kept) != 1 {
-		t.Fatalf("card %s lists %d interfaces at %s in A2A %s, want 1: %v", cardURL, len(kept), url, version, ifaces)
+		t.Fatalf("card %q lists %d interfaces at %s in A2A %s, want 1: %v", card["name"], len(kept), url, version, ifaces)
 	}
 	card["supportedInterfaces"] = kept
 	b, err := json.Marshal(card)
@@ -117,11 +125,17 @@ func forceInterface(t *testing.T, host *fixtureagent.CardHost, cardURL, url, ver
 // getJSON decodes the JSON body of GET url into v.
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
+	getJSONWith(t, http.DefaultClient, url, v)
+}
+
+// getJSONWith is getJSON through client.
+func getJSONWith(t *testing.T, client *http.Client, url string, v any) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -365,7 +365,8 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("agent: listen %s (gRPC): %w", host, err)
 	}
 	f := newFaces(newStubAgent(*chunks, *delay), stubSecrets{
-		apiKey: os.Getenv(envAPIKey), clientID: os.Getenv(envClientID), clientSecret: os.Getenv(envClientSecret)}, gln.Addr().String())
+		apiKey: os.Getenv(envAPIKey), clientID: os.Getenv(envClientID), clientSecret: os.Getenv(envClientSecret),
+		awsKeyID: os.Getenv(envAWSKeyID), awsSecret: os.Getenv(envAWSSecret)}, gln.Addr().String())
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
 	gs := grpc.NewServer()
 	a2apb.RegisterA2AServiceServer(gs, grpcFace{f: f})

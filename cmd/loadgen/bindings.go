@@ -47,7 +47,9 @@ import (
 //   - oauth2: the JSON-RPC agent behind a bearer token from a client-credentials token endpoint
 //     the stub agent serves itself ({base}/oauth2/token). That endpoint is deliberately tiny: it
 //     exists to measure the turn path with a cached token, not OAuth conformance (the tests of
-//     internal/invoke run a real OAuth 2.0 server for that). It counts the tokens it issues.
+//     internal/invoke run a real OAuth 2.0 server for that). It counts the tokens it issues;
+//   - sigv4: the JSON-RPC agent behind AWS Signature Version 4, checked with the AWS SDK's
+//     signer (sigv4.go).
 //
 // The direct side of each row speaks the same binding with the same credential, so "added" is
 // the connector's cost on that binding. The stub shares no code with the connector: only the
@@ -62,12 +64,13 @@ const (
 	targetAPIKey   = "apikey"
 	targetOAuth2   = "oauth2"
 	targetIdentity = "identity"
+	targetSigV4    = "sigv4"
 )
 
 // targetLabels are the names rows carry, after the load.
 var targetLabels = map[string]string{
 	targetJSONRPC: "JSON-RPC", targetREST: "HTTP+JSON", targetGRPC: "gRPC", targetVoice: "JSON-RPC + voice",
-	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2", targetIdentity: "JSON-RPC + API key + caller identity",
+	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2", targetIdentity: "JSON-RPC + API key + caller identity", targetSigV4: "JSON-RPC + SigV4",
 }
 
 // voiceExtension is the platform's voice extension (docs/voice-extension.md), under its default
@@ -99,6 +102,7 @@ const voiceHeardText = "The weather tomorrow will be sunny in the morning, with"
 // its environment (not its command line, which ps shows).
 type stubSecrets struct {
 	apiKey, clientID, clientSecret string
+	awsKeyID, awsSecret            string
 }
 
 // Environment of `loadgen agent`: the credentials it checks on /apikey/ and /oauth2/.
@@ -106,6 +110,8 @@ const (
 	envAPIKey       = "LOADGEN_AGENT_API_KEY"
 	envClientID     = "LOADGEN_AGENT_CLIENT_ID"
 	envClientSecret = "LOADGEN_AGENT_CLIENT_SECRET"
+	envAWSKeyID     = "LOADGEN_AGENT_AWS_KEY_ID"
+	envAWSSecret    = "LOADGEN_AGENT_AWS_SECRET"
 )
 
 func newStubSecrets() stubSecrets {
@@ -114,11 +120,13 @@ func newStubSecrets() stubSecrets {
 		rand.Read(b[:])
 		return hex.EncodeToString(b[:])
 	}
-	return stubSecrets{apiKey: "lg-key-" + r(), clientID: "loadgen-connector", clientSecret: "lg-secret-" + r()}
+	return stubSecrets{apiKey: "lg-key-" + r(), clientID: "loadgen-connector", clientSecret: "lg-secret-" + r(),
+		awsKeyID: "AKIALOADGEN" + strings.ToUpper(r()[:12]), awsSecret: "lg-aws-" + r()}
 }
 
 func (s stubSecrets) env() map[string]string {
-	return map[string]string{envAPIKey: s.apiKey, envClientID: s.clientID, envClientSecret: s.clientSecret}
+	return map[string]string{envAPIKey: s.apiKey, envClientID: s.clientID, envClientSecret: s.clientSecret,
+		envAWSKeyID: s.awsKeyID, envAWSSecret: s.awsSecret}
 }
 
 // faces is the stub agent's HTTP handler for every target: the JSON-RPC agent at the root (as
@@ -127,6 +135,7 @@ type faces struct {
 	a        *stubAgent
 	secrets  stubSecrets
 	grpcAddr string // host:port of the gRPC face; "" when it does not run
+	aws      *awsKey
 
 	tokensMu sync.Mutex
 	tokens   map[string]bool // access tokens issued (few: one per client process)
@@ -137,7 +146,7 @@ type faces struct {
 const tokensPath = "/loadgen/tokens"
 
 func newFaces(a *stubAgent, secrets stubSecrets, grpcAddr string) *faces {
-	return &faces{a: a, secrets: secrets, grpcAddr: grpcAddr, tokens: map[string]bool{}}
+	return &faces{a: a, secrets: secrets, grpcAddr: grpcAddr, tokens: map[string]bool{}, aws: newAWSKey(secrets.awsKeyID, secrets.awsSecret)}
 }
 
 func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -170,6 +179,9 @@ func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			f.a.serveRPC(w, r)
+			return
+		case prefix == targetSigV4 && r.Method == http.MethodPost:
+			f.serveSigned(w, r)
 			return
 		case prefix == targetOAuth2 && r.Method == http.MethodPost && rest == "token":
 			f.serveToken(w, r)
@@ -229,6 +241,9 @@ func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string)
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/"+target+"/", "JSONRPC"
 		card["securitySchemes"] = map[string]any{"key": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"}}
 		card["security"] = []map[string][]string{{"key": {}}}
+	case targetSigV4:
+		// No scheme: A2A has none for SigV4; the tenant chooses the AWS key.
+		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/sigv4/", "JSONRPC"
 	case targetOAuth2:
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/oauth2/", "JSONRPC"
 		card["securitySchemes"] = map[string]any{"oauth": map[string]any{"type": "oauth2", "flows": map[string]any{
@@ -240,6 +255,24 @@ func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(card)
+}
+
+// serveSigned answers a JSON-RPC call whose SigV4 signature is valid, and refuses others 403
+// with AWS's JSON error, as AgentCore does.
+func (f *faces) serveSigned(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, agentMaxBody))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := f.aws.verify(r, body); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_ = json.NewEncoder(w).Encode(map[string]string{"message": err.Error()})
+		return
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	f.a.serveRPC(w, r)
 }
 
 // serveToken is the client-credentials grant (RFC 6749 §4.4) reduced to what the row needs:
@@ -642,6 +675,11 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 				return nil, 0, nil, err
 			}
 		}
+		if t == targetSigV4 {
+			c := newDirectClient(s.agentURL+"/sigv4/", maxConns)
+			c.sign = newAWSKey(s.secrets.awsKeyID, s.secrets.awsSecret).sign
+			d = c
+		}
 		targets[t] = target{agent: s.targets[t], direct: d, voice: t == targetVoice, caller: t == targetIdentity}
 	}
 	return targets, tokensBefore, closeAll, nil
@@ -708,7 +746,7 @@ func targetNotes(o options, rows []row, tokens int64, tokensErr error) []string 
 			}
 		}
 		if len(parts) > 0 {
-			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2 and caller identity: of the API key's): %s", c, strings.Join(parts, " · ")))
+			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2, SigV4 and caller identity: of the API key's): %s", c, strings.Join(parts, " · ")))
 		}
 	}
 	if slices.Contains(o.credentials, targetOAuth2) {

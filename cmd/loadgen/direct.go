@@ -27,6 +27,8 @@ type directClient struct {
 	header http.Header
 	// metadata, when set, is the message's metadata on every call (the voice row's).
 	metadata map[string]any
+	// sign, when set, signs every call (the SigV4 row's), after its headers are set.
+	sign func(*http.Request, []byte) error
 }
 
 func newDirectClient(url string, maxConns int) *directClient {
@@ -97,6 +99,11 @@ func (c *directClient) turn(ctx context.Context, contextID, text, want string) (
 	req.Header.Set("Accept", "text/event-stream")
 	for k, v := range c.header {
 		req.Header[k] = v
+	}
+	if c.sign != nil {
+		if err := c.sign(req, body); err != nil {
+			return res, "", fmt.Errorf("sign: %w", err)
+		}
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -40,7 +40,7 @@ type stack struct {
 	agentURL         string // the stub agent's base URL (its card's url)
 	agentGRPC        string // host:port of the stub agent's gRPC face
 	grpcAddr         string // the connector's (or the relay's)
-	// secrets are the credentials the stub agent checks (the API-key and OAuth2 rows).
+	// secrets are the credentials the stub agent checks (the API-key, OAuth2 and SigV4 rows).
 	secrets stubSecrets
 	// targets are the agent ids of the rows per binding and credential (-bindings,
 	// -credentials), by target name.
@@ -189,6 +189,8 @@ func (s *stack) addTarget(ctx context.Context, target string) (agentID string, e
 		body["callerIdentity"] = map[string]bool{"enabled": true}
 	case targetOAuth2:
 		body["credentials"] = map[string]any{"oauth2": map[string]any{"clientId": s.secrets.clientID, "clientSecret": s.secrets.clientSecret}}
+	case targetSigV4:
+		body["credentials"] = map[string]any{"awsSigV4": map[string]any{"accessKeyId": s.secrets.awsKeyID, "secretAccessKey": s.secrets.awsSecret, "region": sigv4Region}}
 	}
 	var agent struct{ ID string }
 	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/agents", s.tenantToken, body, &agent); err != nil {

@@ -24,6 +24,11 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 	if agent.CredentialSetKind == connector.CredentialKindMTLS {
 		return "", nil, nil
 	}
+	if agent.CredentialSetKind == connector.CredentialKindAWSSigV4 {
+		if sign := inv.signers.get(agent.ID, sealed); sign != nil {
+			return "", sign, nil
+		}
+	}
 	cred, herr := inv.open(agent, sealed)
 	if herr != nil {
 		return "", nil, herr
@@ -54,7 +59,9 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 		if cred.AWS == nil {
 			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's AWS key cannot be read"}
 		}
-		return "", sigv4.New(cred.AWS, nil).Sign, nil
+		sign := sigv4.New(cred.AWS, nil).Sign
+		inv.signers.put(agent.ID, sealed, sign)
+		return "", sign, nil
 	}
 	tok, err := inv.tokens.Token(ctx, credential.Target{AgentID: agent.ID, Cred: cred, TokenURL: agent.OAuth2TokenURL, Scopes: agent.OAuth2Scopes})
 	if err != nil {

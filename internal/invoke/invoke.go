@@ -157,6 +157,9 @@ type Invoker struct {
 	// relearns with one refused call, keyed so that a changed card starts over.
 	onFallback sync.Map // fallbackKey -> struct{}
 
+	// signers keeps each agent's SigV4 signer across turns (signers.go).
+	signers signers
+
 	// bg tracks background tasks/cancel calls; mu guards closed so that no call is added after
 	// Close started waiting.
 	bg     sync.WaitGroup

@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,6 +110,33 @@ type Options struct {
 	// MTLS declares the mutual TLS scheme (mtlsSecurityScheme) on the card, instead of the
 	// API key's.
 	MTLS bool
+	// Guard, when set, stands in front of the whole agent as a gateway does (card included).
+	Guard *Guard
+}
+
+// Guard is a gateway in front of an agent that refuses calls it does not accept before the
+// SDK sees them: HTTP wraps the agent's HTTP handler, GRPC are options of its gRPC servers
+// (interceptors), run before the agent's own. sigv4test.Verifier's Handler and ServerOptions
+// are one: an agent behind AWS Signature Version 4.
+type Guard struct {
+	HTTP func(http.Handler) http.Handler
+	GRPC []grpc.ServerOption
+}
+
+// http is h behind the guard's HTTP side (h itself without one).
+func (g *Guard) http(h http.Handler) http.Handler {
+	if g == nil || g.HTTP == nil {
+		return h
+	}
+	return g.HTTP(h)
+}
+
+// grpc are the guard's gRPC server options (none without a guard).
+func (g *Guard) grpc() []grpc.ServerOption {
+	if g == nil {
+		return nil
+	}
+	return g.GRPC
 }
 
 // Server is a running agent.
@@ -173,6 +201,10 @@ func apiKeyCheck(key string) *credentialCheck {
 	return &credentialCheck{header: "X-API-KEY", ok: func(v string) bool { return v == key }}
 }
 
+// Canceled reports whether the executor was asked to cancel the task (a cancel the SDK, and
+// the Guard before it, accepted).
+func (s *Server) Canceled(taskID string) bool { return s.turns.wasCanceled(taskID) }
+
 // LastVoice returns the voice side of the last user message (Turn.Voice); false before any.
 func (s *Server) LastVoice() (VoiceTurn, bool) { return s.turns.lastVoice() }
 
@@ -188,7 +220,7 @@ func New(tb testing.TB, o Options) *Server {
 	handler := a2asrv.NewHandler(&executor{voice: o.Voice, turns: rec}, a2asrv.WithCapabilityChecks(&caps), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
 	check := o.credentialCheck()
 	mux := http.NewServeMux()
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewUnstartedServer(o.Guard.http(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			if o.Observe != nil {
 				o.Observe(r)
@@ -199,7 +231,7 @@ func New(tb testing.TB, o Options) *Server {
 			}
 		}
 		mux.ServeHTTP(w, r)
-	}))
+	})))
 	scheme := "http://"
 	if o.TLS != nil {
 		scheme = "https://"
@@ -258,7 +290,7 @@ func New(tb testing.TB, o Options) *Server {
 		})))
 	}
 	if o.GRPC || o.GRPCOnly {
-		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, grpcCreds...)
+		s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { a2agrpc.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, append(grpcCreds, o.Guard.grpc()...)...)
 		if o.TLS != nil {
 			s.GRPCURL = "https://" + strings.TrimPrefix(s.GRPCURL, "http://")
 		}
@@ -273,7 +305,7 @@ func New(tb testing.TB, o Options) *Server {
 		}
 	}
 	if o.GRPCV0 {
-		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, grpcCreds...)
+		s.GRPCV0URL = startGRPC(tb, func(gs *grpc.Server) { a2agrpcv0.NewHandler(handler).RegisterWith(gs) }, o.ObserveGRPC, check, append(grpcCreds, o.Guard.grpc()...)...)
 		if o.TLS != nil {
 			s.GRPCV0URL = "https://" + strings.TrimPrefix(s.GRPCV0URL, "http://")
 		}
@@ -303,7 +335,7 @@ func New(tb testing.TB, o Options) *Server {
 }
 
 // startGRPC serves a gRPC server (register adds the A2A service, extra are further server
-// options) on loopback until the test ends and returns its URL.
+// options, whose interceptors run first) on loopback until the test ends and returns its URL.
 func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, metadata.MD, any), check *credentialCheck, extra ...grpc.ServerOption) string {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -343,7 +375,7 @@ func startGRPC(tb testing.TB, register func(*grpc.Server), observe func(string, 
 			return next(srv, ss)
 		}),
 	}
-	gs := grpc.NewServer(append(opts, extra...)...)
+	gs := grpc.NewServer(append(slices.Clip(extra), opts...)...)
 	register(gs)
 	go gs.Serve(ln) //nolint:errcheck // ends with Stop below
 	tb.Cleanup(gs.Stop)
@@ -482,7 +514,8 @@ func (e *executor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter
 	}
 }
 
-func (*executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+func (e *executor) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	e.turns.cancel(string(ec.TaskID))
 	return func(yield func(a2a.Event, error) bool) {
 		yield(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateCanceled, nil), nil)
 	}

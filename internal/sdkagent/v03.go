@@ -36,6 +36,8 @@ type OptionsV03 struct {
 	// implements it whenever the SDK reports it requested (gRPC metadata x-a2a-extensions, read
 	// through a2asrv.ExtensionsFrom). Read what arrived with ServerV03.TurnOf or LastTurn.
 	Voice string
+	// Guard is Options.Guard for this agent: in front of its card and its gRPC calls.
+	Guard *Guard
 }
 
 // ServerV03 is a running a2a-go v0.3.15 agent.
@@ -91,7 +93,7 @@ func NewV03(tb testing.TB, o OptionsV03) *ServerV03 {
 	if o.TLS != nil {
 		creds = append(creds, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
-	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, apiKeyCheck(o.APIKey), creds...)
+	s.GRPCURL = startGRPC(tb, func(gs *grpc.Server) { sdkgrpc.NewHandler(handler).RegisterWith(gs) }, nil, apiKeyCheck(o.APIKey), append(creds, o.Guard.grpc()...)...)
 	addr := strings.TrimPrefix(s.GRPCURL, "http://")
 	if o.TLS != nil {
 		s.GRPCURL = "https://" + addr
@@ -105,7 +107,7 @@ func NewV03(tb testing.TB, o OptionsV03) *ServerV03 {
 		sdk.AgentSkill{ID: o.ExtendedSkill, Name: o.ExtendedSkill, Description: "For members only.", Tags: []string{"weather"}})
 	mux := http.NewServeMux()
 	mux.Handle(sdksrv.WellKnownAgentCardPath, sdksrv.NewStaticAgentCardHandler(card))
-	srv := httptest.NewUnstartedServer(mux)
+	srv := httptest.NewUnstartedServer(o.Guard.http(mux))
 	if o.TLS != nil {
 		srv.TLS = o.TLS.Clone()
 		srv.StartTLS()

@@ -115,8 +115,21 @@ type SeenPart struct {
 
 // turns records what the executor was handed, for tests (Server.Turns and friends).
 type turns struct {
-	mu  sync.Mutex
-	all []Turn
+	mu       sync.Mutex
+	all      []Turn
+	canceled []string // task ids
+}
+
+func (r *turns) cancel(taskID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.canceled = append(r.canceled, taskID)
+}
+
+func (r *turns) wasCanceled(taskID string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.canceled, taskID)
 }
 
 func (r *turns) add(t Turn) {
