@@ -26,7 +26,10 @@ func TestHoldRelease_unsaved_is_retried_until_saved(t *testing.T) {
 	pg := pgtest.NewCluster(t)
 	const n = 2 // two held sessions finish while Postgres is down
 	gate := newRestartGate(n, pg.Stop)
-	s := startStack(t, nil, withDB(pg.NewDB(t)), withAgentWrapper(gate.wrap))
+	// Postgres is away for as long as the machine takes to stop and start it: far from the
+	// fence that cuts a replica off after half of A2AC_INFLIGHT_STALE (another test's subject),
+	// whatever the load.
+	s := startStack(t, map[string]string{"A2AC_INFLIGHT_STALE": "10m"}, withDB(pg.NewDB(t)), withAgentWrapper(gate.wrap))
 	ctx := t.Context()
 
 	wantOutcome(t, s.turn(t, "s-next", s.agent, "帮我算加法"), pb.Outcome_OUTCOME_INPUT_REQUIRED)
@@ -79,7 +82,8 @@ func TestHoldRelease_a_stale_hold_does_not_fail_the_next_turn_on_another_replica
 	pg := pgtest.NewCluster(t)
 	db := pg.NewDB(t)
 	gate := newRestartGate(1, pg.Stop)
-	s := startStack(t, nil, withDB(db), withAgentWrapper(gate.wrap))
+	// Far from the fence at half of A2AC_INFLIGHT_STALE, whatever the load (see above).
+	s := startStack(t, map[string]string{"A2AC_INFLIGHT_STALE": "10m"}, withDB(db), withAgentWrapper(gate.wrap))
 	ctx := t.Context()
 
 	first := s.turn(t, "s-stale", s.agent, "帮我算加法")
