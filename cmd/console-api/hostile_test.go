@@ -550,8 +550,9 @@ func TestHostileRequestsToTheLiveConsole(t *testing.T) {
 	t.Logf("%d hostile requests (seed %d), answers by status: %v", hostileRequests, seed, statuses)
 }
 
-// FuzzConsoleAPI mutates whole requests to the live console. Seeds are the requests of issue
-// 12 and their kin; `make fuzz` runs it (FUZZTIME), CI runs the seeds.
+// FuzzConsoleAPI mutates whole requests to the live console. Seeds are hostile requests that
+// once reached Postgres or leaked internals, and their kin; `make fuzz` runs it (FUZZTIME), CI
+// runs the seeds.
 func FuzzConsoleAPI(f *testing.F) {
 	s := startConsole(f)
 	host := strings.TrimPrefix(s.demoURL, "http://")
