@@ -116,7 +116,7 @@ func TestAnchor(t *testing.T) {
 // standard's (RFC 6749 §4.4, A2A 1.0 §8.4, spec §3, §5.2 of RFC 6749).
 var (
 	sectionNum  = regexp.MustCompile(`^§\s?(\d+(?:\.\d+)*)`)
-	sectionOf   = regexp.MustCompile(`^§\s?[\d.]*\d of (?:the )?(?:\[[^\]]*\]\()?(?:docs/)?([A-Za-z][\w-]*)`)
+	sectionOf   = regexp.MustCompile(`^§\s?[\d.]*\d of (?:the )?(?:\[[^\]]*\]\()?(?:docs/)?([A-Za-z][\w-]*)(\.md)?`)
 	sectionFile = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md\)?\s*$`)
 	sectionWord = regexp.MustCompile(`\b([A-Za-z][\w-]*)\s*$`)
 	anchorRef   = regexp.MustCompile(`(?:docs/)?([A-Za-z][\w-]*)\.md#([\w-]+)`)
@@ -125,79 +125,113 @@ var (
 	standardRef = regexp.MustCompile(`(RFC \d+|A2A [\d.]+|spec)\s*$`)
 )
 
+// refs checks references to sections of the docs against the docs it was given; failures are
+// collected rather than reported, so that a test can show that a broken reference is caught.
+type refs struct {
+	docs     map[string]*doc
+	exists   func(path string) bool // whether a file of the repository exists
+	checked  int
+	failures []string
+}
+
+// mdLink is a markdown link's target: a path, maybe with an anchor, or a URL.
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// links checks that every relative link of a markdown line (of the file at file) leads to a file
+// of the repository; the anchors of links to docs are check's.
+func (r *refs) links(where, file, text string) {
+	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, ":") {
+			continue // the file's own anchor, or a URL (https:, mailto:)
+		}
+		r.checked++
+		if p := path.Join(path.Dir(file), target); !r.exists(p) {
+			r.failures = append(r.failures, fmt.Sprintf("%s: %q: there is no %s", where, m[0], p))
+		}
+	}
+}
+
+// find is the doc called name (docs/name.md or name.md at the root) and its path.
+func (r *refs) find(name string) (string, *doc) {
+	for _, p := range []string{"docs/" + name + ".md", name + ".md"} {
+		if d, ok := r.docs[p]; ok {
+			return p, d
+		}
+	}
+	return "", nil
+}
+
+// check checks every reference in text, found at where; local is the doc text is part of (nil
+// outside the docs), whose own "§N" and "#anchor" references it resolves.
+func (r *refs) check(where, text string, local *doc) {
+	fail := func(format string, args ...any) { r.failures = append(r.failures, fmt.Sprintf(format, args...)) }
+	find := r.find
+	for i := strings.Index(text, "§"); i >= 0; i = next(text, i) {
+		num := sectionNum.FindStringSubmatch(text[i:])
+		if num == nil {
+			continue // a section named, not numbered: A2A 1.0 §"HTTP+JSON/REST"
+		}
+		quote := text[max(0, i-40):min(len(text), i+len(num[0])+20)]
+		name, named := sectionOwner(text[:i], text[i:], func(n string) bool { _, d := find(n); return d != nil })
+		p, _, _ := strings.Cut(where, ":")
+		d := local
+		switch {
+		case !named:
+			if d == nil || !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§") }) {
+				fail("%s: %q: a section sign that does not say whose section (docs/x.md §n, x §n, §n of x.md, RFC n, A2A v, spec)", where, quote)
+				continue
+			}
+		case name == "":
+			continue // a standard's section
+		default:
+			if p, d = find(name); d == nil {
+				fail("%s: %q: there is no %s.md", where, quote, name)
+				continue
+			}
+		}
+		r.checked++
+		if !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§"+num[1]+" ") }) {
+			fail("%s: %q: %s has no section §%s", where, quote, p, num[1])
+		}
+	}
+	for _, m := range anchorRef.FindAllStringSubmatch(text, -1) {
+		r.checked++
+		if p, d := find(m[1]); d == nil || !d.anchors[m[2]] {
+			fail("%s: %q: %s has no heading with anchor #%s", where, m[0], or(p, m[1]+".md"), m[2])
+		}
+	}
+	for _, m := range titleRef.FindAllStringSubmatch(text, -1) {
+		p, d := find(m[1])
+		if d == nil {
+			continue // a quoted string after another .md file's name
+		}
+		r.checked++
+		title := strings.ToLower(m[2])
+		if !slices.ContainsFunc(d.headings, func(h string) bool {
+			return strings.HasPrefix(strings.ToLower(h), title)
+		}) {
+			fail("%s: %q: %s has no heading that starts %q", where, m[0], p, m[2])
+		}
+	}
+	if local != nil {
+		for _, m := range localRef.FindAllStringSubmatch(text, -1) {
+			r.checked++
+			if !local.anchors[m[1]] {
+				fail("%s: %q: no heading of its own file has anchor #%s", where, m[0], m[1])
+			}
+		}
+	}
+}
+
 // TestDocReferencesResolve finds every reference to a section of README.md or docs/*.md in the
 // Go code's comments, the docs, the scripts and the chart, and fails on each that points to no
 // section.
 func TestDocReferencesResolve(t *testing.T) {
 	t.Parallel()
 	docs := readDocs(t)
-	find := func(name string) (string, *doc) {
-		for _, p := range []string{"docs/" + name + ".md", name + ".md"} {
-			if d, ok := docs[p]; ok {
-				return p, d
-			}
-		}
-		return "", nil
-	}
-	checked := 0
-	check := func(where, text string, local *doc) {
-		for i := strings.Index(text, "§"); i >= 0; i = next(text, i) {
-			num := sectionNum.FindStringSubmatch(text[i:])
-			if num == nil {
-				continue // a section named, not numbered: A2A 1.0 §"HTTP+JSON/REST"
-			}
-			quote := text[max(0, i-40):min(len(text), i+len(num[0])+20)]
-			name, named := sectionOwner(text[:i], text[i:], func(n string) bool { _, d := find(n); return d != nil })
-			p, _, _ := strings.Cut(where, ":")
-			d := local
-			switch {
-			case !named:
-				if d == nil || !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§") }) {
-					t.Errorf("%s: %q: a section sign that does not say whose section (docs/x.md §n, x §n, §n of x.md, RFC n, A2A v, spec)", where, quote)
-					continue
-				}
-			case name == "":
-				continue // a standard's section
-			default:
-				if p, d = find(name); d == nil {
-					t.Errorf("%s: %q: there is no %s.md", where, quote, name)
-					continue
-				}
-			}
-			checked++
-			if !slices.ContainsFunc(d.headings, func(h string) bool { return strings.HasPrefix(h, "§"+num[1]+" ") }) {
-				t.Errorf("%s: %q: %s has no section §%s", where, quote, p, num[1])
-			}
-		}
-		for _, m := range anchorRef.FindAllStringSubmatch(text, -1) {
-			checked++
-			if p, d := find(m[1]); d == nil || !d.anchors[m[2]] {
-				t.Errorf("%s: %q: %s has no heading with anchor #%s", where, m[0], or(p, m[1]+".md"), m[2])
-			}
-		}
-		for _, m := range titleRef.FindAllStringSubmatch(text, -1) {
-			p, d := find(m[1])
-			if d == nil {
-				continue // a quoted string after another .md file's name
-			}
-			checked++
-			title := strings.ToLower(m[2])
-			if !slices.ContainsFunc(d.headings, func(h string) bool {
-				return strings.HasPrefix(strings.ToLower(h), title)
-			}) {
-				t.Errorf("%s: %q: %s has no heading that starts %q", where, m[0], p, m[2])
-			}
-		}
-		if local != nil {
-			for _, m := range localRef.FindAllStringSubmatch(text, -1) {
-				checked++
-				if !local.anchors[m[1]] {
-					t.Errorf("%s: %q: no heading of its own file has anchor #%s", where, m[0], m[1])
-				}
-			}
-		}
-	}
-
+	r := &refs{docs: docs, exists: func(p string) bool { _, err := os.Stat(p); return err == nil }}
+	check := r.check
 	err := filepath.WalkDir(".", func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -228,6 +262,9 @@ func TestDocReferencesResolve(t *testing.T) {
 			local := docs[p]
 			for i, line := range strings.Split(string(b), "\n") {
 				check(fmt.Sprintf("%s:%d", p, i+1), line, local)
+				if ext == ".md" {
+					r.links(fmt.Sprintf("%s:%d", p, i+1), p, line)
+				}
 			}
 		}
 		return nil
@@ -235,8 +272,112 @@ func TestDocReferencesResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if checked < 50 {
-		t.Errorf("only %d references checked: the patterns no longer match how the code refers to the docs", checked)
+	for _, f := range r.failures {
+		t.Error(f)
+	}
+	if r.checked < 50 {
+		t.Errorf("only %d references checked: the patterns no longer match how the code refers to the docs", r.checked)
+	}
+}
+
+// TestDocReferenceCheckCatchesBrokenOnes shows the check of TestDocReferencesResolve failing on
+// each form of reference when the section, heading or file it names does not exist, and passing
+// the same forms when it does.
+func TestDocReferenceCheckCatchesBrokenOnes(t *testing.T) {
+	t.Parallel()
+	arch := &doc{headings: []string{"Architecture", "§1 What it does", "§2 Packages, one job each"}, anchors: map[string]bool{}}
+	faults := &doc{headings: []string{"Faults", "Circuit breaking and retries"}, anchors: map[string]bool{"circuit-breaking-and-retries": true}}
+	docs := map[string]*doc{"docs/architecture.md": arch, "docs/faults.md": faults}
+	for _, tc := range []struct {
+		text  string
+		local *doc
+		bad   bool
+	}{
+		{"see docs/architecture.md §2 for", nil, false},
+		{"see docs/architecture.md §14 for", nil, true},
+		{"(the core model; architecture §2)", nil, false},
+		{"(the core model; architecture §14)", nil, true},
+		{"([architecture](architecture.md) §14, step 4)", faults, true},
+		{"§2 of architecture.md", nil, false},
+		{"§14 of architecture.md", nil, true},
+		{"§2 of the [faults](faults.md) table", faults, true}, // faults.md has no numbered sections
+		{"§1 of docs/nowhere.md", nil, true},                  // a file that must exist
+		{"nowhere.md §2", nil, true},
+		{"its hold (§2)", arch, false}, // a section of its own file
+		{"its hold (§7)", arch, true},
+		{"its hold (§2)", nil, true}, // whose?
+		{"RFC 6749 §4.4", nil, false},
+		{"[retries](faults.md#circuit-breaking-and-retries)", nil, false},
+		{"[retries](faults.md#circuit-breaking)", nil, true},
+		{`docs/faults.md, "Circuit breaking"`, nil, false},
+		{`docs/faults.md, "Retry budget"`, nil, true},
+		{"[below](#circuit-breaking-and-retries)", faults, false},
+		{"[below](#retries)", faults, true},
+	} {
+		r := &refs{docs: docs}
+		r.check("x", tc.text, tc.local)
+		if bad := len(r.failures) > 0; bad != tc.bad {
+			t.Errorf("check(%q): failures %q, want failing %v", tc.text, r.failures, tc.bad)
+		}
+		if r.checked == 0 && !tc.bad && !strings.Contains(tc.text, "RFC") && !strings.Contains(tc.text, "nowhere") {
+			t.Errorf("check(%q): nothing checked", tc.text)
+		}
+	}
+	files := map[string]bool{"docs/faults.md": true, "README.md": true, "docs/screenshots/a.png": true}
+	for _, tc := range []struct {
+		file, text string
+		bad        bool
+	}{
+		{"docs/architecture.md", "[faults](faults.md)", false},
+		{"docs/architecture.md", "[readme](../README.md#two-commands)", false},
+		{"docs/architecture.md", "![a](screenshots/a.png)", false},
+		{"README.md", "[faults](docs/faults.md)", false},
+		{"README.md", "[faults](faults.md)", true},
+		{"docs/architecture.md", "[gone](performance-history.md)", true},
+		{"docs/architecture.md", "[Go](https://go.dev/doc) [x](#local)", false},
+	} {
+		r := &refs{exists: func(p string) bool { return files[p] }}
+		r.links("x", tc.file, tc.text)
+		if bad := len(r.failures) > 0; bad != tc.bad {
+			t.Errorf("links(%s, %q): failures %q, want failing %v", tc.file, tc.text, r.failures, tc.bad)
+		}
+	}
+}
+
+// historyLink is the one way a main doc may refer to the tuning history: a link to the whole
+// appendix whose text says it is history.
+var historyLink = regexp.MustCompile(`\[[^\]]*\b[Hh]istory\b[^\]]*\]\((?:docs/)?performance-history\.md\)`)
+
+// TestDocsHistoryIsAnAppendix keeps docs/performance-history.md an appendix that nothing needs:
+// it says so at its top, and README.md and the other docs mention it only by a link to the
+// whole page whose text says "history" (no anchor into it, no "see its seventh pass").
+func TestDocsHistoryIsAnAppendix(t *testing.T) {
+	t.Parallel()
+	const history = "docs/performance-history.md"
+	b, err := os.ReadFile(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if top, _, _ := strings.Cut(string(b), "\n\n"); !strings.Contains(top, "Appendix") {
+		t.Errorf("%s: its title does not say it is an appendix: %q", history, top)
+	}
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range append(files, "README.md") {
+		if filepath.ToSlash(f) == history {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if n := strings.Count(line, "performance-history.md"); n > len(historyLink.FindAllString(line, -1)) {
+				t.Errorf("%s:%d: the tuning history is an appendix: link it only as [… history …](performance-history.md), without an anchor: %s", f, i+1, line)
+			}
+		}
 	}
 }
 
@@ -271,8 +412,9 @@ func TestDocsNameNoIssueNumbers(t *testing.T) {
 			return nil
 		}
 		files++
-		for i, line := range strings.Split(string(b), "\n") {
-			if m := issueRef.FindString(line); m != "" {
+		lines := strings.Split(string(b), "\n")
+		for i, line := range lines {
+			if m := issueRefIn(line, lines[min(i+1, len(lines)-1):]); m != "" {
 				t.Errorf("%s:%d: %q: the repository has no issue tracker; say what is meant", filepath.ToSlash(p), i+1, m)
 			}
 		}
@@ -286,6 +428,44 @@ func TestDocsNameNoIssueNumbers(t *testing.T) {
 	}
 }
 
+// issueRefIn is the reference to an issue by number that starts in line, also one whose number
+// wraps to the next line ("issue" ending a comment line, "12" starting the next); "" if none.
+func issueRefIn(line string, next []string) string {
+	if m := issueRef.FindString(line); m != "" {
+		return m
+	}
+	if len(next) == 0 {
+		return ""
+	}
+	cont := strings.TrimLeft(next[0], " \t/*#>")
+	if loc := issueRef.FindStringIndex(line + " " + cont); loc != nil && loc[0] < len(line) {
+		return (line + " " + cont)[loc[0]:loc[1]]
+	}
+	return ""
+}
+
+func TestIssueRefIn(t *testing.T) {
+	t.Parallel()
+	w := "issue" // spelt apart from its numbers, so that this file passes the test it holds
+	for _, tc := range []struct{ line, next, want string }{
+		{"as " + w + " 12 said", "", w + " 12"},
+		{"// Seeds are the requests of " + w, "// 12 and their kin", w + " 12"},
+		{"  Tried in " + w, "  26 with 2 MiB", w + " 26"},
+		{"see Issues" + " #7", "", "Issues" + " #7"},
+		{"an " + w, "the next line", ""},
+		{"no " + w + " here", "", ""},
+		{"ends with 12", w + " 13 starts here", ""}, // the next line's own, reported there
+	} {
+		var next []string
+		if tc.next != "" {
+			next = []string{tc.next}
+		}
+		if got := issueRefIn(tc.line, next); got != tc.want {
+			t.Errorf("issueRefIn(%q, %q) = %q, want %q", tc.line, tc.next, got, tc.want)
+		}
+	}
+}
+
 // generated is the header Go's convention gives generated files.
 var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 
@@ -294,8 +474,8 @@ var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 // neither is said.
 func sectionOwner(before, after string, isDoc func(string) bool) (name string, named bool) {
 	if m := sectionOf.FindStringSubmatch(after); m != nil {
-		if isDoc(m[1]) {
-			return m[1], true // §4 of architecture.md
+		if isDoc(m[1]) || m[2] != "" {
+			return m[1], true // §4 of architecture.md, or of any x.md, which must then exist
 		}
 		return "", true // §5.2 of RFC 6749
 	}
@@ -325,6 +505,7 @@ func TestDocSectionOwner(t *testing.T) {
 		{"§3 of the [faults](faults.md) table", "faults", true},
 		{"§2 of docs/architecture.md", "architecture", true},
 		{"nowhere.md §2", "nowhere", true}, // a file that must exist
+		{"§2 of nowhere.md", "nowhere", true},
 		{"(RFC 6749 §4.4)", "", true},
 		{"§5.2 of RFC 6749", "", true},
 		{"A2A 1.0 §8.4", "", true},
