@@ -70,4 +70,4 @@ fi
 
 step "go test -race ${pkgs[*]}"
 # -p 2 on these 2-core machines; packages run in parallel, each with its own database.
-exec scripts/with-postgres.sh go test -race -count=1 -p 2 -timeout 10m "${pkgs[@]}"
+exec scripts/with-postgres.sh go test -race -count=1 -p 2 -timeout 20m "${pkgs[@]}"

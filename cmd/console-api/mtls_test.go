@@ -111,7 +111,10 @@ func TestRegisterAnAgentBehindMutualTLS(t *testing.T) {
 	strangerCert, strangerKey := other.ClientCert(t, "stranger", testca.ClientOptions{})
 	s.call(t, "PATCH", "/v1/agents/"+id, token, map[string]any{"tls": caPem, "credentials": mtls(strangerCert, strangerKey)}, http.StatusOK)
 	check = checkOf(t, s.call(t, "POST", "/v1/agents/"+id+"/check", token, map[string]any{}, http.StatusOK), "endpoint")
-	if check["status"] != "fail" || !strings.Contains(check["message"].(string), "the agent refused our client certificate") {
+	// "the agent refused our client certificate (tls: bad certificate)", or, when TLS 1.3's alert
+	// was lost as our first write crossed the agent's close, "… it most likely refused our client
+	// certificate": either way the tenant reads what to look at.
+	if check["status"] != "fail" || !strings.Contains(check["message"].(string), "our client certificate") {
 		t.Errorf("check with another CA's certificate: %v", check)
 	}
 	s.call(t, "PATCH", "/v1/agents/"+id, token, map[string]any{"tls": map[string]any{"caPem": "-----BEGIN CERTIFICATE-----\nno\n-----END CERTIFICATE-----\n"}}, http.StatusBadRequest)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/grpc/credentials"
 
@@ -51,14 +52,14 @@ type alertRecorder struct {
 	net.Conn
 	record   func(error)
 	sentCert bool
-	readAny  bool // only the connection's reader goroutine touches it
+	readAny  atomic.Bool // set by the reader goroutine, read by the writers too
 }
 
 // Read records a refusal, or nil at the agent's first byte.
 func (a *alertRecorder) Read(p []byte) (int, error) {
 	n, err := a.Conn.Read(p)
-	if n > 0 && !a.readAny {
-		a.readAny = true
+	if n > 0 && !a.readAny.Load() {
+		a.readAny.Store(true)
 		a.record(nil)
 	}
 	if err != nil {
@@ -66,9 +67,21 @@ func (a *alertRecorder) Read(p []byte) (int, error) {
 		case ok && opErr.Op == "remote error":
 			a.record(err)
 		default:
-			if werr := agenttls.ClosedAfterClientCert(err, a.sentCert, a.readAny); werr != err {
+			if werr := agenttls.ClosedAfterClientCert(err, a.sentCert, a.readAny.Load()); werr != err {
 				a.record(werr)
 			}
+		}
+	}
+	return n, err
+}
+
+// Write records a reset or broken pipe on writing alike: the same crossing, seen by grpc-go's
+// writer first ("write: broken pipe"), which then fails the call before any read.
+func (a *alertRecorder) Write(p []byte) (int, error) {
+	n, err := a.Conn.Write(p)
+	if err != nil {
+		if werr := agenttls.ClosedAfterClientCert(err, a.sentCert, a.readAny.Load()); werr != err {
+			a.record(werr)
 		}
 	}
 	return n, err
