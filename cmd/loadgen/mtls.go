@@ -23,8 +23,8 @@ import (
 // agent is registered with an API key and tls.caPem: the like of the mTLS row without the
 // client certificate, so "added" beside it is what the client certificate costs the connector.
 // The direct sides trust the same CA and, on the mtls row, send the same client certificate.
-// Both sides keep their connections (HTTP/2, as the connector negotiates with a Go server), so
-// a handshake is paid per connection, not per turn.
+// Both sides keep their connections (HTTP/1.1 over TLS, the only protocol the connector's
+// transport offers), so a handshake is paid per connection, not per turn.
 
 // pki is the run's private CA: the stub agent's server certificate and the client certificate
 // of the mTLS row, PEM.

@@ -218,8 +218,8 @@ func (s *stack) addTarget(ctx context.Context, target string) (agentID string, e
 }
 
 // tlsDirect is the direct side of the mtls or apikey-tls row: the bare client over TLS to that
-// port, trusting the run's CA, with the client certificate on the mtls row, HTTP/2 as the
-// connector's transport negotiates it.
+// port, trusting the run's CA, with the client certificate on the mtls row, over HTTP/1.1 with
+// keep-alive as the connector's transport (internal/h1 offers only http/1.1 in ALPN).
 func (s *stack) tlsDirect(target string, maxConns int) (*directClient, error) {
 	addr := s.agentTLS
 	if target == targetMTLS {
@@ -234,7 +234,8 @@ func (s *stack) tlsDirect(target string, maxConns int) (*directClient, error) {
 	}
 	c := newDirectClient("https://"+addr+"/"+target+"/", maxConns)
 	tr := c.http.Transport.(*http.Transport)
-	tr.TLSClientConfig, tr.ForceAttemptHTTP2 = cfg, true
+	// A Transport with its own TLSClientConfig does not attempt HTTP/2 unless told to.
+	tr.TLSClientConfig = cfg
 	if target == targetAPIKeyTLS {
 		c.header = http.Header{"X-Api-Key": {s.secrets.apiKey}}
 	}
