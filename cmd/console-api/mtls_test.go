@@ -81,6 +81,29 @@ func TestRegisterAnAgentBehindMutualTLS(t *testing.T) {
 		}
 	}
 
+	// The preview fetches the card as registering would: over the CA bundle and with the
+	// client certificate it is given, checked alike, stored nowhere.
+	if m := s.call(t, "POST", "/v1/agents/validate", token, map[string]any{"cardUrl": peer.CardURL, "tls": caPem}, http.StatusBadGateway); m["code"] != "card_unreachable" || m["reason"] != "tls" {
+		t.Errorf("preview without the certificate: %v, want card_unreachable for tls", m)
+	}
+	for field, body := range map[string]map[string]any{
+		"credentials.mtls.privateKeyPem": {"cardUrl": peer.CardURL, "credentials": mtls(certPEM, otherKey), "tls": caPem},
+		"tls.caPem":                      {"cardUrl": peer.CardURL, "credentials": mtls(certPEM, keyPEM), "tls": map[string]any{"caPem": string(leafOnly)}},
+		"credentials.mtls":               {"cardUrl": peer.CardURL, "credentials": map[string]any{}},
+	} {
+		if m := s.call(t, "POST", "/v1/agents/validate", token, body, http.StatusBadRequest); m["field"] != field {
+			t.Errorf("preview: answer %v, want a 400 naming %s", m, field)
+		}
+	}
+	s.call(t, "POST", "/v1/agents/validate", token, map[string]any{"cardUrl": peer.CardURL, "credentials": map[string]any{"apiKey": "k"}}, http.StatusBadRequest)
+	preview := s.call(t, "POST", "/v1/agents/validate", token, map[string]any{"cardUrl": peer.CardURL, "credentials": mtls(certPEM, keyPEM), "tls": caPem}, http.StatusOK)
+	if preview["valid"] != true || preview["credentialKind"] != "mtls" || preview["endpointBinding"] != "GRPC" {
+		t.Errorf("preview over the certificate and the CA: %v", preview)
+	}
+	if b, _ := json.Marshal(preview); strings.Contains(string(b), string(keyPEM[40:80])) {
+		t.Error("the preview quotes the key")
+	}
+
 	a := s.call(t, "POST", "/v1/agents", token, map[string]any{"cardUrl": peer.CardURL, "credentials": mtls(certPEM, keyPEM), "tls": caPem}, http.StatusCreated)
 	id, _ := a["id"].(string)
 	if a["credentialKind"] != "mtls" || a["credentialsSet"] != true || a["endpointBinding"] != "GRPC" {

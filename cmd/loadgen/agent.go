@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -368,17 +369,53 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		apiKey: os.Getenv(envAPIKey), clientID: os.Getenv(envClientID), clientSecret: os.Getenv(envClientSecret),
 		awsKeyID: os.Getenv(envAWSKeyID), awsSecret: os.Getenv(envAWSSecret)}, gln.Addr().String())
 	srv := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second}
+	servers := []*http.Server{srv}
 	gs := grpc.NewServer()
 	a2apb.RegisterA2AServiceServer(gs, grpcFace{f: f})
-	fmt.Fprintf(stdout, "listening on http://%s grpc %s\n", ln.Addr(), gln.Addr())
-	errc := make(chan error, 2)
+	ready := fmt.Sprintf("listening on http://%s grpc %s", ln.Addr(), gln.Addr())
+	errc := make(chan error, 4)
+	serves := 2
+	mutual, plain, withTLS, err := agentTLS(os.Getenv)
+	if err != nil {
+		ln.Close()
+		gln.Close()
+		return err
+	}
+	if withTLS {
+		// The mtls and apikey-tls rows' ports: HTTP/2 and HTTP/1.1 over TLS (ServeTLS offers
+		// both), one demanding a client certificate.
+		for _, side := range []struct {
+			name string
+			cfg  *tls.Config
+		}{{"mtls", mutual}, {"tls", plain}} {
+			tln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+			if err != nil {
+				for _, s := range servers {
+					s.Close()
+				}
+				ln.Close()
+				gln.Close()
+				return fmt.Errorf("agent: listen %s (%s): %w", host, side.name, err)
+			}
+			ts := &http.Server{Handler: f, ReadHeaderTimeout: 10 * time.Second, TLSConfig: side.cfg}
+			servers = append(servers, ts)
+			ready += " " + side.name + " " + tln.Addr().String()
+			serves++
+			go func() { errc <- ts.ServeTLS(tln, "", "") }()
+		}
+	}
+	fmt.Fprintln(stdout, ready)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- gs.Serve(gln) }()
 	select {
 	case err := <-errc:
 		gs.Stop()
-		srv.Close()
-		<-errc
+		for _, s := range servers {
+			s.Close()
+		}
+		for range serves - 1 {
+			<-errc
+		}
 		return fmt.Errorf("agent: serve: %w", err)
 	case <-ctx.Done():
 	}
@@ -388,9 +425,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Streams still open end with the load generator that drives them; do not wait for them.
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("agent: shutdown: %w", err)
+	for _, s := range servers {
+		if err := s.Shutdown(shutCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("agent: shutdown: %w", err)
+		}
+		s.Close()
 	}
-	srv.Close()
 	return nil
 }

@@ -49,7 +49,11 @@ import (
 //     exists to measure the turn path with a cached token, not OAuth conformance (the tests of
 //     internal/invoke run a real OAuth 2.0 server for that). It counts the tokens it issues;
 //   - sigv4: the JSON-RPC agent behind AWS Signature Version 4, checked with the AWS SDK's
-//     signer (sigv4.go).
+//     signer (sigv4.go);
+//   - mtls: the JSON-RPC agent on a TLS port that demands a client certificate of a private CA
+//     (mtls.go), registered with credentials.mtls and tls.caPem;
+//   - apikey-tls: the API key's agent on a TLS port of the same CA without client
+//     certificates, registered with tls.caPem: the mTLS row's reference.
 //
 // The direct side of each row speaks the same binding with the same credential, so "added" is
 // the connector's cost on that binding. The stub shares no code with the connector: only the
@@ -65,12 +69,16 @@ const (
 	targetOAuth2   = "oauth2"
 	targetIdentity = "identity"
 	targetSigV4    = "sigv4"
+	targetMTLS     = "mtls"
+	// targetAPIKeyTLS is the API key over TLS of the same private CA: the mTLS row's like.
+	targetAPIKeyTLS = "apikey-tls"
 )
 
 // targetLabels are the names rows carry, after the load.
 var targetLabels = map[string]string{
 	targetJSONRPC: "JSON-RPC", targetREST: "HTTP+JSON", targetGRPC: "gRPC", targetVoice: "JSON-RPC + voice",
 	targetAPIKey: "JSON-RPC + API key", targetOAuth2: "JSON-RPC + OAuth2", targetIdentity: "JSON-RPC + API key + caller identity", targetSigV4: "JSON-RPC + SigV4",
+	targetMTLS: "JSON-RPC + mTLS", targetAPIKeyTLS: "JSON-RPC + API key over TLS",
 }
 
 // voiceExtension is the platform's voice extension (docs/voice-extension.md), under its default
@@ -166,7 +174,10 @@ func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			f.a.serveRPC(w, r)
 			return
-		case prefix == targetAPIKey && r.Method == http.MethodPost:
+		case (prefix == targetAPIKey || prefix == targetAPIKeyTLS) && r.Method == http.MethodPost:
+			if prefix == targetAPIKeyTLS && !requireTLS(w, r, prefix) {
+				return
+			}
 			if !equal(r.Header.Get("X-API-Key"), f.secrets.apiKey) {
 				http.Error(w, "wrong or missing API key", http.StatusUnauthorized)
 				return
@@ -179,6 +190,11 @@ func (f *faces) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			f.a.serveRPC(w, r)
+			return
+		case prefix == targetMTLS && r.Method == http.MethodPost:
+			if requireTLS(w, r, prefix) {
+				f.a.serveRPC(w, r)
+			}
 			return
 		case prefix == targetSigV4 && r.Method == http.MethodPost:
 			f.serveSigned(w, r)
@@ -213,6 +229,12 @@ func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []by
 // with a security scheme for the credential faces.
 func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string) {
 	base := "http://" + r.Host
+	if r.TLS != nil {
+		base = "https://" + r.Host
+	}
+	if (target == targetMTLS || target == targetAPIKeyTLS) && !requireTLS(w, r, target) {
+		return
+	}
 	card := map[string]any{
 		"name":               "loadgen stub agent (" + target + ")",
 		"description":        "Answers every message with a fixed number of text chunks; for load generation.",
@@ -237,10 +259,14 @@ func (f *faces) serveCard(w http.ResponseWriter, r *http.Request, target string)
 	case targetVoice:
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/voice/", "JSONRPC"
 		card["capabilities"] = map[string]any{"streaming": true, "extensions": []map[string]any{{"uri": voiceExtension}}}
-	case targetAPIKey, targetIdentity:
+	case targetAPIKey, targetIdentity, targetAPIKeyTLS:
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/"+target+"/", "JSONRPC"
 		card["securitySchemes"] = map[string]any{"key": map[string]any{"type": "apiKey", "in": "header", "name": "X-API-Key"}}
 		card["security"] = []map[string][]string{{"key": {}}}
+	case targetMTLS:
+		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/mtls/", "JSONRPC"
+		card["securitySchemes"] = map[string]any{"mtls": map[string]any{"type": "mutualTLS"}}
+		card["security"] = []map[string][]string{{"mtls": {}}}
 	case targetSigV4:
 		// No scheme: A2A has none for SigV4; the tenant chooses the AWS key.
 		card["protocolVersion"], card["url"], card["preferredTransport"] = "0.3.0", base+"/sigv4/", "JSONRPC"
@@ -675,9 +701,17 @@ func newTargets(ctx context.Context, o options, s *stack, plain *directClient, m
 				return nil, 0, nil, err
 			}
 		}
-		if t == targetSigV4 {
+		switch t {
+		case targetSigV4:
 			c := newDirectClient(s.agentURL+"/sigv4/", maxConns)
 			c.sign = newAWSKey(s.secrets.awsKeyID, s.secrets.awsSecret).sign
+			d = c
+		case targetMTLS, targetAPIKeyTLS:
+			c, err := s.tlsDirect(t, maxConns)
+			if err != nil {
+				closeAll()
+				return nil, 0, nil, err
+			}
 			d = c
 		}
 		targets[t] = target{agent: s.targets[t], direct: d, voice: t == targetVoice, caller: t == targetIdentity}
@@ -740,13 +774,19 @@ func targetNotes(o options, rows []row, tokens int64, tokensErr error) []string 
 			}
 		}
 		keyRef, keyOK := byKey[targetAPIKey+"@"+strconv.Itoa(c)]
+		tlsRef, tlsOK := byKey[targetAPIKeyTLS+"@"+strconv.Itoa(c)]
 		for _, t := range o.credentials {
 			if r, ok := byKey[t+"@"+strconv.Itoa(c)]; ok {
-				parts = append(parts, targetLabels[t]+" "+beside(r, keyRef, keyOK && t != targetAPIKey))
+				ref, refOK := keyRef, keyOK && t != targetAPIKey
+				if t == targetMTLS && tlsOK {
+					// Like with like: both over TLS of the same CA, one with a client certificate.
+					ref, refOK = tlsRef, true
+				}
+				parts = append(parts, targetLabels[t]+" "+beside(r, ref, refOK))
 			}
 		}
 		if len(parts) > 0 {
-			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2, SigV4 and caller identity: of the API key's): %s", c, strings.Join(parts, " · ")))
+			notes = append(notes, fmt.Sprintf("c=%d added p50 / first text p50 ms (%% of JSON-RPC's; OAuth2, SigV4, caller identity and API key over TLS: of the API key's; mTLS: of the API key over TLS's when it runs, else of the API key's): %s", c, strings.Join(parts, " · ")))
 		}
 	}
 	if slices.Contains(o.credentials, targetOAuth2) {

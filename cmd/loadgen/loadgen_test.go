@@ -239,10 +239,10 @@ func checkBurst(t *testing.T, out string, streams int, labels ...string) {
 func TestSmokeRunBindingsAndCredentials(t *testing.T) {
 	logs := t.TempDir()
 	out, _ := runLoadgen(t, logs, "-c", "", "-long-streams", "0", "-decay", "0", "-noisy", "0", "-burst", "0",
-		"-bindings", "jsonrpc,rest,grpc,voice", "-credentials", "apikey,oauth2,identity,sigv4", "-bindings-c", "2",
+		"-bindings", "jsonrpc,rest,grpc,voice", "-credentials", "apikey,oauth2,identity,sigv4,mtls,apikey-tls", "-bindings-c", "2",
 		"-duration", "600ms", "-warmup", "100ms", "-turns-per-session", "2", "-markdown")
 	col, rows := table(t, out, viaConnector)
-	for _, tg := range []string{targetJSONRPC, targetREST, targetGRPC, targetVoice, targetAPIKey, targetOAuth2, targetIdentity, targetSigV4} {
+	for _, tg := range []string{targetJSONRPC, targetREST, targetGRPC, targetVoice, targetAPIKey, targetOAuth2, targetIdentity, targetSigV4, targetMTLS, targetAPIKeyTLS} {
 		label := "c=2 " + targetLabels[tg]
 		r, ok := rows[label]
 		if !ok {

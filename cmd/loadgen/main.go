@@ -16,7 +16,7 @@
 // With -via hop the same relay skips its session lookup: what the gRPC hop alone costs.
 //
 // With -bindings and -credentials, rows per binding (JSON-RPC, HTTP+JSON, gRPC) and per
-// credential (API key, OAuth2 client credentials, AWS SigV4) follow, each against the stub agent's face of
+// credential (API key, OAuth2 client credentials, AWS SigV4, mutual TLS) follow, each against the stub agent's face of
 // that kind, its direct side speaking the same binding with the same credential (bindings.go).
 //
 // With -replicas N (3 by default), the concurrency rows and the burst row run again through N
@@ -186,7 +186,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.tenantMetadata, "tenant-metadata", true, "name the tenant of each HandleTurn in the request metadata ("+grpcapi.TenantMetadataKey+"), as a dialog engine should; false: only in the request")
 	fs.StringVar(&o.agentHost, "agent-host", "127.0.0.2", "loopback address the stub agent listens on (the only one the SSRF guard lets through)")
 	bindings := fs.String("bindings", "", "rows per binding, at each -bindings-c: jsonrpc, rest (A2A 1.0 HTTP+JSON), grpc (A2A 1.0 gRPC), comma-separated; each row's direct side speaks the same binding")
-	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), identity (the API key and the caller's identity token), sigv4 (AWS Signature Version 4, checked with the AWS SDK's signer), comma-separated; JSON-RPC agents")
+	creds := fs.String("credentials", "", "rows per credential, at each -bindings-c: apikey, oauth2 (client credentials from a token endpoint the stub agent serves), identity (the API key and the caller's identity token), sigv4 (AWS Signature Version 4, checked with the AWS SDK's signer), mtls (a client certificate of a private CA, registered with credentials.mtls and tls.caPem), apikey-tls (the API key over TLS of the same CA: mtls's like), comma-separated; JSON-RPC agents")
 	bindingsC := fs.String("bindings-c", "1,10", "concurrency levels of the -bindings and -credentials rows")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -219,7 +219,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		fmt.Sprintf("-long-binding %q: want jsonrpc, rest or grpc", o.longBinding))
 	check(o.longBinding == "" || o.via == viaConnector, fmt.Sprintf("-via %s: -long-binding needs the connector", o.via))
 	for _, c := range o.credentials {
-		check(c == targetAPIKey || c == targetOAuth2 || c == targetIdentity || c == targetSigV4, fmt.Sprintf("-credentials %q: want apikey, oauth2, identity or sigv4", c))
+		check(slices.Contains([]string{targetAPIKey, targetOAuth2, targetIdentity, targetSigV4, targetMTLS, targetAPIKeyTLS}, c),
+			fmt.Sprintf("-credentials %q: want apikey, oauth2, identity, sigv4, mtls or apikey-tls", c))
 	}
 	for _, f := range splitList(*bindingsC) {
 		n, err := strconv.Atoi(f)

@@ -39,7 +39,11 @@ type stack struct {
 	logDir           string
 	agentURL         string // the stub agent's base URL (its card's url)
 	agentGRPC        string // host:port of the stub agent's gRPC face
-	grpcAddr         string // the connector's (or the relay's)
+	// agentMTLS and agentTLS are host:port of the stub agent's TLS ports (the mtls and
+	// apikey-tls rows'), "" when it serves none; pki is the run's private CA behind them.
+	agentMTLS, agentTLS string
+	pki                 pki
+	grpcAddr            string // the connector's (or the relay's)
 	// secrets are the credentials the stub agent checks (the API-key, OAuth2 and SigV4 rows).
 	secrets stubSecrets
 	// targets are the agent ids of the rows per binding and credential (-bindings,
@@ -122,6 +126,12 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	fmt.Fprintln(progress, "== starting stub agent, console-api, "+viaName+" (logs in "+logDir+")")
 	var addr string
 	agentEnv := childEnv(env, s.secrets.env())
+	if slices.Contains(o.targetNames(), targetMTLS) || slices.Contains(o.targetNames(), targetAPIKeyTLS) {
+		if s.pki, err = newPKI(o.agentHost); err != nil {
+			return s, err
+		}
+		agentEnv = childEnv(agentEnv, s.pki.env())
+	}
 	s.agent, addr, err = startChild(ctx, "agent", self, []string{"agent", "-addr", o.agentHost + ":0"}, agentEnv, logDir,
 		func(line []byte) string {
 			rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("listening on "))
@@ -136,7 +146,7 @@ func startStack(ctx context.Context, o options, logDir string, progress io.Write
 	if err != nil {
 		return s, err
 	}
-	s.agentURL, s.agentGRPC, _ = strings.Cut(addr, " grpc ")
+	s.agentURL, s.agentGRPC, s.agentMTLS, s.agentTLS = parseAgentAddrs(addr)
 	s.console, addr, err = startChild(ctx, "console-api", consoleBin, []string{"serve"}, env, logDir, logAddr("console api listening"))
 	if s.console != nil {
 		s.childrens = append(s.childrens, s.console)
@@ -191,12 +201,65 @@ func (s *stack) addTarget(ctx context.Context, target string) (agentID string, e
 		body["credentials"] = map[string]any{"oauth2": map[string]any{"clientId": s.secrets.clientID, "clientSecret": s.secrets.clientSecret}}
 	case targetSigV4:
 		body["credentials"] = map[string]any{"awsSigV4": map[string]any{"accessKeyId": s.secrets.awsKeyID, "secretAccessKey": s.secrets.awsSecret, "region": sigv4Region}}
+	case targetMTLS:
+		body["cardUrl"] = "https://" + s.agentMTLS + "/mtls/.well-known/agent-card.json"
+		body["credentials"] = map[string]any{"mtls": map[string]any{"certificatePem": s.pki.clientCert, "privateKeyPem": s.pki.clientKey}}
+		body["tls"] = map[string]any{"caPem": s.pki.caPEM}
+	case targetAPIKeyTLS:
+		body["cardUrl"] = "https://" + s.agentTLS + "/apikey-tls/.well-known/agent-card.json"
+		body["apiKey"] = s.secrets.apiKey
+		body["tls"] = map[string]any{"caPem": s.pki.caPEM}
 	}
 	var agent struct{ ID string }
 	if err := sendJSON(ctx, http.MethodPost, s.consoleURL+"/v1/agents", s.tenantToken, body, &agent); err != nil {
 		return "", fmt.Errorf("register the stub agent's %s face: %w", target, err)
 	}
 	return agent.ID, nil
+}
+
+// tlsDirect is the direct side of the mtls or apikey-tls row: the bare client over TLS to that
+// port, trusting the run's CA, with the client certificate on the mtls row, over HTTP/1.1 with
+// keep-alive as the connector's transport (internal/h1 offers only http/1.1 in ALPN).
+func (s *stack) tlsDirect(target string, maxConns int) (*directClient, error) {
+	addr := s.agentTLS
+	if target == targetMTLS {
+		addr = s.agentMTLS
+	}
+	if addr == "" {
+		return nil, fmt.Errorf("the stub agent serves no TLS port for the %s row", target)
+	}
+	cfg, err := s.pki.clientTLS(target == targetMTLS)
+	if err != nil {
+		return nil, err
+	}
+	c := newDirectClient("https://"+addr+"/"+target+"/", maxConns)
+	tr := c.http.Transport.(*http.Transport)
+	// A Transport with its own TLSClientConfig does not attempt HTTP/2 unless told to.
+	tr.TLSClientConfig = cfg
+	if target == targetAPIKeyTLS {
+		c.header = http.Header{"X-Api-Key": {s.secrets.apiKey}}
+	}
+	return c, nil
+}
+
+// parseAgentAddrs reads the stub agent's ready line after "listening on ": its base URL, then
+// "grpc HOST:PORT" and, when it serves them, "mtls HOST:PORT" and "tls HOST:PORT".
+func parseAgentAddrs(line string) (url, grpcAddr, mtlsAddr, tlsAddr string) {
+	f := strings.Fields(line)
+	if len(f) > 0 {
+		url = f[0]
+	}
+	for i := 1; i+1 < len(f); i += 2 {
+		switch f[i] {
+		case "grpc":
+			grpcAddr = f[i+1]
+		case "mtls":
+			mtlsAddr = f[i+1]
+		case "tls":
+			tlsAddr = f[i+1]
+		}
+	}
+	return url, grpcAddr, mtlsAddr, tlsAddr
 }
 
 // tokensIssued reads how many access tokens the stub agent's token endpoint has issued.

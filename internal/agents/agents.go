@@ -373,6 +373,31 @@ func checkCA(caPEM string) error {
 	return nil
 }
 
+// PreviewContext is ctx carrying the TLS a registration with caPEM and cred would have (its CA
+// bundle, its client certificate; either may be missing), for a preview of its card before
+// anything is stored. Their refusals are *credential.FieldError naming the field, as
+// RegisterAgent's.
+func (s *Service) PreviewContext(ctx context.Context, caPEM string, cred *credential.Credential) (context.Context, error) {
+	if err := checkCA(caPEM); err != nil {
+		return ctx, err
+	}
+	// An id of its own, as a registration's: the Identity is cached under it, apart from every
+	// stored agent's.
+	a := connector.Agent{ID: uuid.NewString(), TLSCAPem: caPEM}
+	var sealed *connector.Sealed
+	if cred != nil {
+		if err := cred.Check(); err != nil {
+			return ctx, err
+		}
+		var err error
+		if sealed, err = s.seal(a.ID, *cred); err != nil {
+			return ctx, err
+		}
+		a.CredentialSetKind = cred.Kind
+	}
+	return s.tlsContext(ctx, a, sealed)
+}
+
 // tlsContext is ctx carrying a's own TLS (CA bundle, client certificate) for its card
 // fetches; ctx as it is without an Authorizer or without either.
 func (s *Service) tlsContext(ctx context.Context, a connector.Agent, sealed *connector.Sealed) (context.Context, error) {

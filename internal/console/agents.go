@@ -158,10 +158,6 @@ func nonNil(s []string) []string {
 	return s
 }
 
-type cardURLRequest struct {
-	CardURL string `json:"cardUrl"`
-}
-
 // canonicalCardURL spells one card URL one way (connector.CanonicalCardURL), so that
 // "HTTPS://Agent.example.com:443/" and "https://agent.example.com" are the same registration
 // (409), not two agents.
@@ -192,8 +188,18 @@ type validateResponse struct {
 	RegisteredAs string `json:"registeredAs,omitempty"`
 }
 
+// previewCredentialsJSON is the `credentials` of a preview: only a client certificate, which
+// a card behind mutual TLS needs to be fetched at all.
+type previewCredentialsJSON struct {
+	MTLS *mtlsJSON `json:"mtls"`
+}
+
 func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
-	var in cardURLRequest
+	var in struct {
+		CardURL     string                  `json:"cardUrl"`
+		TLS         *tlsJSON                `json:"tls"`
+		Credentials *previewCredentialsJSON `json:"credentials"`
+	}
 	if err := decode(r, &in); err != nil {
 		return err
 	}
@@ -201,7 +207,26 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	fetched, report, err := s.cards.FetchAndValidate(r.Context(), cardURL)
+	caPem, err := caPemOf(in.TLS)
+	if err != nil {
+		return err
+	}
+	var cred *credential.Credential
+	if in.Credentials != nil {
+		if in.Credentials.MTLS == nil {
+			return fieldError("credentials.mtls", "required", "A preview takes credentials.mtls only: the client certificate a card behind mutual TLS is fetched with.")
+		}
+		if cred, err = credentialOf(&credentialsJSON{MTLS: in.Credentials.MTLS}); err != nil {
+			return err
+		}
+	}
+	ctx := r.Context()
+	if caPem != "" || cred != nil {
+		if ctx, err = s.agents.PreviewContext(ctx, caPem, cred); err != nil {
+			return err
+		}
+	}
+	fetched, report, err := s.cards.FetchAndValidate(ctx, cardURL)
 	if err != nil {
 		return err
 	}
@@ -229,7 +254,7 @@ func (s *Server) validateCard(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) createAgent(w http.ResponseWriter, r *http.Request) error {
-	// Flat, not embedding cardURLRequest: encoding/json names a member of an embedded struct
+	// Flat, not embedding a shared struct: encoding/json names a member of an embedded struct
 	// by its Go path in type errors.
 	var in struct {
 		CardURL        string              `json:"cardUrl"`

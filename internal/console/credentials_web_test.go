@@ -102,6 +102,21 @@ func TestRegistrationFormOffersEveryCredentialKindInBrowser(t *testing.T) {
 	if n := evalJS[int](b, `document.querySelectorAll("#credential-inputs textarea#cred-certificatePem-add, #credential-inputs textarea#cred-privateKeyPem-add").length`); n != 2 {
 		t.Errorf("the mutual TLS card shows %d PEM fields, want the certificate's and the key's", n)
 	}
+	// Validate sends the client certificate typed and the CA bundle typed, checked as
+	// registering checks them (the card fetch over them is cmd/console-api's test): what is
+	// wrong is named, and what was typed stays to be corrected.
+	b.typeInto("#cred-certificatePem-add", "not a certificate")
+	b.typeInto("#cred-privateKeyPem-add", "not a key")
+	b.click("#validate")
+	b.waitText("#add-result", "credentials.mtls.certificatePem")
+	if v := evalJS[string](b, `document.querySelector("#cred-certificatePem-add").value`); v != "not a certificate" {
+		t.Errorf("after a refused preview the certificate field holds %q", v)
+	}
+	evalJS[bool](b, `(() => { document.querySelector("#ca-pem-field").open = true; for (const s of ["#cred-certificatePem-add", "#cred-privateKeyPem-add"]) document.querySelector(s).value = ""; return true; })()`)
+	b.typeInto("#ca-pem", "not a CA bundle")
+	b.click("#validate")
+	b.waitText("#add-result", "tls.caPem")
+	evalJS[bool](b, `(() => { document.querySelector("#ca-pem").value = ""; return true; })()`)
 
 	// Registered with nothing typed: no credentials, and the page says what to set.
 	b.typeInto("#card-url", bareOAuthURL)

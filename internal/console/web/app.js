@@ -352,7 +352,7 @@
     if (v && (asked === 'none' || asked === '')) options.push(['', 'None (the card asks for none)']);
     for (const k of kinds) {
       const label = REGISTRATION_KINDS[k] ? REGISTRATION_KINDS[k].label : k;
-      options.push([k, k === asked ? label + ' (the card asks for it)' : label]);
+      options.push([k, k === asked && !v.guessed ? label + ' (the card asks for it)' : label]);
     }
     select.replaceChildren(...options.map(([value, text]) => h('option', { value, text })));
     $('#credential-kind-field').hidden = options.length === 0;
@@ -384,12 +384,31 @@
     if (!cardUrl) return;
     const out = $('#add-result');
     out.replaceChildren(note('Fetching and validating the card…', 'info'));
-    const res = await api('POST', '/v1/agents/validate', { cardUrl });
-    offerCredentials(res.ok ? res.data : null);
+    // The card is fetched as registering would: trusting the CA bundle typed, and with the
+    // client certificate typed (a card behind mutual TLS); what is typed survives the preview.
+    const body = { cardUrl };
+    const caPem = $('#ca-pem').value.trim();
+    if (caPem) body.tls = { caPem };
+    const kind = $('#credential-kind-field').hidden ? '' : $('#credential-kind').value;
+    const typed = {};
+    for (const [n, i] of Object.entries(addFormInputs)) typed[n] = i.value;
+    if (kind === 'mtls' && Object.values(typed).some((v) => v.trim() !== '')) body.credentials = credentialBody('mtls', (n) => typed[n] || '');
+    const res = await api('POST', '/v1/agents/validate', body);
+    // A refused handshake may be the agent asking for a client certificate before it shows
+    // its card: the form offers one, to validate again with it.
+    const handshake = !res.ok && res.status === 502 && res.problem.reason === 'tls';
+    // A 400 is about what was typed: the form stays as it is, to be corrected.
+    if (res.status !== 400) {
+      offerCredentials(res.ok ? res.data : (handshake ? { credentialKind: 'mtls', credentialKinds: ['mtls'], guessed: true } : null));
+      if (!$('#credential-kind-field').hidden && $('#credential-kind').value === kind) {
+        for (const [n, i] of Object.entries(addFormInputs)) if (typed[n] !== undefined) i.value = typed[n];
+      }
+    }
     const registeredAs = res.ok && res.data ? str(res.data.registeredAs) : '';
     if (registeredAs && !findAgent(registeredAs)) await loadAgents(); // to name it
     if (res.ok) out.replaceChildren(renderValidation(res.data));
     else if (res.problem.code === 'card_url_unusable') out.replaceChildren(problemBox(res, `${unusableLead(res)}: check it.`));
+    else if (handshake) out.replaceChildren(problemBox(res, 'The card could not be fetched: the TLS handshake failed. A private CA goes in the CA bundle field; if the agent asks for a client certificate, paste it below and validate again.'));
     else if (res.status === 502) out.replaceChildren(problemBox(res, 'The card could not be fetched.'));
     else out.replaceChildren(problemBox(res, 'Validation failed.'));
   }
