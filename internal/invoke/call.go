@@ -41,7 +41,7 @@ func (t *turn) run() error {
 		Metadata:  t.req.Metadata,
 	}}
 	err := t.call(hdr, params)
-	if accessToken != "" && unauthorized(err) && !t.taskSeen && !t.emittedAnyStatus && t.ctx.Err() == nil {
+	if accessToken != "" && credentialsRefused(err) && !t.taskSeen && !t.emittedAnyStatus && t.ctx.Err() == nil {
 		// The agent refused an access token we still held as valid (revoked, or its key
 		// rotated): one new token and one more call. The 401 came before any event, so nothing
 		// was processed and sending again is safe. A second refusal ends the turn.
@@ -113,7 +113,7 @@ func (t *turn) openStream(hdr callAuth, params *a2a.SendMessageRequest, so a2acl
 	}
 	t.streamURL = target
 	st, err := inv.client.SendStreamingMessage(t.ctx, t.rt.endpoint(target, hdr), params, so)
-	if err != nil && target != base && notFoundOrNotAllowed(err) && t.ctx.Err() == nil {
+	if err != nil && target != base && classify(err).retry.onBase && t.ctx.Err() == nil {
 		return t.streamOnBase(hdr, params, so, key, err)
 	}
 	return st, err
@@ -127,9 +127,11 @@ func (t *turn) openStream(hdr callAuth, params *a2a.SendMessageRequest, so a2acl
 func (t *turn) streamOnBase(hdr callAuth, params *a2a.SendMessageRequest, so a2aclient.StreamOptions, key streamKey, err error) (*a2aclient.Stream, error) {
 	inv, base := t.inv, t.rt.url
 	inv.streamOnBase.Store(key, struct{}{})
-	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(statusCode(err))))
+	f := classify(err)
+	status := f.statusCode()
+	t.span.AddEvent(eventStreamFallback, trace.WithAttributes(attrHTTPStatus.Int(status)))
 	inv.log.InfoContext(t.ctx, "agent streams on its url, not url/stream; remembered for this agent",
-		"agent_id", t.req.Agent.ID, "status", statusCode(err))
+		"agent_id", t.req.Agent.ID, "status", status)
 	t.streamURL = base
 	return inv.client.SendStreamingMessage(t.ctx, t.rt.endpoint(base, hdr), params, so)
 }
@@ -140,7 +142,11 @@ func (t *turn) streamOnBase(hdr callAuth, params *a2a.SendMessageRequest, so a2a
 // whether the turn moved, and the error the turn ends with otherwise: err, or the refusal of the
 // other interface's circuit breaker (the turn then never calls it).
 func (t *turn) switchWire(err error) (bool, error) {
-	if t.alt == nil || t.ctx.Err() != nil || !(versionRefused(err) || (t.alt.binding != t.rt.binding && bindingRefused(err))) {
+	if t.alt == nil || t.ctx.Err() != nil {
+		return false, err
+	}
+	f := classify(err)
+	if refused := f.retry.otherVersion || (t.alt.binding != t.rt.binding && f.retry.otherBinding); !refused {
 		return false, err
 	}
 	from := t.rt
@@ -148,7 +154,7 @@ func (t *turn) switchWire(err error) (bool, error) {
 	t.inv.remember(t.ctx, t.req.Agent, t.rt)
 	t.span.AddEvent(eventVersionFallback, trace.WithAttributes(attrProtocolFrom.String(from.version), attrProtocolTo.String(t.rt.version)))
 	t.inv.log.InfoContext(t.ctx, "agent refused the protocol version; switched to the card's other interface and remembered it",
-		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", errorCode(err))
+		"agent_id", t.req.Agent.ID, "from", from.version, "to", t.rt.version, "error", f.logCode())
 	if refused := t.rekey(); refused != nil {
 		return false, refused
 	}
@@ -181,21 +187,24 @@ func (t *turn) resume(hdr callAuth, so a2aclient.StreamOptions, lostErr error) e
 		switch {
 		case done:
 			return nil
-		case serr != nil && t.ours(serr):
-			return serr
 		case serr != nil:
+			ours, reason := t.failedCall(serr)
+			if ours {
+				return serr
+			}
 			// An error event instead of the task's events (an SDK answering for a task it
 			// no longer streams): the task itself may still say how it ended.
-			why = "the resubscribed stream failed: " + callReason(serr)
+			why = "the resubscribed stream failed: " + reason
 		default:
 			lostErr = lost
 			why = "the resubscribed stream ended without a final state too"
 		}
 	} else {
-		if t.ours(err) {
+		ours, reason := t.failedCall(err)
+		if ours {
 			return err
 		}
-		why = "resubscribing failed: " + callReason(err)
+		why = "resubscribing failed: " + reason
 	}
 	t.span.AddEvent(eventGetTask)
 	code := connector.CodeStreamEnded
@@ -207,13 +216,14 @@ func (t *turn) resume(hdr callAuth, so a2aclient.StreamOptions, lostErr error) e
 	pollCtx, cancel := context.WithTimeoutCause(t.ctx, inv.opts.IdleTimeout, errStillWorking)
 	defer cancel()
 	if err := t.poll(pollCtx, t.rt.endpoint(t.rt.url, hdr), 0); err != nil {
-		switch {
-		case errors.Is(err, errStillWorking) && t.ctx.Err() == nil:
+		if errors.Is(err, errStillWorking) && t.ctx.Err() == nil {
 			return &connector.TurnError{Code: code, Message: fmt.Sprintf("%s; %s; the task was still %s %s later", ended, why, apiState(t.state), inv.opts.IdleTimeout)}
-		case t.ours(err):
+		}
+		ours, reason := t.failedCall(err)
+		if ours {
 			return err
 		}
-		return &connector.TurnError{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + callReason(err)}
+		return &connector.TurnError{Code: code, Message: ended + "; " + why + "; asking for the task failed: " + reason}
 	}
 	return nil
 }
@@ -234,7 +244,7 @@ func (t *turn) consume(st *a2aclient.Stream, continuing string) (done bool, lost
 			return false, nil, nil
 		}
 		if err != nil {
-			if t.ours(err) || agentAnswered(err) {
+			if t.streamFailed(err) {
 				return false, nil, err
 			}
 			return false, err, nil

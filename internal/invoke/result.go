@@ -8,12 +8,25 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
+// result is the turn's Result once the call returned err: err is classified once, and the
+// failure record is read for the Result (finish) and by the breaker (report). Not inlined on
+// purpose: the record stays off Turn's frame, which is on the stack of every parked turn
+// (newTurn).
+//
+//go:noinline
+func (t *turn) result(err error) *connector.TurnResult {
+	f := classify(err)
+	res := t.finish(&f)
+	t.report(&f, res)
+	return res
+}
+
 // finish builds the Result: how the turn ended, overridden by a reply that grew too large, and
 // sends tasks/cancel when the cancel policy (cancelAfter) says our side abandons a live task.
-func (t *turn) finish(err error) *connector.TurnResult {
+func (t *turn) finish(f *failure) *connector.TurnResult {
 	res := &connector.TurnResult{TaskID: t.taskID, ContextID: t.contextID, State: apiState(t.state)}
-	res.Outcome, res.Err, res.Interrupted = t.ending(err)
-	if err == nil && t.messageResult {
+	res.Outcome, res.Err, res.Interrupted = t.ending(f)
+	if f.kind == noFailure && t.messageResult {
 		res.State = "" // a Message has no task state
 	}
 	if t.asm.tooLarge {
@@ -32,12 +45,12 @@ func (t *turn) finish(err error) *connector.TurnResult {
 	return res
 }
 
-// ending is how the turn ended before any override: the call's error, a Message, or the status
-// that ended it.
-func (t *turn) ending(err error) (connector.Outcome, *connector.TurnError, bool) {
+// ending is how the turn ended before any override: the call's failure, a Message, or the
+// status that ended it.
+func (t *turn) ending(f *failure) (connector.Outcome, *connector.TurnError, bool) {
 	switch {
-	case err != nil:
-		return t.classify(err)
+	case f.kind != noFailure:
+		return t.turnError(f)
 	case t.messageResult:
 		return connector.OutcomeCompleted, nil, false
 	case t.end != nil:
