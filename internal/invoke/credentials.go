@@ -6,10 +6,7 @@ import (
 	"net/http"
 
 	connector "github.com/a2a-connector/a2a-connector"
-	"github.com/a2a-connector/a2a-connector/internal/a2a"
-	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
-	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/reqauth"
 	"github.com/a2a-connector/a2a-connector/internal/sigv4"
 )
@@ -78,7 +75,8 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 // token endpoint is agent_unauthorized (the credentials are wrong or revoked, as with a 401
 // from the agent); a token URL the guard refuses is blocked_address, and never contacted.
 func tokenFailure(err error) *connector.TurnError {
-	if errors.Is(err, netguard.ErrBlockedAddress) || errors.Is(err, netguard.ErrInsecureURL) {
+	f := classify(err)
+	if f.kind == blockedAddress {
 		return &connector.TurnError{Code: connector.CodeBlockedAddress, Message: "the token URL's address is one the connector may not call (loopback, private, link-local or another reserved range, or plain http where https is required)"}
 	}
 	if te, ok := errors.AsType[*credential.TokenError](err); ok {
@@ -87,23 +85,10 @@ func tokenFailure(err error) *connector.TurnError {
 		}
 		return &connector.TurnError{Code: connector.CodeAgentUnreachable, Message: "the token endpoint could not be reached: " + te.TokenURL + ": " + transportReason(te.Err)}
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+	if f.ctxEnded {
 		return &connector.TurnError{Code: connector.CodeTimeout, Message: "no access token before the deadline: " + err.Error()}
 	}
 	return &connector.TurnError{Code: connector.CodeAgentUnauthorized, Message: "no access token: " + err.Error()}
-}
-
-// unauthorized reports an agent's refusal of the credentials: HTTP 401 (a 403 says the token
-// is valid but not enough, which a new token would not change) or the A2A unauthenticated
-// error.
-func unauthorized(err error) bool {
-	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
-		return hse.StatusCode == http.StatusUnauthorized
-	}
-	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
-		return rpc.Code == a2a.CodeUnauthenticated
-	}
-	return false
 }
 
 // Authorizer is what authorizes a request with the agent's credential (sealed): its headers,

@@ -331,9 +331,7 @@ func (inv *Invoker) Turn(ctx context.Context, req connector.TurnRequest, emit fu
 	if refused := t.admit(); refused != nil {
 		res = refused
 	} else {
-		err := t.run()
-		res = t.finish(err)
-		t.report(err, res)
+		res = t.result(t.run())
 	}
 	if debug {
 		t.logEnd(res)
@@ -380,11 +378,11 @@ func (t *turn) rekey() *connector.TurnError {
 }
 
 // report tells the breaker how an admitted turn went.
-func (t *turn) report(err error, res *connector.TurnResult) {
+func (t *turn) report(f *failure, res *connector.TurnResult) {
 	if t.ticket == nil {
 		return
 	}
-	v := t.verdict(err)
+	v := t.verdict(f)
 	cause := ""
 	if v == down && res.Err != nil {
 		cause = res.Err.Code + ": " + a2aclient.Clip(res.Err.Message, 200, "…")

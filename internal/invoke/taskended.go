@@ -2,12 +2,10 @@ package invoke
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
-	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 )
 
 // TaskEnded asks the agent (tasks/get; 1.0: GetTask) whether taskID is over: true when the
@@ -35,11 +33,6 @@ func (inv *Invoker) TaskEnded(ctx context.Context, agent connector.Agent, apiKey
 
 // taskNotFound reports whether the agent answered that it does not know the task.
 func taskNotFound(err error) bool {
-	if rpc, ok := errors.AsType[*a2a.RPCError](err); ok {
-		return rpc.Code == a2a.CodeTaskNotFound
-	}
-	if hse, ok := errors.AsType[*a2aclient.HTTPStatusError](err); ok {
-		return hse.RPC != nil && hse.RPC.Code == a2a.CodeTaskNotFound
-	}
-	return false
+	f := classify(err)
+	return f.rpc != nil && f.rpc.Code == a2a.CodeTaskNotFound
 }
