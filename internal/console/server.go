@@ -27,7 +27,6 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
-	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
@@ -55,7 +54,7 @@ type Config struct {
 	Prober     *probe.Prober
 	CheckLimit CheckLimit
 	// Health reads GET /v1/agents/{id}/health; nil answers 501.
-	Health *health.Store
+	Health HealthSummaries
 	// Admission caps the checks this process runs at once, as the connector caps turns (the
 	// test turns are capped by Router's own); nil: no caps.
 	Admission *admission.Limiter
@@ -78,7 +77,7 @@ type Server struct {
 	router    TurnRouter
 	prober    *probe.Prober
 	checks    *checkLimiter
-	health    *health.Store
+	health    HealthSummaries
 	admit     *admission.Limiter
 	voice     string
 	identity  *identity.Issuer
