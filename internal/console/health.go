@@ -107,7 +107,7 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	agent, err := s.store.GetAgent(r.Context(), tenantID, id)
+	agent, err := s.agents.Get(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
