@@ -86,7 +86,9 @@ func (s *Service) Authenticate(ctx context.Context, token string) (t connector.T
 }
 
 // List returns every tenant, with its counts and limits.
-func (s *Service) List(ctx context.Context) ([]store.TenantInfo, error) { return s.store.ListTenants(ctx) }
+func (s *Service) List(ctx context.Context) ([]store.TenantInfo, error) {
+	return s.store.ListTenants(ctx)
+}
 
 // Get returns one tenant.
 func (s *Service) Get(ctx context.Context, tenantID string) (store.TenantInfo, error) {
