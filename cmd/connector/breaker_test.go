@@ -18,9 +18,9 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/clitest"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
 
 // TestDeadAgentFailsFastWithAgentUnavailable: through the real binary's wiring, an agent that
@@ -84,7 +84,7 @@ func TestDeadAgentFailsFastWithAgentUnavailable(t *testing.T) {
 		var state, cause string
 		err := testDB.Pool.QueryRow(t.Context(), `select state, cause from agent_breakers where tenant_id = $1 and agent_id = $2`,
 			s.tenant, s.agent).Scan(&state, &cause)
-		if err == nil && state == invoke.BreakerOpen {
+		if err == nil && state == breaker.Open {
 			if cause == "" {
 				t.Error("published breaker has no cause")
 			}
@@ -251,7 +251,7 @@ func testDeadAgentAcrossReplicas(t *testing.T, bin string) {
 		if got := len(f.requests()); got != 3 {
 			t.Fatalf("agent %d got %d requests, want 3 (the failed turns)", n+1, got)
 		}
-		logs := waitBreakerLog(t, rs, f.agent, invoke.BreakerOpen, before)
+		logs := waitBreakerLog(t, rs, f.agent, breaker.Open, before)
 		var times []time.Time
 		learned := 0
 		for _, l := range logs {
@@ -333,7 +333,7 @@ func testProbesAcrossReplicas(t *testing.T, bin string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	waitBreakerLog(t, rs, f.agent, invoke.BreakerClosed, back)
+	waitBreakerLog(t, rs, f.agent, breaker.Closed, back)
 	for i, r := range rs {
 		if final, _ := f.turn(t, r); final.GetOutcome() != pb.Outcome_OUTCOME_COMPLETED {
 			t.Errorf("replica %d after recovery: %v %v, want COMPLETED", i+1, final.GetOutcome(), final.GetError())

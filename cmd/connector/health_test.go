@@ -11,6 +11,7 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/health"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // The connector counts every turn for its tenant's health view and, when it shuts down, flushes
@@ -38,7 +39,7 @@ func TestShutdownFlushesAgentHealth(t *testing.T) {
 	if err := s.shutdown(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	sum, err := health.NewStore(testDB.Pool).Summary(t.Context(), s.tenant, s.agent, time.Now())
+	sum, err := health.NewSummaries(store.New(testDB.Pool)).Summary(t.Context(), s.tenant, s.agent, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,9 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
@@ -234,9 +236,10 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	// Circuit breakers are the deployment's, kept in Postgres and learned by LISTEN/NOTIFY; each
 	// turn is decided from this replica's copy. Their changes reach the tenants' health view.
-	breaker, budget, stopBreakers := agenthealth.StartBreakers(m.background, pool.Pool, agenthealth.ReplicaName("connector"),
-		cfg.BreakerFailures, invoke.BreakerOptions{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
-			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, log)
+	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(pool.Pool, breaker.ReplicaName("connector"), log),
+		cfg.BreakerFailures, breaker.Options{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, log)
+	budget := a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: cfg.RetryBudgetPercent})
 	m.stopBreakers = stopBreakers
 	agentPolicy := cfg.Policy()
 	st := store.New(pool.Pool)
@@ -255,12 +258,12 @@ func (m *Main) Open(ctx context.Context) error {
 		Logger:           log,
 		TracerProvider:   tp.TracerProvider,
 		MeterProvider:    tp.MeterProvider,
-		Breaker:          breaker,
+		Breaker:          brk,
 		RetryBudget:      budget,
 		OnFallback:       st.MarkOnFallback,
 	})
 	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
-	m.rec = agenthealth.NewRecorder(agenthealth.NewStore(pool.Pool), agenthealth.RecorderOptions{Logger: log})
+	m.rec = agenthealth.NewRecorder(st, agenthealth.RecorderOptions{Logger: log})
 	// Concurrent-turn caps: the tenants' and agents' for the deployment, shared out among the
 	// replicas by leases renewed every A2AC_CAP_SYNC in Postgres; the replica's own. The
 	// operator's per-tenant overrides are read every A2AC_LIMITS_REFRESH. Neither is on a turn.

@@ -29,6 +29,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
@@ -644,7 +645,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 	code := []string{
 		session.MetricTurns, session.MetricTurnDuration, session.MetricTimeToFirstText,
 		invoke.MetricAgentErrors, invoke.MetricStreamsActive, cardfetch.MetricFetches,
-		invoke.MetricBreakerTransitions, invoke.MetricBreakerRefused, invoke.MetricBreakerOpen,
+		breaker.MetricTransitions, breaker.MetricRefused, breaker.MetricOpen,
 		pgpool.MetricPoolAcquired, pgpool.MetricPoolIdle, pgpool.MetricPoolTotal, pgpool.MetricPoolMax,
 		pgpool.MetricPoolAcquires, pgpool.MetricPoolAcquireTime, pgpool.MetricPoolWaits,
 		pgpool.MetricPoolWaitTime, pgpool.MetricPoolCanceledWaits,

@@ -20,7 +20,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/admission"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/cardcheck"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/config"
@@ -196,9 +198,10 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	// Try-it and "check my agent" turns share the deployment's breakers (with the connector
 	// replicas) and this process's retry budget.
-	breaker, budget, stopBreakers := health.StartBreakers(m.background, pool.Pool, health.ReplicaName("console-api"),
-		cfg.BreakerFailures, invoke.BreakerOptions{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
-			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, log)
+	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(pool.Pool, breaker.ReplicaName("console-api"), log),
+		cfg.BreakerFailures, breaker.Options{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, log)
+	budget := a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: cfg.RetryBudgetPercent})
 	m.stopBreakers = stopBreakers
 	agentPolicy := cfg.Policy()
 	invOpts := invoke.Options{
@@ -215,7 +218,7 @@ func (m *Main) Open(ctx context.Context) error {
 		Logger:           log,
 		TracerProvider:   tp.TracerProvider,
 		MeterProvider:    tp.MeterProvider,
-		Breaker:          breaker,
+		Breaker:          brk,
 		RetryBudget:      budget,
 	}
 	st := store.New(pool.Pool)
@@ -259,7 +262,7 @@ func (m *Main) Open(ctx context.Context) error {
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
 		Invoker:    m.inv,
-		Health:     health.NewStore(pool.Pool),
+		Health:     health.NewSummaries(st),
 		Router:     m.router,
 		// "Check my agent" runs its turns with the options of real turns (internal/probe).
 		Prober:         probe.New(probe.Config{Cards: cards, Invoke: invOpts, VoiceExtension: cfg.VoiceExtension}),

@@ -32,6 +32,7 @@ import (
 type Store interface {
 	CreateAgent(ctx context.Context, a connector.NewAgent) (connector.Agent, error)
 	GetAgent(ctx context.Context, tenantID, agentID string) (connector.Agent, error)
+	ListAgents(ctx context.Context, tenantID string) ([]connector.Agent, error)
 	UpdateAgent(ctx context.Context, tenantID, agentID string, p connector.AgentPatch) (connector.Agent, error)
 	AddRevision(ctx context.Context, tenantID, agentID string, r connector.Revision) (connector.Agent, bool, error)
 	AgentsWithEndpoint(ctx context.Context, tenantID, endpointURL string) ([]string, error)
@@ -337,6 +338,16 @@ func (s *Service) Delete(ctx context.Context, tenantID, agentID string) error {
 		}
 	}
 	return nil
+}
+
+// Get reads an agent of the tenant (connector.ErrNotFound when the tenant has none of that id).
+func (s *Service) Get(ctx context.Context, tenantID, agentID string) (connector.Agent, error) {
+	return s.store.GetAgent(ctx, tenantID, agentID)
+}
+
+// List reads the tenant's agents.
+func (s *Service) List(ctx context.Context, tenantID string) ([]connector.Agent, error) {
+	return s.store.ListAgents(ctx, tenantID)
 }
 
 // WithKey returns the tenant's agent at its live revision and its sealed API key (nil when none),

@@ -315,7 +315,7 @@ type refreshJSON struct {
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) error {
-	agents, err := s.store.ListAgents(r.Context(), tenantFrom(r.Context()).ID)
+	agents, err := s.agents.List(r.Context(), tenantFrom(r.Context()).ID)
 	if err != nil {
 		return fmt.Errorf("list agents: %w", err)
 	}
@@ -331,7 +331,7 @@ func (s *Server) getAgent(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a, err := s.store.GetAgent(r.Context(), tenantFrom(r.Context()).ID, id)
+	a, err := s.agents.Get(r.Context(), tenantFrom(r.Context()).ID, id)
 	if err != nil {
 		return fmt.Errorf("get agent: %w", err)
 	}

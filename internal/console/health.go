@@ -1,13 +1,20 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
 
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
 )
+
+// HealthSummaries summarises an agent's turns for GET /v1/agents/{id}/health
+// (health.Summaries); the agent's breakers are read from the store.
+type HealthSummaries interface {
+	Summary(ctx context.Context, tenantID, agentID string, now time.Time) (health.Summary, error)
+}
 
 // healthJSON is the body of GET /v1/agents/{id}/health: the agent's turns over the last hour
 // and day as the connector replicas flushed them (each flushes once a minute, so the newest
@@ -100,7 +107,7 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	agent, err := s.store.GetAgent(r.Context(), tenantID, id)
+	agent, err := s.agents.Get(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("agent health: %w", err)
 	}
@@ -129,11 +136,11 @@ func (s *Server) agentHealth(w http.ResponseWriter, r *http.Request) error {
 // of an endpoint the deployment keeps no breaker for (a replica that decided alone while
 // Postgres was away) is listed under that endpoint's closed breaker.
 func (s *Server) breakers(r *http.Request, tenantID, agentID string) ([]breakerJSON, error) {
-	deployment, err := s.health.DeploymentBreakers(r.Context(), tenantID, agentID)
+	deployment, err := s.store.DeploymentBreakers(r.Context(), tenantID, agentID)
 	if err != nil {
 		return nil, err
 	}
-	replicas, err := s.health.Breakers(r.Context(), tenantID, agentID)
+	replicas, err := s.store.ReplicaBreakers(r.Context(), tenantID, agentID)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +156,7 @@ func (s *Server) breakers(r *http.Request, tenantID, agentID string) ([]breakerJ
 		if !ok {
 			i = len(out)
 			at[b.Endpoint] = i
-			out = append(out, breakerJSON{Endpoint: b.Endpoint, State: invoke.BreakerClosed, Since: b.Since.UTC(), UpdatedAt: b.UpdatedAt.UTC(),
+			out = append(out, breakerJSON{Endpoint: b.Endpoint, State: breaker.Closed, Since: b.Since.UTC(), UpdatedAt: b.UpdatedAt.UTC(),
 				Replicas: []replicaBreakerJSON{}})
 		}
 		out[i].Replicas = append(out[i].Replicas, replicaBreakerJSON{Replica: b.Replica, State: b.State, Since: b.Since.UTC(),

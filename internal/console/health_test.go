@@ -21,6 +21,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/examples/demo-agent/agent"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
 	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
@@ -54,7 +55,7 @@ func newHealthEnv(t *testing.T) *healthEnv {
 	t.Cleanup(func() { _ = inv.Close(context.Background()) })
 	logs := &syncBuffer{}
 	st := store.New(testDB.Pool)
-	hs := health.NewStore(testDB.Pool)
+	hs := health.NewSummaries(st)
 	srv := New(Config{
 		Store:      st,
 		Cards:      cardfetch.New(cardfetch.Options{Client: netguard.NewClient(policy, netguard.ClientOptions{MaxRedirects: 3}), AllowInsecureHTTP: true}),
@@ -66,7 +67,7 @@ func newHealthEnv(t *testing.T) *healthEnv {
 	})
 	api := httptest.NewServer(srv.Handler())
 	t.Cleanup(api.Close)
-	rec := health.NewRecorder(hs, health.RecorderOptions{})
+	rec := health.NewRecorder(st, health.RecorderOptions{})
 	router := session.New(session.Config{Store: st, Invoker: inv, Health: rec})
 	t.Cleanup(router.Wait)
 	return &healthEnv{env: &env{t: t, api: api, logs: logs}, demoURL: demoSrv.URL, recorder: rec, router: router}
@@ -191,13 +192,13 @@ func TestAgentHealth(t *testing.T) {
 	// for is listed under that endpoint's closed breaker.
 	since := time.Now().Add(-time.Minute).UTC().Truncate(time.Second)
 	openBreaker(t, tenantID, id, "https://agent.example/a2a", since)
-	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
-	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerOpen,
+	pub := breaker.NewPublisher(store.NewCircuits(testDB.Pool, "connector/pod-1", nil), nil)
+	pub.Publish(breaker.Change{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: breaker.Open,
 		Since: since, Cause: "timeout: the agent sent no event within 10s", RetryAt: since.Add(time.Minute)})
-	alone := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-2", nil)
-	alone.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/v1", State: invoke.BreakerOpen,
+	alone := breaker.NewPublisher(store.NewCircuits(testDB.Pool, "connector/pod-2", nil), nil)
+	alone.Publish(breaker.Change{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/v1", State: breaker.Open,
 		Since: since, Cause: "agent_unreachable: connection refused", RetryAt: since.Add(time.Minute)})
-	for _, p := range []*health.BreakerPublisher{pub, alone} {
+	for _, p := range []*breaker.Publisher{pub, alone} {
 		if err := p.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -238,10 +239,10 @@ func TestAgentHealth(t *testing.T) {
 // of a deployment that opens at one does.
 func openBreaker(t *testing.T, tenantID, agentID, endpoint string, since time.Time) {
 	t.Helper()
-	shared := health.NewSharedBreakers(testDB.Pool, "connector/pod-1", nil)
-	c, err := shared.Fail(t.Context(), invoke.CircuitKey{TenantID: tenantID, AgentID: agentID, Endpoint: endpoint}, since,
-		"timeout: the agent sent no event within 10s", invoke.BreakerPolicy{Failures: 1, Cooldown: time.Minute, MaxCooldown: time.Minute})
-	if err != nil || c.State != invoke.BreakerOpen {
+	shared := store.NewCircuits(testDB.Pool, "connector/pod-1", nil)
+	c, err := shared.Fail(t.Context(), breaker.CircuitKey{TenantID: tenantID, AgentID: agentID, Endpoint: endpoint}, since,
+		"timeout: the agent sent no event within 10s", breaker.Policy{Failures: 1, Cooldown: time.Minute, MaxCooldown: time.Minute})
+	if err != nil || c.State != breaker.Open {
 		t.Fatalf("open the breaker: %+v, %v", c, err)
 	}
 }
@@ -260,8 +261,8 @@ func TestHealthCardInBrowser(t *testing.T) {
 	e.turns(tenantID, token, id)
 	// The deployment stopped calling the agent: the card lists its breaker and the replica's copy.
 	openBreaker(t, tenantID, id, "https://agent.example/a2a", time.Now().Add(-time.Minute))
-	pub := health.NewBreakerPublisher(health.NewStore(testDB.Pool), "connector/pod-1", nil)
-	pub.Publish(invoke.BreakerChange{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: invoke.BreakerClosed,
+	pub := breaker.NewPublisher(store.NewCircuits(testDB.Pool, "connector/pod-1", nil), nil)
+	pub.Publish(breaker.Change{TenantID: tenantID, AgentID: id, Endpoint: "https://agent.example/a2a", State: breaker.Closed,
 		Since: time.Now().Add(-time.Minute)})
 	if err := pub.Flush(t.Context()); err != nil {
 		t.Fatal(err)

@@ -27,12 +27,12 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
-	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/store"
+	"github.com/a2a-connector/a2a-connector/internal/tenants"
 )
 
 // MaxBodyBytes caps every request body.
@@ -55,7 +55,7 @@ type Config struct {
 	Prober     *probe.Prober
 	CheckLimit CheckLimit
 	// Health reads GET /v1/agents/{id}/health; nil answers 501.
-	Health *health.Store
+	Health HealthSummaries
 	// Admission caps the checks this process runs at once, as the connector caps turns (the
 	// test turns are capped by Router's own); nil: no caps.
 	Admission *admission.Limiter
@@ -68,17 +68,54 @@ type Config struct {
 	Identity *identity.Issuer
 }
 
+// Agents is the agents' lifecycle the console runs (*agents.Service): every read and change of
+// an agent goes through it.
+type Agents interface {
+	Get(ctx context.Context, tenantID, agentID string) (connector.Agent, error)
+	List(ctx context.Context, tenantID string) ([]connector.Agent, error)
+	RegisteredAs(ctx context.Context, tenantID, cardURL, resolvedURL string) (string, error)
+	RegisterAgent(ctx context.Context, tenantID, cardURL string, r agents.Registration) (connector.Agent, []connector.Problem, error)
+	Refresh(ctx context.Context, tenantID, agentID string) (a connector.Agent, unchanged bool, warnings []connector.Problem, err error)
+	Update(ctx context.Context, tenantID, agentID string, p agents.Patch) (connector.Agent, error)
+	Delete(ctx context.Context, tenantID, agentID string) error
+	WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
+}
+
+// Tenants is the tenants' lifecycle the console runs (*tenants.Service): tenants, their tokens
+// and the authentication of tenant requests.
+type Tenants interface {
+	Create(ctx context.Context, name string) (t connector.Tenant, token string, tok store.Token, err error)
+	AddToken(ctx context.Context, tenantID string) (token string, tok store.Token, err error)
+	Authenticate(ctx context.Context, token string) (t connector.Tenant, tokenID string, err error)
+	List(ctx context.Context) ([]store.TenantInfo, error)
+	Get(ctx context.Context, tenantID string) (store.TenantInfo, error)
+	SetLimits(ctx context.Context, tenantID string, l connector.TenantLimits) (store.TenantInfo, error)
+	Delete(ctx context.Context, tenantID string) error
+	Tokens(ctx context.Context, tenantID string) ([]store.Token, error)
+	DeleteToken(ctx context.Context, tenantID, tokenID string) error
+}
+
+// Reads are what the console reads from the store itself (*store.Store): readiness, an agent's
+// revisions (for "check my agent") and its circuit breakers (for its health).
+type Reads interface {
+	Ping(ctx context.Context) error
+	Revisions(ctx context.Context, tenantID, agentID string) ([]store.RevisionInfo, error)
+	DeploymentBreakers(ctx context.Context, tenantID, agentID string) ([]store.DeploymentBreaker, error)
+	ReplicaBreakers(ctx context.Context, tenantID, agentID string) ([]store.ReplicaBreaker, error)
+}
+
 // Server serves the console API.
 type Server struct {
-	store     *store.Store
+	store     Reads
 	cards     *cardfetch.Fetcher
-	agents    *agents.Service
+	agents    Agents
+	tenants   Tenants
 	adminHash [sha256.Size]byte
 	log       *slog.Logger
 	router    TurnRouter
 	prober    *probe.Prober
 	checks    *checkLimiter
-	health    *health.Store
+	health    HealthSummaries
 	admit     *admission.Limiter
 	voice     string
 	identity  *identity.Issuer
@@ -119,6 +156,7 @@ func New(c Config) *Server {
 		store:     c.Store,
 		cards:     c.Cards,
 		agents:    newAgents(c),
+		tenants:   tenants.New(c.Store),
 		adminHash: sha256.Sum256([]byte(c.AdminToken)),
 		log:       c.Logger,
 		router:    c.Router,
@@ -274,11 +312,8 @@ func (s *Server) authenticate(r *http.Request, a access) (context.Context, error
 		}
 		return ctx, nil
 	default:
-		// The lookup is by SHA-256 of the token, so comparing secrets in variable time never
-		// happens: the database compares hashes of unknown preimages.
-		h := sha256.Sum256([]byte(token))
-		// Every request reads the token afresh, so a revoked token fails on its next request.
-		t, tokenID, err := s.store.TenantByTokenHash(ctx, h[:])
+		// By the token's SHA-256, read afresh: a revoked token fails on its next request.
+		t, tokenID, err := s.tenants.Authenticate(ctx, token)
 		if err != nil {
 			return ctx, authError(err)
 		}

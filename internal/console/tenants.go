@@ -1,9 +1,6 @@
 package console
 
 import (
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,20 +9,6 @@ import (
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 )
-
-// tokenPrefix makes tenant tokens recognisable to secret scanners.
-const tokenPrefix = "a2ac_"
-
-// newToken returns a fresh tenant token (32 random bytes) and the SHA-256 the store keeps.
-func newToken() (token string, hash []byte, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", nil, fmt.Errorf("token: %w", err)
-	}
-	token = tokenPrefix + base64.RawURLEncoding.EncodeToString(b)
-	h := sha256.Sum256([]byte(token))
-	return token, h[:], nil
-}
 
 type tenantCreated struct {
 	ID    string `json:"id"`
@@ -103,12 +86,8 @@ func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) error {
 	if err := ruleTenantName.check("name", in.Name); err != nil {
 		return err
 	}
-	token, hash, err := newToken()
-	if err != nil {
-		return err
-	}
 	// One transaction: a tenant never exists without its first token.
-	t, tok, err := s.store.CreateTenantWithToken(r.Context(), in.Name, hash)
+	t, token, tok, err := s.tenants.Create(r.Context(), in.Name)
 	if err != nil {
 		return fmt.Errorf("create tenant: %w", err)
 	}
@@ -120,11 +99,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	token, hash, err := newToken()
-	if err != nil {
-		return err
-	}
-	tok, err := s.store.AddTenantToken(r.Context(), id, hash)
+	token, tok, err := s.tenants.AddToken(r.Context(), id)
 	if err != nil {
 		return fmt.Errorf("tenant %s: add token: %w", id, err)
 	}
@@ -132,7 +107,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) error {
-	tenants, err := s.store.ListTenants(r.Context())
+	tenants, err := s.tenants.List(r.Context())
 	if err != nil {
 		return fmt.Errorf("list tenants: %w", err)
 	}
@@ -148,7 +123,7 @@ func (s *Server) getTenant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	t, err := s.store.Tenant(r.Context(), id)
+	t, err := s.tenants.Get(r.Context(), id)
 	if err != nil {
 		return fmt.Errorf("get tenant: %w", err)
 	}
@@ -189,10 +164,7 @@ func (s *Server) patchTenant(w http.ResponseWriter, r *http.Request) error {
 		}
 		*f.to = *f.v
 	}
-	if err := s.store.SetTenantLimits(r.Context(), id, l); err != nil {
-		return fmt.Errorf("set tenant limits: %w", err)
-	}
-	t, err := s.store.Tenant(r.Context(), id)
+	t, err := s.tenants.SetLimits(r.Context(), id, l)
 	if err != nil {
 		return fmt.Errorf("set tenant limits: %w", err)
 	}
@@ -207,7 +179,7 @@ func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteTenant(r.Context(), id); err != nil {
+	if err := s.tenants.Delete(r.Context(), id); err != nil {
 		return fmt.Errorf("delete tenant: %w", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -219,7 +191,7 @@ func (s *Server) listTenantTokens(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
-	tokens, err := s.store.ListTokens(r.Context(), id)
+	tokens, err := s.tenants.Tokens(r.Context(), id)
 	if err != nil {
 		return fmt.Errorf("list tokens: %w", err)
 	}
@@ -239,7 +211,7 @@ func (s *Server) deleteTenantToken(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteToken(r.Context(), tenantID, tokenID); err != nil {
+	if err := s.tenants.DeleteToken(r.Context(), tenantID, tokenID); err != nil {
 		return fmt.Errorf("revoke token: %w", err)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -249,7 +221,7 @@ func (s *Server) deleteTenantToken(w http.ResponseWriter, r *http.Request) error
 // listOwnTokens lets a tenant see its tokens (to find a leaked or unused one), the one it
 // asked with marked current.
 func (s *Server) listOwnTokens(w http.ResponseWriter, r *http.Request) error {
-	tokens, err := s.store.ListTokens(r.Context(), tenantFrom(r.Context()).ID)
+	tokens, err := s.tenants.Tokens(r.Context(), tenantFrom(r.Context()).ID)
 	if err != nil {
 		return fmt.Errorf("list own tokens: %w", err)
 	}
@@ -269,7 +241,7 @@ func (s *Server) deleteOwnToken(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.store.DeleteToken(r.Context(), tenantFrom(r.Context()).ID, tokenID); err != nil {
+	if err := s.tenants.DeleteToken(r.Context(), tenantFrom(r.Context()).ID, tokenID); err != nil {
 		return fmt.Errorf("revoke own token: %w", err)
 	}
 	w.WriteHeader(http.StatusNoContent)

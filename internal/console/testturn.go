@@ -204,7 +204,7 @@ func (s *Server) testableAgent(r *http.Request) (connector.Agent, error) {
 	if err != nil {
 		return connector.Agent{}, err
 	}
-	a, err := s.store.GetAgent(r.Context(), tenantFrom(r.Context()).ID, id)
+	a, err := s.agents.Get(r.Context(), tenantFrom(r.Context()).ID, id)
 	if err != nil {
 		return connector.Agent{}, fmt.Errorf("test agent: %w", err)
 	}

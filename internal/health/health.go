@@ -6,7 +6,8 @@
 // (and at shutdown) the Recorder's flusher adds its per-minute counts to Postgres in one batch,
 // so replicas and repeated flushes sum; latencies are fixed-bucket histograms (Buckets), which
 // sum element by element, so percentiles over replicas and minutes come from merged buckets with
-// a known error bound (see Percentile). Store.Summary reads a tenant's agent; every query is
+// a known error bound (see Percentile). Summaries.Summary reads a tenant's agent. The SQL is
+// internal/store's, behind the interfaces this package declares (Store, Rows); every query is
 // scoped by tenant.
 //
 // The package never sees the user's text or the agent's reply: a connector.TurnStat holds ids, the outcome,

@@ -72,7 +72,7 @@ func addAgent(t *testing.T, tenantID string) string {
 }
 
 func newRecorder(c *clock) *health.Recorder {
-	return health.NewRecorder(health.NewStore(testDB.Pool), health.RecorderOptions{Now: c.now})
+	return health.NewRecorder(store.New(testDB.Pool), health.RecorderOptions{Now: c.now})
 }
 
 func completed(tenantID, agentID string, firstText, took time.Duration) connector.TurnStat {
@@ -93,7 +93,7 @@ func outcomes(completed, inputRequired, handback, failed, canceled, errored int6
 
 func summary(t *testing.T, tenantID, agentID string, now time.Time) health.Summary {
 	t.Helper()
-	s, err := health.NewStore(testDB.Pool).Summary(t.Context(), tenantID, agentID, now)
+	s, err := health.NewSummaries(store.New(testDB.Pool)).Summary(t.Context(), tenantID, agentID, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestFailedFlushKeepsCounts(t *testing.T) {
 func TestRunFlushesEveryInterval(t *testing.T) {
 	t.Parallel()
 	tenantID, agentID := newAgent(t)
-	r := health.NewRecorder(health.NewStore(testDB.Pool), health.RecorderOptions{Interval: time.Millisecond})
+	r := health.NewRecorder(store.New(testDB.Pool), health.RecorderOptions{Interval: time.Millisecond})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); r.Run(ctx) }()

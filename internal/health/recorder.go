@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // Defaults of RecorderOptions.
@@ -48,7 +49,7 @@ type RecorderOptions struct {
 // Recorder counts turns in memory, per tenant, agent and minute, and flushes the counts to the
 // Store. Record is safe for concurrent use; Run, Flush and Close are for one owner.
 type Recorder struct {
-	store    *Store
+	store    Store
 	now      func() time.Time
 	interval time.Duration
 	log      *slog.Logger
@@ -76,7 +77,7 @@ type cell struct {
 }
 
 // NewRecorder returns a Recorder that flushes to st.
-func NewRecorder(st *Store, o RecorderOptions) *Recorder {
+func NewRecorder(st Store, o RecorderOptions) *Recorder {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -178,15 +179,15 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		r.log.Warn("health: turns not counted while the database was away", slog.Int64("turns", dropped))
 	}
 	now := r.now()
-	if err := r.store.add(ctx, rowsOf(cells), failureRowsOf(failures)); err != nil {
+	if err := r.store.AddHealth(ctx, rowsOf(cells), failureRowsOf(failures)); err != nil {
 		r.restore(cells, failures, now)
 		return fmt.Errorf("health: flush: %w", err)
 	}
-	agents := make([]agentKey, 0, len(failures))
+	agents := make([]store.HealthAgent, 0, len(failures))
 	for ak := range failures {
-		agents = append(agents, ak)
+		agents = append(agents, store.HealthAgent{TenantID: ak.tenantID, AgentID: ak.agentID})
 	}
-	if err := r.store.prune(ctx, now.Add(-Retention), agents); err != nil {
+	if err := r.store.PruneHealth(ctx, now.Add(-Retention), agents, MaxFailures); err != nil {
 		// The rows are written; pruning is tried again at the next flush.
 		return fmt.Errorf("health: prune: %w", err)
 	}
@@ -231,36 +232,26 @@ func sum(xs []int64) int64 {
 	return n
 }
 
-// minuteRow is one cell, ready to write.
-type minuteRow struct {
-	agentKey
-	minute time.Time
-	c      *cell
-}
-
 // rowsOf orders the cells by key: two replicas then lock the same rows in the same order and
 // cannot deadlock.
-func rowsOf(cells map[cellKey]*cell) []minuteRow {
-	rows := make([]minuteRow, 0, len(cells))
+func rowsOf(cells map[cellKey]*cell) []store.HealthMinute {
+	rows := make([]store.HealthMinute, 0, len(cells))
 	for k, c := range cells {
-		rows = append(rows, minuteRow{k.agentKey, time.Unix(k.minute*60, 0).UTC(), c})
+		rows = append(rows, store.HealthMinute{TenantID: k.tenantID, AgentID: k.agentID,
+			Minute: time.Unix(k.minute*60, 0).UTC(), Outcomes: c.outcomes, FirstText: c.firstText[:], Duration: c.duration[:]})
 	}
-	slices.SortFunc(rows, func(a, b minuteRow) int {
-		return cmp.Or(cmp.Compare(a.tenantID, b.tenantID), cmp.Compare(a.agentID, b.agentID), a.minute.Compare(b.minute))
+	slices.SortFunc(rows, func(a, b store.HealthMinute) int {
+		return cmp.Or(cmp.Compare(a.TenantID, b.TenantID), cmp.Compare(a.AgentID, b.AgentID), a.Minute.Compare(b.Minute))
 	})
 	return rows
 }
 
-type failureRow struct {
-	agentKey
-	Failure
-}
-
-func failureRowsOf(failures map[agentKey][]Failure) []failureRow {
-	var rows []failureRow
+func failureRowsOf(failures map[agentKey][]Failure) []store.HealthFailure {
+	var rows []store.HealthFailure
 	for ak, fs := range failures {
 		for _, f := range fs {
-			rows = append(rows, failureRow{ak, f})
+			rows = append(rows, store.HealthFailure{TenantID: ak.tenantID, AgentID: ak.agentID,
+				At: f.At, Outcome: f.Outcome, Code: f.Code, Message: f.Message})
 		}
 	}
 	return rows

@@ -2,87 +2,35 @@ package health
 
 import (
 	"context"
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
-// Store reads and writes the health tables (migrations/004_agent_health.sql).
-type Store struct {
-	pool *pgxpool.Pool
+// Store is where the health rows live: internal/store's *Store. The Recorder adds and prunes
+// rows; Summaries reads them.
+type Store interface {
+	AddHealth(ctx context.Context, rows []store.HealthMinute, failures []store.HealthFailure) error
+	PruneHealth(ctx context.Context, cutoff time.Time, agents []store.HealthAgent, keep int) error
 }
 
-// NewStore returns a Store on pool.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
-
-// addMinute adds one replica's counts to a minute row. A row of an agent deleted meanwhile is
-// not written: the agent row is locked (key share) so that a concurrent delete waits for this
-// transaction instead of failing it with a foreign-key error.
-const addMinute = `insert into agent_health_minutes as h
-	(tenant_id, agent_id, minute, completed, input_required, handback, failed, canceled, errored, first_text, duration)
-select $1::uuid, $2::uuid, $3::timestamptz, $4::bigint, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint[], $11::bigint[]
-where exists (select 1 from agents where tenant_id = $1::uuid and id = $2::uuid for key share)
-on conflict (tenant_id, agent_id, minute) do update set
-	completed = h.completed + excluded.completed,
-	input_required = h.input_required + excluded.input_required,
-	handback = h.handback + excluded.handback,
-	failed = h.failed + excluded.failed,
-	canceled = h.canceled + excluded.canceled,
-	errored = h.errored + excluded.errored,
-	first_text = health_add_counts(h.first_text, excluded.first_text),
-	duration = health_add_counts(h.duration, excluded.duration)`
-
-const addFailure = `insert into agent_health_failures (tenant_id, agent_id, at, outcome, code, message)
-select $1::uuid, $2::uuid, $3::timestamptz, $4::text, $5::text, $6::text
-where exists (select 1 from agents where tenant_id = $1::uuid and id = $2::uuid for key share)`
-
-// add writes a flush in one transaction: all of it counts, or none.
-func (s *Store) add(ctx context.Context, rows []minuteRow, failures []failureRow) error {
-	if len(rows) == 0 && len(failures) == 0 {
-		return nil
-	}
-	b := &pgx.Batch{}
-	for _, r := range rows {
-		o := r.c.outcomes
-		b.Queue(addMinute, r.tenantID, r.agentID, r.minute, o[0], o[1], o[2], o[3], o[4], o[5],
-			r.c.firstText[:], r.c.duration[:])
-	}
-	for _, f := range failures {
-		b.Queue(addFailure, f.tenantID, f.agentID, f.At, string(f.Outcome), f.Code, f.Message)
-	}
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return fmt.Errorf("add %d minute rows and %d failures: %w", len(rows), len(failures), err)
-		}
-		return nil
-	})
+// Rows reads the health rows of one agent (internal/store's *Store).
+type Rows interface {
+	HealthMinutes(ctx context.Context, tenantID, agentID string, from, to time.Time) ([]store.HealthMinute, error)
+	HealthFailures(ctx context.Context, tenantID, agentID string, since time.Time, limit int) ([]store.HealthFailure, error)
 }
 
-// prune deletes minute rows and failures older than cutoff, and the failures of the given
-// agents beyond the newest MaxFailures.
-func (s *Store) prune(ctx context.Context, cutoff time.Time, agents []agentKey) error {
-	slices.SortFunc(agents, func(a, b agentKey) int {
-		return strings.Compare(a.tenantID+a.agentID, b.tenantID+b.agentID)
-	})
-	b := &pgx.Batch{}
-	b.Queue(`delete from agent_health_minutes where minute < $1`, cutoff)
-	b.Queue(`delete from agent_health_failures where at < $1`, cutoff)
-	for _, a := range agents {
-		b.Queue(`delete from agent_health_failures where id in (
-			select id from agent_health_failures where tenant_id = $1 and agent_id = $2
-			order by at desc, id desc offset $3)`, a.tenantID, a.agentID, MaxFailures)
-	}
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
-		return fmt.Errorf("prune before %s: %w", cutoff.Format(time.RFC3339), err)
-	}
-	return nil
+// The outcome counters of a row are the store's columns (a compile-time check).
+var _ [store.HealthOutcomes]int64 = [len(outcomes)]int64{}
+
+// Summaries reads agents' health summaries from the rows of every replica.
+type Summaries struct {
+	rows Rows
 }
+
+// NewSummaries returns the Summaries of rows.
+func NewSummaries(rows Rows) *Summaries { return &Summaries{rows: rows} }
 
 // Summary is an agent's health over the last hour and day, as of At.
 type Summary struct {
@@ -167,7 +115,7 @@ func latency(b *Buckets) Latency {
 // Summary reads the health of one agent of one tenant as of now: the minute rows of every
 // replica, summed, and the newest failures. An agent without turns has a zero Summary (with
 // its 60 empty minutes); the caller checks that the agent exists in the tenant.
-func (s *Store) Summary(ctx context.Context, tenantID, agentID string, now time.Time) (Summary, error) {
+func (s *Summaries) Summary(ctx context.Context, tenantID, agentID string, now time.Time) (Summary, error) {
 	cur := now.UTC().Truncate(time.Minute)
 	hourStart, dayStart := cur.Add(-59*time.Minute), cur.Add(-(24*60-1)*time.Minute)
 	out := Summary{At: now, Minutes: make([]Minute, 60)}
@@ -176,55 +124,33 @@ func (s *Store) Summary(ctx context.Context, tenantID, agentID string, now time.
 	}
 	var hour, day windowAcc
 
-	rows, err := s.pool.Query(ctx, `select minute, completed, input_required, handback, failed, canceled, errored,
-			first_text, duration
-		from agent_health_minutes where tenant_id = $1 and agent_id = $2 and minute >= $3 and minute <= $4`,
-		tenantID, agentID, dayStart, cur)
+	minutes, err := s.rows.HealthMinutes(ctx, tenantID, agentID, dayStart, cur)
 	if err != nil {
-		return Summary{}, fmt.Errorf("health of agent %s: %w", agentID, err)
+		return Summary{}, err
 	}
-	var (
-		minute time.Time
-		counts [len(outcomes)]int64
-		ft, du []int64
-	)
-	_, err = pgx.ForEachRow(rows, []any{&minute, &counts[0], &counts[1], &counts[2], &counts[3],
-		&counts[4], &counts[5], &ft, &du}, func() error {
-		day.add(&counts, ft, du)
-		if minute.Before(hourStart) {
-			return nil
+	for _, r := range minutes {
+		day.add(&r.Outcomes, r.FirstText, r.Duration)
+		if r.Minute.Before(hourStart) {
+			continue
 		}
-		hour.add(&counts, ft, du)
-		m := &out.Minutes[int(minute.Sub(hourStart)/time.Minute)]
+		hour.add(&r.Outcomes, r.FirstText, r.Duration)
+		m := &out.Minutes[int(r.Minute.Sub(hourStart)/time.Minute)]
 		for i, oc := range outcomes {
-			m.Turns += counts[i]
+			m.Turns += r.Outcomes[i]
 			if failed(oc) {
-				m.Failures += counts[i]
+				m.Failures += r.Outcomes[i]
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return Summary{}, fmt.Errorf("health of agent %s: %w", agentID, err)
 	}
 	out.Hour, out.Day = hour.window(), day.window()
 
-	rows, err = s.pool.Query(ctx, `select at, outcome, code, message from agent_health_failures
-		where tenant_id = $1 and agent_id = $2 and at >= $3
-		order by at desc, id desc limit $4`, tenantID, agentID, dayStart, MaxFailures)
+	failures, err := s.rows.HealthFailures(ctx, tenantID, agentID, dayStart, MaxFailures)
 	if err != nil {
-		return Summary{}, fmt.Errorf("failures of agent %s: %w", agentID, err)
+		return Summary{}, err
 	}
-	out.Failures, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (Failure, error) {
-		var f Failure
-		err := row.Scan(&f.At, &f.Outcome, &f.Code, &f.Message)
-		return f, err
-	})
-	if err != nil {
-		return Summary{}, fmt.Errorf("failures of agent %s: %w", agentID, err)
-	}
-	if out.Failures == nil {
-		out.Failures = []Failure{}
+	out.Failures = make([]Failure, len(failures))
+	for i, f := range failures {
+		out.Failures[i] = Failure{At: f.At, Outcome: f.Outcome, Code: f.Code, Message: f.Message}
 	}
 	return out, nil
 }

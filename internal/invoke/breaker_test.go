@@ -19,6 +19,7 @@ import (
 
 	connector "github.com/a2a-connector/a2a-connector"
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
@@ -55,15 +56,15 @@ func (c *fakeClock) Add(d time.Duration) {
 type breakerHarness struct {
 	*harness
 	clock   *fakeClock
-	breaker *invoke.Breaker
+	breaker *breaker.Breaker
 	mu      sync.Mutex
-	changes []invoke.BreakerChange
+	changes []breaker.Change
 }
 
 func newBreakerHarness(t *testing.T, mod func(*invoke.Options)) *breakerHarness {
 	t.Helper()
 	bh := &breakerHarness{clock: newFakeClock()}
-	bh.breaker = invoke.NewBreaker(invoke.BreakerOptions{Now: bh.clock.Now, OnChange: func(c invoke.BreakerChange) {
+	bh.breaker = breaker.New(breaker.Options{Now: bh.clock.Now, OnChange: func(c breaker.Change) {
 		bh.mu.Lock()
 		defer bh.mu.Unlock()
 		bh.changes = append(bh.changes, c)
@@ -150,7 +151,7 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 				srv := w.start(t)
 				srv.SetBehavior(tt.behavior)
 				a := fixtureAgentFor(srv, tt.streaming)
-				for i := range invoke.DefaultBreakerFailures {
+				for i := range breaker.DefaultFailures {
 					res, _ := bh.run(t, &a, "hello")
 					if res.Err == nil || res.Err.Code != want {
 						t.Fatalf("turn %d: result = %+v (err %+v), want %s", i+1, res, res.Err, want)
@@ -164,7 +165,7 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 				if got := len(srv.Requests()); got != contacted {
 					t.Errorf("agent got %d requests after the breaker opened, want 0", got-contacted)
 				}
-				if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerOpen {
+				if got := bh.breaker.State(a.ID, a.EndpointURL); got != breaker.Open {
 					t.Errorf("state = %s, want open", got)
 				}
 			})
@@ -174,7 +175,7 @@ func TestBreakerOpensOnAgentDown(t *testing.T) {
 		t.Parallel()
 		bh := newBreakerHarness(t, nil)
 		a := agentAt(fixtureagent.RefusedURL(t), true)
-		for range invoke.DefaultBreakerFailures {
+		for range breaker.DefaultFailures {
 			if res, _ := bh.run(t, &a, "hello"); res.Err == nil || res.Err.Code != connector.CodeAgentUnreachable {
 				t.Fatalf("result = %+v, want agent_unreachable", res)
 			}
@@ -202,7 +203,7 @@ func TestBreakerIgnoresAnswers(t *testing.T) {
 	behaviours := []fixtureagent.Behavior{fixtureagent.HTTP401, fixtureagent.JSONError, fixtureagent.RPCErrorEvent,
 		fixtureagent.Failed, fixtureagent.Rejected, fixtureagent.HugeEvent, fixtureagent.AuthRequired}
 	for _, b := range behaviours {
-		for i := range invoke.DefaultBreakerFailures + 1 {
+		for i := range breaker.DefaultFailures + 1 {
 			res, _ := bh.run(t, &a, "behave:"+string(b))
 			if res.Err != nil && res.Err.Code == connector.CodeAgentUnavailable {
 				t.Fatalf("%s, turn %d: refused by the breaker: %s", b, i+1, res.Err.Message)
@@ -221,14 +222,14 @@ func TestBreakerSuccessResetsTheCount(t *testing.T) {
 	srv := fixtureagent.New(t)
 	a := agentAt(srv.URL, true)
 	for range 3 {
-		for range invoke.DefaultBreakerFailures - 1 {
+		for range breaker.DefaultFailures - 1 {
 			bh.run(t, &a, "behave:"+string(fixtureagent.HTTP500))
 		}
 		if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
 			t.Fatalf("result = %+v, want COMPLETED", res)
 		}
 	}
-	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != breaker.Closed {
 		t.Errorf("state = %s, want closed", got)
 	}
 }
@@ -283,7 +284,7 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 	g := newGatedAgent(t)
 	a := agentAt(g.url, true)
 	g.failing.Store(true)
-	for range invoke.DefaultBreakerFailures {
+	for range breaker.DefaultFailures {
 		bh.run(t, &a, "hello")
 	}
 	res, took := bh.run(t, &a, "hello")
@@ -292,7 +293,7 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 	// The agent is back, but slow: the probe waits at the gate.
 	g.failing.Store(false)
 	g.gated.Store(true)
-	bh.clock.Add(invoke.DefaultBreakerCooldown)
+	bh.clock.Add(breaker.DefaultCooldown)
 	probe := make(chan *connector.TurnResult, 1)
 	go func() {
 		probe <- bh.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, MessageID: "probe", Text: "hello"}, nil)
@@ -320,7 +321,7 @@ func TestBreakerHalfOpenLetsOneProbeThrough(t *testing.T) {
 	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
 		t.Errorf("turn after recovery = %+v, want COMPLETED", res)
 	}
-	want := []string{invoke.BreakerOpen, invoke.BreakerHalfOpen, invoke.BreakerClosed}
+	want := []string{breaker.Open, breaker.HalfOpen, breaker.Closed}
 	if got := bh.states(); strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("changes = %v, want %v", got, want)
 	}
@@ -334,7 +335,7 @@ func TestBreakerCooldownDoubles(t *testing.T) {
 	g := newGatedAgent(t)
 	a := agentAt(g.url, true)
 	g.failing.Store(true)
-	for range invoke.DefaultBreakerFailures {
+	for range breaker.DefaultFailures {
 		bh.run(t, &a, "hello")
 	}
 	// probeAfter moves the clock to just before the cool-down ends (refused, agent untouched),
@@ -352,24 +353,24 @@ func TestBreakerCooldownDoubles(t *testing.T) {
 		}
 		return res
 	}
-	cooldown := invoke.DefaultBreakerCooldown
+	cooldown := breaker.DefaultCooldown
 	for range 7 { // 5s, 10s, ... up to the 2m cap, and once more at the cap
 		if res := probeAfter(cooldown); res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
 			t.Fatalf("probe = %+v, want the agent's 500", res)
 		}
-		cooldown = min(2*cooldown, invoke.DefaultBreakerMaxCooldown)
+		cooldown = min(2*cooldown, breaker.DefaultMaxCooldown)
 	}
 	g.failing.Store(false)
 	if res := probeAfter(cooldown); res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("probe = %+v, want COMPLETED", res)
 	}
 	g.failing.Store(true)
-	for range invoke.DefaultBreakerFailures {
+	for range breaker.DefaultFailures {
 		bh.run(t, &a, "hello")
 	}
 	g.failing.Store(false)
-	if res := probeAfter(invoke.DefaultBreakerCooldown); res.Outcome != connector.OutcomeCompleted {
-		t.Fatalf("after recovery the cool-down must start over at %s; probe = %+v", invoke.DefaultBreakerCooldown, res)
+	if res := probeAfter(breaker.DefaultCooldown); res.Outcome != connector.OutcomeCompleted {
+		t.Fatalf("after recovery the cool-down must start over at %s; probe = %+v", breaker.DefaultCooldown, res)
 	}
 }
 
@@ -380,7 +381,7 @@ func TestBreakerIgnoresCallerCancel(t *testing.T) {
 	srv := fixtureagent.New(t)
 	srv.SetBehavior(fixtureagent.HangHeaders)
 	a := agentAt(srv.URL, true)
-	for range invoke.DefaultBreakerFailures + 1 {
+	for range breaker.DefaultFailures + 1 {
 		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 		res := bh.inv.Turn(ctx, connector.TurnRequest{Agent: &a, MessageID: "m", Text: "hello"}, nil)
 		cancel()
@@ -388,7 +389,7 @@ func TestBreakerIgnoresCallerCancel(t *testing.T) {
 			t.Fatal("caller deadlines opened the breaker")
 		}
 	}
-	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != breaker.Closed {
 		t.Errorf("state = %s, want closed", got)
 	}
 }
@@ -429,12 +430,12 @@ func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
 	g := newGatedAgent(t)
 	a := agentAt(g.url, true)
 	g.failing.Store(true)
-	for range invoke.DefaultBreakerFailures {
+	for range breaker.DefaultFailures {
 		bh.run(t, &a, "hello")
 	}
 	g.failing.Store(false)
 	g.gated.Store(true)
-	bh.clock.Add(invoke.DefaultBreakerCooldown)
+	bh.clock.Add(breaker.DefaultCooldown)
 	ctx, cancel := context.WithCancel(t.Context())
 	probe := make(chan *connector.TurnResult, 1)
 	go func() {
@@ -445,14 +446,14 @@ func TestBreakerCanceledProbeLetsTheNextTurnProbe(t *testing.T) {
 	if res := <-probe; res.Outcome != connector.OutcomeCanceled {
 		t.Fatalf("canceled probe = %+v, want CANCELED", res)
 	}
-	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerHalfOpen {
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != breaker.HalfOpen {
 		t.Fatalf("state after a canceled probe = %s, want half_open", got)
 	}
 	g.gated.Store(false)
 	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("next turn = %+v, want it to probe and complete", res)
 	}
-	if got := bh.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerClosed {
+	if got := bh.breaker.State(a.ID, a.EndpointURL); got != breaker.Closed {
 		t.Errorf("state = %s, want closed", got)
 	}
 }
@@ -467,7 +468,7 @@ func TestBreakerMetrics(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = p.Shutdown(context.Background()) })
 	clock := newFakeClock()
-	b := invoke.NewBreaker(invoke.BreakerOptions{Now: clock.Now, MeterProvider: p.MeterProvider})
+	b := breaker.New(breaker.Options{Now: clock.Now, MeterProvider: p.MeterProvider})
 	h := newHarness(t, func(o *invoke.Options) { o.Breaker, o.MaxRetries = b, -1 })
 	o := &observed{reader: reader}
 	g := newGatedAgent(t)
@@ -476,28 +477,28 @@ func TestBreakerMetrics(t *testing.T) {
 		return h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m", Text: "hello"}, nil)
 	}
 	g.failing.Store(true)
-	for range invoke.DefaultBreakerFailures + 2 {
+	for range breaker.DefaultFailures + 2 {
 		run()
 	}
-	if v, _ := o.int64Metric(t, invoke.MetricBreakerOpen); v != 1 {
-		t.Errorf("%s = %d while open, want 1", invoke.MetricBreakerOpen, v)
+	if v, _ := o.int64Metric(t, breaker.MetricOpen); v != 1 {
+		t.Errorf("%s = %d while open, want 1", breaker.MetricOpen, v)
 	}
 	g.failing.Store(false)
-	clock.Add(invoke.DefaultBreakerCooldown)
+	clock.Add(breaker.DefaultCooldown)
 	if res := run(); res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("probe = %+v", res)
 	}
 	state := attribute.Key("a2ac.breaker.state")
-	for _, s := range []string{invoke.BreakerOpen, invoke.BreakerHalfOpen, invoke.BreakerClosed} {
-		if v, _ := o.int64Metric(t, invoke.MetricBreakerTransitions, state.String(s)); v != 1 {
-			t.Errorf("%s{%s} = %d, want 1", invoke.MetricBreakerTransitions, s, v)
+	for _, s := range []string{breaker.Open, breaker.HalfOpen, breaker.Closed} {
+		if v, _ := o.int64Metric(t, breaker.MetricTransitions, state.String(s)); v != 1 {
+			t.Errorf("%s{%s} = %d, want 1", breaker.MetricTransitions, s, v)
 		}
 	}
-	if v, _ := o.int64Metric(t, invoke.MetricBreakerRefused); v != 2 {
-		t.Errorf("%s = %d, want 2", invoke.MetricBreakerRefused, v)
+	if v, _ := o.int64Metric(t, breaker.MetricRefused); v != 2 {
+		t.Errorf("%s = %d, want 2", breaker.MetricRefused, v)
 	}
-	if v, ok := o.int64Metric(t, invoke.MetricBreakerOpen); !ok || v != 0 {
-		t.Errorf("%s = %d (recorded %v) after recovery, want 0", invoke.MetricBreakerOpen, v, ok)
+	if v, ok := o.int64Metric(t, breaker.MetricOpen); !ok || v != 0 {
+		t.Errorf("%s = %d (recorded %v) after recovery, want 0", breaker.MetricOpen, v, ok)
 	}
 }
 
@@ -511,20 +512,20 @@ func TestBreakerFollowsTheTurnToItsFallback(t *testing.T) {
 	fallback := fixtureagent.New(t)
 	fallback.SetBehavior(fixtureagent.HTTP503) // down
 	clock := newFakeClock()
-	breaker := invoke.NewBreaker(invoke.BreakerOptions{Failures: 1, Now: clock.Now})
+	brk := breaker.New(breaker.Options{Failures: 1, Now: clock.Now})
 	a := agentAt(primary.URL, false)
 	a.ProtocolVersion = "1.0"
 	a.Fallback = &connector.Interface{URL: fallback.URL, ProtocolVersion: "0.3.0"}
-	withBreaker := func(o *invoke.Options) { o.Breaker, o.MaxRetries = breaker, -1 }
+	withBreaker := func(o *invoke.Options) { o.Breaker, o.MaxRetries = brk, -1 }
 
 	res, _ := newHarness(t, withBreaker).turn(t, t.Context(), connector.TurnRequest{Agent: &a, MessageID: "m-1", Text: userWords})
 	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentHTTPStatus {
 		t.Fatalf("turn on the fallback = %+v (err %+v), want FAILED %s", res, res.Err, connector.CodeAgentHTTPStatus)
 	}
-	if got := breaker.State(a.ID, fallback.URL); got != invoke.BreakerOpen {
+	if got := brk.State(a.ID, fallback.URL); got != breaker.Open {
 		t.Errorf("fallback interface's breaker: %s, want open (the turn failed there)", got)
 	}
-	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+	if got := brk.State(a.ID, primary.URL); got != breaker.Closed {
 		t.Errorf("preferred interface's breaker: %s, want closed (it answered)", got)
 	}
 
@@ -538,7 +539,7 @@ func TestBreakerFollowsTheTurnToItsFallback(t *testing.T) {
 	if n := len(fallback.Requests()) - called; n != 0 {
 		t.Errorf("the fallback got %d requests behind its open breaker, want 0", n)
 	}
-	if got := breaker.State(a.ID, primary.URL); got != invoke.BreakerClosed {
+	if got := brk.State(a.ID, primary.URL); got != breaker.Closed {
 		t.Errorf("preferred interface's breaker: %s, want closed", got)
 	}
 }
@@ -555,8 +556,8 @@ func TestBreakerLearnsTheDeploymentsChanges(t *testing.T) {
 	a := agentAt(srv.URL, true)
 	a.TenantID = "tenant-1"
 	now := bh.clock.Now()
-	key := invoke.CircuitKey{TenantID: a.TenantID, AgentID: a.ID, Endpoint: a.EndpointURL}
-	learn := func(c invoke.Circuit) { c.Key = key; bh.breaker.Learn(t.Context(), c) }
+	key := breaker.CircuitKey{TenantID: a.TenantID, AgentID: a.ID, Endpoint: a.EndpointURL}
+	learn := func(c breaker.Circuit) { c.Key = key; bh.breaker.Learn(t.Context(), c) }
 	wantState := func(step, want string) {
 		t.Helper()
 		if got := bh.breaker.State(a.ID, a.EndpointURL); got != want {
@@ -573,32 +574,32 @@ func TestBreakerLearnsTheDeploymentsChanges(t *testing.T) {
 		}
 	}
 
-	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 2, Since: now, Cause: "agent_http_status: HTTP 503", RetryAt: now.Add(time.Minute)})
-	wantState("learned open", invoke.BreakerOpen)
+	learn(breaker.Circuit{State: breaker.Open, Fails: 3, Gen: 2, Since: now, Cause: "agent_http_status: HTTP 503", RetryAt: now.Add(time.Minute)})
+	wantState("learned open", breaker.Open)
 	refused("learned open")
-	learn(invoke.Circuit{State: invoke.BreakerClosed, Fails: 2, Gen: 1, Since: now})
-	wantState("an older change learned late", invoke.BreakerOpen)
+	learn(breaker.Circuit{State: breaker.Closed, Fails: 2, Gen: 1, Since: now})
+	wantState("an older change learned late", breaker.Open)
 
 	// Another process probes: refused until its claim lapses, then this process probes.
-	learn(invoke.Circuit{State: invoke.BreakerHalfOpen, Fails: 3, Gen: 3, Since: now, Prober: "other", ProbeUntil: now.Add(2 * time.Minute)})
-	wantState("another's probe", invoke.BreakerHalfOpen)
+	learn(breaker.Circuit{State: breaker.HalfOpen, Fails: 3, Gen: 3, Since: now, Prober: "other", ProbeUntil: now.Add(2 * time.Minute)})
+	wantState("another's probe", breaker.HalfOpen)
 	bh.clock.Add(time.Minute)
 	refused("during another's probe")
 	bh.clock.Add(time.Minute)
 	if res, _ := bh.run(t, &a, "hello"); res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("turn after the other probe's claim lapsed = %+v, want it to probe and complete", res)
 	}
-	wantState("after this process's probe", invoke.BreakerClosed)
+	wantState("after this process's probe", breaker.Closed)
 
-	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 5, Since: now, RetryAt: now.Add(time.Hour)})
+	learn(breaker.Circuit{State: breaker.Open, Fails: 3, Gen: 5, Since: now, RetryAt: now.Add(time.Hour)})
 	mark := bh.breaker.Mark()
 	bh.breaker.Resync(t.Context(), mark, nil)
-	wantState("resynced without the breaker", invoke.BreakerClosed)
-	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 8, Since: now, RetryAt: now.Add(time.Hour)})
+	wantState("resynced without the breaker", breaker.Closed)
+	learn(breaker.Circuit{State: breaker.Open, Fails: 3, Gen: 8, Since: now, RetryAt: now.Add(time.Hour)})
 	mark = bh.breaker.Mark()
-	learn(invoke.Circuit{State: invoke.BreakerOpen, Fails: 3, Gen: 9, Since: now, RetryAt: now.Add(2 * time.Hour)})
+	learn(breaker.Circuit{State: breaker.Open, Fails: 3, Gen: 9, Since: now, RetryAt: now.Add(2 * time.Hour)})
 	bh.breaker.Resync(t.Context(), mark, nil)
-	wantState("learned after the resync began", invoke.BreakerOpen)
+	wantState("learned after the resync began", breaker.Open)
 
 	bh.mu.Lock()
 	defer bh.mu.Unlock()

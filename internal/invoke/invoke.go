@@ -32,6 +32,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/a2a"
 	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
 	"github.com/a2a-connector/a2a-connector/internal/agenttls"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
@@ -105,10 +106,10 @@ type Options struct {
 	// RetryBudget bounds the retries per agent endpoint across calls (a2aclient.RetryBudget); nil:
 	// only MaxRetries bounds them. Share one per process.
 	RetryBudget *a2aclient.RetryBudget
-	// Breaker stops calling agents that are down (see Breaker); nil: no circuit breaking. Share
+	// Breaker stops calling agents that are down (see breaker.Breaker); nil: no circuit breaking. Share
 	// one per process, so that every Invoker of the process (the console's probes too) sees the
 	// same agents down.
-	Breaker *Breaker
+	Breaker *breaker.Breaker
 	// MaxTextBytes caps the reply text (default 256 KiB).
 	MaxTextBytes int
 	// Logger receives debug traces of turns and the results of background cancels (default:
@@ -348,7 +349,7 @@ func (t *turn) admit() *connector.TurnResult {
 		return nil
 	}
 	rt, _ := t.inv.routes(t.req.Agent)
-	tk, refused := b.allow(t.parent, t.req.Agent, rt.url)
+	tk, refused := b.Allow(t.parent, t.req.Agent, rt.url)
 	if refused != nil {
 		return &connector.TurnResult{Outcome: connector.OutcomeFailed, Err: refused, Interrupted: true,
 			TaskID: t.req.TaskID, ContextID: t.req.ContextID}
@@ -366,9 +367,9 @@ func (t *turn) rekey() *connector.TurnError {
 		return nil
 	}
 	b := t.inv.opts.Breaker
-	b.done(t.parent, *t.ticket, up, "")
+	b.Done(t.parent, *t.ticket, up, "")
 	t.ticket = nil
-	tk, refused := b.allow(t.parent, t.req.Agent, t.rt.url)
+	tk, refused := b.Allow(t.parent, t.req.Agent, t.rt.url)
 	if refused != nil {
 		t.refusal = refused
 		return refused
@@ -387,7 +388,7 @@ func (t *turn) report(f *failure, res *connector.TurnResult) {
 	if v == down && res.Err != nil {
 		cause = res.Err.Code + ": " + a2aclient.Clip(res.Err.Message, 200, "…")
 	}
-	t.inv.opts.Breaker.done(t.parent, *t.ticket, v, cause)
+	t.inv.opts.Breaker.Done(t.parent, *t.ticket, v, cause)
 }
 
 // newTurn puts the turn's state on the heap. Not inlined on purpose: inlined, the turn lived in

@@ -1,4 +1,4 @@
-package invoke
+package breaker
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const (
 	shareBackoff = 5 * time.Second
 )
 
-// ErrNotShared is returned by a BreakerShare for an agent the deployment keeps no breaker for (an
+// ErrNotShared is returned by a Share for an agent the deployment keeps no breaker for (an
 // agent that is not stored: a console check of a card not registered yet); the breaker decides
 // from its own turns, without asking again.
 var ErrNotShared = errors.New("the deployment keeps no circuit breaker for this agent")
@@ -33,7 +33,7 @@ type CircuitKey struct{ TenantID, AgentID, Endpoint string }
 // Circuit is the breaker of one agent endpoint as the deployment keeps it.
 type Circuit struct {
 	Key CircuitKey
-	// State is BreakerClosed, BreakerOpen or BreakerHalfOpen.
+	// State is Closed, Open or HalfOpen.
 	State string
 	// Fails counts the consecutive down turns while closed, across the deployment.
 	Fails int
@@ -41,7 +41,7 @@ type Circuit struct {
 	// process learns (a newer Gen, or the same with more Fails, is newer). Zero: the
 	// deployment keeps no row (closed, no failures).
 	Gen int64
-	// Since, Cause, Cooldown and RetryAt are as in BreakerChange and BreakerOptions.
+	// Since, Cause, Cooldown and RetryAt are as in Change and Options.
 	Since    time.Time
 	Cause    string
 	Cooldown time.Duration
@@ -53,21 +53,21 @@ type Circuit struct {
 	Own bool
 }
 
-// BreakerPolicy is what a process's settings say about opening and probing.
-type BreakerPolicy struct {
+// Policy is what a process's settings say about opening and probing.
+type Policy struct {
 	Failures              int
 	Cooldown, MaxCooldown time.Duration
 }
 
-// BreakerShare keeps the breakers of a deployment, one per agent endpoint, for all its processes;
+// Share keeps the breakers of a deployment, one per agent endpoint, for all its processes;
 // each call is one atomic step, so that concurrent turns of several replicas neither lose a
 // failure nor open, close or probe twice. Times are the caller's clock. A call that fails
 // returns an error (ErrNotShared for an agent not kept); the breaker then decides from memory.
 // The processes learn what others changed through Breaker.Learn and Breaker.Resync.
-type BreakerShare interface {
+type Share interface {
 	// Fail counts a down turn of a closed breaker; at p.Failures it opens, for p.Cooldown.
 	// An open or half-open breaker is returned unchanged.
-	Fail(ctx context.Context, k CircuitKey, now time.Time, cause string, p BreakerPolicy) (Circuit, error)
+	Fail(ctx context.Context, k CircuitKey, now time.Time, cause string, p Policy) (Circuit, error)
 	// Reset zeroes the failures of a closed breaker: a turn got an answer.
 	Reset(ctx context.Context, k CircuitKey) (Circuit, error)
 	// Claim makes the caller the prober of a breaker whose cool-down is over, or whose
@@ -76,13 +76,13 @@ type BreakerShare interface {
 	// Settle ends the caller's probe claimed at gen: closed (the agent answered), open (it did
 	// not: the cool-down doubles, up to p.MaxCooldown), or "" (the probe learned nothing: the
 	// next turn anywhere may probe). A probe that is no longer the caller's changes nothing.
-	Settle(ctx context.Context, k CircuitKey, gen int64, now time.Time, state, cause string, p BreakerPolicy) (Circuit, error)
+	Settle(ctx context.Context, k CircuitKey, gen int64, now time.Time, state, cause string, p Policy) (Circuit, error)
 	// Get returns the breaker.
 	Get(ctx context.Context, k CircuitKey) (Circuit, error)
 }
 
-func (b *Breaker) policy() BreakerPolicy {
-	return BreakerPolicy{Failures: b.opts.Failures, Cooldown: b.opts.Cooldown, MaxCooldown: b.opts.MaxCooldown}
+func (b *Breaker) policy() Policy {
+	return Policy{Failures: b.opts.Failures, Cooldown: b.opts.Cooldown, MaxCooldown: b.opts.MaxCooldown}
 }
 
 func (k breakerKey) circuit(tenantID string) CircuitKey {
@@ -188,7 +188,7 @@ func (b *Breaker) learnLate(ctx context.Context, c Circuit, _ bool) { b.learn(ct
 
 // allowAsked admits a turn while failures are counted: another replica may have opened the
 // breaker since this process last heard.
-func (b *Breaker) allowAsked(ctx context.Context, k breakerKey, tenantID string) (ticket, *connector.TurnError) {
+func (b *Breaker) allowAsked(ctx context.Context, k breakerKey, tenantID string) (Ticket, *connector.TurnError) {
 	share, ck := b.opts.Share, k.circuit(tenantID)
 	row, _, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
 		c, err := share.Get(ctx, ck)
@@ -202,8 +202,8 @@ func (b *Breaker) allowAsked(ctx context.Context, k breakerKey, tenantID string)
 	now := b.opts.Now()
 	b.mu.Lock()
 	c := b.circuits[k]
-	if c == nil || c.state == BreakerClosed {
-		t := ticket{key: k, tenantID: tenantID}
+	if c == nil || c.state == Closed {
+		t := Ticket{key: k, tenantID: tenantID}
 		if c != nil {
 			t.gen = c.gen
 		}
@@ -213,13 +213,13 @@ func (b *Breaker) allowAsked(ctx context.Context, k breakerKey, tenantID string)
 	e := b.refusal(c, now)
 	b.mu.Unlock()
 	b.refused.Add(ctx, 1)
-	return ticket{}, e
+	return Ticket{}, e
 }
 
 // claim asks the deployment whether this turn probes k. Claimed: it does. Not claimed: the
 // deployment's breaker is taken as it is (closed: the turn goes as any other; otherwise it is
 // refused). No answer: the turn probes by this process's decision alone.
-func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now time.Time) (ticket, *connector.TurnError) {
+func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now time.Time) (Ticket, *connector.TurnError) {
 	share, ck, p := b.opts.Share, k.circuit(tenantID), b.policy()
 	row, claimed, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
 		return share.Claim(ctx, ck, now, b.opts.ProbeHold)
@@ -240,18 +240,18 @@ func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now 
 	c := b.circuits[k]
 	if c == nil { // gone meanwhile: nothing is known against the agent
 		b.mu.Unlock()
-		return ticket{key: k, tenantID: tenantID}, nil
+		return Ticket{key: k, tenantID: tenantID}, nil
 	}
 	c.claiming = false
-	var ch *BreakerChange
+	var ch *Change
 	var from string
-	var t ticket
+	var t Ticket
 	var refused *connector.TurnError
 	switch {
 	case err != nil:
 		from = c.state
-		if c.state == BreakerClosed {
-			t = ticket{key: k, tenantID: tenantID, gen: c.gen}
+		if c.state == Closed {
+			t = Ticket{key: k, tenantID: tenantID, gen: c.gen}
 			break
 		}
 		t, ch = b.probeLocally(k, c)
@@ -259,12 +259,12 @@ func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now 
 		from = c.state
 		ch = b.adopt(k, c, row)
 		c.probing, c.probeUntil = true, time.Time{}
-		t = ticket{key: k, tenantID: tenantID, gen: c.gen, probe: true, claimed: true, shareGen: row.Gen}
+		t = Ticket{key: k, tenantID: tenantID, gen: c.gen, probe: true, claimed: true, shareGen: row.Gen}
 	default:
 		from = c.state
 		ch = b.adopt(k, c, row)
-		if c.state == BreakerClosed {
-			t = ticket{key: k, tenantID: tenantID, gen: c.gen}
+		if c.state == Closed {
+			t = Ticket{key: k, tenantID: tenantID, gen: c.gen}
 		} else {
 			refused = b.refusal(c, b.opts.Now())
 		}
@@ -280,7 +280,7 @@ func (b *Breaker) claim(ctx context.Context, k breakerKey, tenantID string, now 
 }
 
 // fail counts a down turn in the deployment; without an answer, in this process.
-func (b *Breaker) fail(ctx context.Context, t ticket, cause string) {
+func (b *Breaker) fail(ctx context.Context, t Ticket, cause string) {
 	share, ck, p, now := b.opts.Share, t.key.circuit(t.tenantID), b.policy(), b.opts.Now()
 	row, _, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
 		c, err := share.Fail(ctx, ck, now, cause, p)
@@ -293,18 +293,18 @@ func (b *Breaker) fail(ctx context.Context, t ticket, cause string) {
 	b.markUnshared(t.key, err)
 	b.mu.Lock()
 	c := b.circuits[t.key]
-	var ch *BreakerChange
+	var ch *Change
 	if c != nil && c.gen == t.gen {
 		ch = b.failLocally(t.key, c, now, cause)
 	}
 	b.mu.Unlock()
 	if ch != nil {
-		b.publish(ctx, ch, BreakerClosed)
+		b.publish(ctx, ch, Closed)
 	}
 }
 
 // reset zeroes the deployment's count after a turn that got an answer.
-func (b *Breaker) reset(ctx context.Context, t ticket) {
+func (b *Breaker) reset(ctx context.Context, t Ticket) {
 	share, ck := b.opts.Share, t.key.circuit(t.tenantID)
 	row, _, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
 		c, err := share.Reset(ctx, ck)
@@ -316,20 +316,20 @@ func (b *Breaker) reset(ctx context.Context, t ticket) {
 	}
 	b.markUnshared(t.key, err)
 	b.mu.Lock()
-	if c := b.circuits[t.key]; c != nil && c.gen == t.gen && c.state == BreakerClosed {
+	if c := b.circuits[t.key]; c != nil && c.gen == t.gen && c.state == Closed {
 		c.fails, c.shared = 0, false
 	}
 	b.mu.Unlock()
 }
 
 // settle ends a probe claimed in the deployment; without an answer, this process decides.
-func (b *Breaker) settle(ctx context.Context, t ticket, v verdict, cause string) {
+func (b *Breaker) settle(ctx context.Context, t Ticket, v Verdict, cause string) {
 	state := ""
 	switch v {
-	case up:
-		state, cause = BreakerClosed, ""
-	case down:
-		state = BreakerOpen
+	case Up:
+		state, cause = Closed, ""
+	case Down:
+		state = Open
 	}
 	share, ck, p, now := b.opts.Share, t.key.circuit(t.tenantID), b.policy(), b.opts.Now()
 	row, _, err := b.ask(ctx, func(ctx context.Context) (Circuit, bool, error) {
@@ -342,14 +342,14 @@ func (b *Breaker) settle(ctx context.Context, t ticket, v verdict, cause string)
 	}
 	b.mu.Lock()
 	c := b.circuits[t.key]
-	var ch *BreakerChange
+	var ch *Change
 	var from string
 	if c != nil && c.gen == t.gen {
 		from = c.state
 		switch v {
-		case up:
+		case Up:
 			ch = b.closeCircuit(t.key, c, now)
-		case down:
+		case Down:
 			ch = b.reopen(t.key, c, now, cause)
 		}
 	}
@@ -369,7 +369,7 @@ func (b *Breaker) learn(ctx context.Context, row Circuit) {
 	b.mu.Lock()
 	c := b.circuits[k]
 	if c == nil {
-		if row.State == BreakerClosed && row.Fails == 0 {
+		if row.State == Closed && row.Fails == 0 {
 			b.mu.Unlock()
 			return
 		}
@@ -388,7 +388,7 @@ func (b *Breaker) learn(ctx context.Context, row Circuit) {
 
 // adopt makes row c's state unless c knows a newer one, and returns the change of state, if
 // any. Called with b.mu held.
-func (b *Breaker) adopt(k breakerKey, c *circuit, row Circuit) *BreakerChange {
+func (b *Breaker) adopt(k breakerKey, c *circuit, row Circuit) *Change {
 	if row.Gen < c.seenGen || (row.Gen == c.seenGen && c.shared && row.Fails <= c.seenFails && row.State == c.state) {
 		return nil
 	}
@@ -399,19 +399,19 @@ func (b *Breaker) adopt(k breakerKey, c *circuit, row Circuit) *BreakerChange {
 		c.tenantID = row.Key.TenantID
 	}
 	switch row.State {
-	case BreakerOpen:
-		c.state, c.retryAt, c.probing, c.probeUntil = BreakerOpen, row.RetryAt, false, time.Time{}
-	case BreakerHalfOpen:
-		c.state, c.probing, c.probeUntil = BreakerHalfOpen, true, row.ProbeUntil
+	case Open:
+		c.state, c.retryAt, c.probing, c.probeUntil = Open, row.RetryAt, false, time.Time{}
+	case HalfOpen:
+		c.state, c.probing, c.probeUntil = HalfOpen, true, row.ProbeUntil
 	default:
-		c.state, c.retryAt, c.probing, c.probeUntil = BreakerClosed, time.Time{}, false, time.Time{}
+		c.state, c.retryAt, c.probing, c.probeUntil = Closed, time.Time{}, false, time.Time{}
 	}
-	if row.State != BreakerClosed || from != BreakerClosed {
+	if row.State != Closed || from != Closed {
 		c.since, c.cause = row.Since, row.Cause
 	} else {
 		c.cause = row.Cause
 	}
-	if c.state == from && (c.state != BreakerOpen || c.retryAt.Equal(fromRetry)) {
+	if c.state == from && (c.state != Open || c.retryAt.Equal(fromRetry)) {
 		return nil
 	}
 	if c.state != from {
@@ -441,17 +441,17 @@ func (b *Breaker) Resync(ctx context.Context, mark uint64, rows []Circuit) {
 		b.learn(ctx, row)
 	}
 	type closing struct {
-		ch   *BreakerChange
+		ch   *Change
 		from string
 	}
 	var changes []closing
 	b.mu.Lock()
 	for k, c := range b.circuits {
-		if !c.shared || c.mark >= mark || keep[k] || (c.state == BreakerClosed && c.fails == 0) {
+		if !c.shared || c.mark >= mark || keep[k] || (c.state == Closed && c.fails == 0) {
 			continue
 		}
 		from := c.state
-		if ch := b.adopt(k, c, Circuit{Key: k.circuit(c.tenantID), State: BreakerClosed, Gen: c.seenGen + 1, Since: b.opts.Now()}); ch != nil {
+		if ch := b.adopt(k, c, Circuit{Key: k.circuit(c.tenantID), State: Closed, Gen: c.seenGen + 1, Since: b.opts.Now()}); ch != nil {
 			changes = append(changes, closing{ch, from})
 		}
 	}

@@ -1,4 +1,4 @@
-package health_test
+package breaker_test
 
 import (
 	"bytes"
@@ -16,15 +16,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	connector "github.com/a2a-connector/a2a-connector"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 	"github.com/a2a-connector/a2a-connector/internal/fixtureagent"
-	"github.com/a2a-connector/a2a-connector/internal/health"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/secret"
+	"github.com/a2a-connector/a2a-connector/internal/store"
 )
 
 // The tests of this file run several processes' breakers (replicas) in one test process: each
-// has its own invoke.Breaker and Invoker, its own SharedBreakers and listener on the package's
+// has its own breaker.Breaker and Invoker, its own store.Circuits and listener on the package's
 // Postgres, and turns go to real fixture agents. Their clock is one the test moves, so no test
 // waits through a cool-down.
 
@@ -33,27 +34,27 @@ const cooldown = 5 * time.Second
 // replicaUnderTest is one process's breaker, invoker and listener.
 type replicaUnderTest struct {
 	name    string
-	breaker *invoke.Breaker
+	breaker *breaker.Breaker
 	inv     *invoke.Invoker
 	stop    func() // stops listening
 }
 
 // newReplica starts a replica on pool (nil: the package database) with the clock c; listen
 // starts its listener.
-func newReplica(t *testing.T, name string, c *clock, pool *pgxpool.Pool, listen bool, mod func(*invoke.BreakerOptions)) *replicaUnderTest {
+func newReplica(t *testing.T, name string, c *clock, pool *pgxpool.Pool, listen bool, mod func(*breaker.Options)) *replicaUnderTest {
 	t.Helper()
 	if pool == nil {
 		pool = testDB.Pool
 	}
-	shared := health.NewSharedBreakers(pool, "test/"+name, nil)
-	o := invoke.BreakerOptions{Now: c.now, Share: shared, Cooldown: cooldown, MaxCooldown: 4 * cooldown,
+	shared := store.NewCircuits(pool, "test/"+name, nil)
+	o := breaker.Options{Now: c.now, Share: shared, Cooldown: cooldown, MaxCooldown: 4 * cooldown,
 		// Far above a round trip to Postgres on a busy machine: turns take the deployment's
 		// answer in these tests, except where it cannot come.
 		ShareWait: 10 * time.Second}
 	if mod != nil {
 		mod(&o)
 	}
-	b := invoke.NewBreaker(o)
+	b := breaker.New(o)
 	box, err := secret.New(bytes.Repeat([]byte{7}, secret.KeySize))
 	if err != nil {
 		t.Fatal(err)
@@ -78,11 +79,11 @@ func newReplica(t *testing.T, name string, c *clock, pool *pgxpool.Pool, listen 
 }
 
 // listen runs shared's listener for r until r.stop.
-func (r *replicaUnderTest) listen(t *testing.T, shared *health.SharedBreakers) {
+func (r *replicaUnderTest) listen(t *testing.T, shared *store.Circuits) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { defer close(done); shared.Run(ctx, r.breaker) }()
+	go func() { defer close(done); shared.Listen(ctx, r.breaker) }()
 	r.stop = func() { cancel(); <-done }
 }
 
@@ -136,25 +137,25 @@ func TestSharedBreakerOpensOnceForTheDeployment(t *testing.T) {
 	for i := range 9 {
 		res := rs[i%3].turn(t, a)
 		want := connector.CodeAgentUnavailable
-		if i < invoke.DefaultBreakerFailures {
+		if i < breaker.DefaultFailures {
 			want = connector.CodeAgentHTTPStatus
 		}
 		if code(res) != want {
 			t.Fatalf("turn %d on replica %s: %s (%v), want %s", i+1, rs[i%3].name, code(res), res.Err, want)
 		}
 	}
-	if n := len(fx.Requests()); n != invoke.DefaultBreakerFailures {
-		t.Errorf("the dead agent got %d requests, want %d (one per failure that opened the breaker)", n, invoke.DefaultBreakerFailures)
+	if n := len(fx.Requests()); n != breaker.DefaultFailures {
+		t.Errorf("the dead agent got %d requests, want %d (one per failure that opened the breaker)", n, breaker.DefaultFailures)
 	}
-	took := waitState(t, bystander, a, invoke.BreakerOpen)
+	took := waitState(t, bystander, a, breaker.Open)
 	t.Logf("a replica without turns learned the open breaker within %s", took)
 	var state string
 	var fails int
 	if err := testDB.Pool.QueryRow(t.Context(), `select state, fails from agent_circuits where agent_id = $1`, a.ID).Scan(&state, &fails); err != nil {
 		t.Fatal(err)
 	}
-	if state != invoke.BreakerOpen || fails != invoke.DefaultBreakerFailures {
-		t.Errorf("agent_circuits: %s with %d failures, want open with %d", state, fails, invoke.DefaultBreakerFailures)
+	if state != breaker.Open || fails != breaker.DefaultFailures {
+		t.Errorf("agent_circuits: %s with %d failures, want open with %d", state, fails, breaker.DefaultFailures)
 	}
 	if res := bystander.turn(t, a); code(res) != connector.CodeAgentUnavailable {
 		t.Errorf("bystander: %s, want %s", code(res), connector.CodeAgentUnavailable)
@@ -167,7 +168,7 @@ func TestSharedBreakerOpensOnceForTheDeployment(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range append(rs, bystander) {
-		waitState(t, r, a, invoke.BreakerClosed)
+		waitState(t, r, a, breaker.Closed)
 	}
 }
 
@@ -177,11 +178,11 @@ func TestSharedBreakerOpensOnceForTheDeployment(t *testing.T) {
 func TestSharedBreakerCountsConcurrentFailuresOnce(t *testing.T) {
 	t.Parallel()
 	a, _ := deadAgent(t)
-	k := invoke.CircuitKey{TenantID: a.TenantID, AgentID: a.ID, Endpoint: a.EndpointURL}
-	p := invoke.BreakerPolicy{Failures: 3, Cooldown: cooldown, MaxCooldown: 4 * cooldown}
-	shares := []*health.SharedBreakers{health.NewSharedBreakers(testDB.Pool, "a", nil), health.NewSharedBreakers(testDB.Pool, "b", nil)}
+	k := breaker.CircuitKey{TenantID: a.TenantID, AgentID: a.ID, Endpoint: a.EndpointURL}
+	p := breaker.Policy{Failures: 3, Cooldown: cooldown, MaxCooldown: 4 * cooldown}
+	shares := []*store.Circuits{store.NewCircuits(testDB.Pool, "a", nil), store.NewCircuits(testDB.Pool, "b", nil)}
 	const n = 24
-	got := make([]invoke.Circuit, n)
+	got := make([]breaker.Circuit, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -197,9 +198,9 @@ func TestSharedBreakerCountsConcurrentFailuresOnce(t *testing.T) {
 	openGens := map[int64]int{}
 	for _, c := range got {
 		switch c.State {
-		case invoke.BreakerClosed:
+		case breaker.Closed:
 			closedFails[c.Fails]++
-		case invoke.BreakerOpen:
+		case breaker.Open:
 			openGens[c.Gen]++
 			if c.Fails != 3 || !c.RetryAt.Equal(base.Add(cooldown)) {
 				t.Errorf("open breaker %+v, want 3 failures and a probe after the cool-down", c)
@@ -241,11 +242,11 @@ func TestSharedBreakerProbesOncePerCooldown(t *testing.T) {
 	}
 	a.EndpointURL = front.URL + u.Path
 	rs := []*replicaUnderTest{newReplica(t, "a", c, nil, true, nil), newReplica(t, "b", c, nil, true, nil), newReplica(t, "c", c, nil, true, nil)}
-	for i := range invoke.DefaultBreakerFailures {
+	for i := range breaker.DefaultFailures {
 		rs[i].turn(t, a)
 	}
 	for _, r := range rs {
-		waitState(t, r, a, invoke.BreakerOpen)
+		waitState(t, r, a, breaker.Open)
 	}
 	// concurrently runs turns on every replica at once and returns how many reached the agent.
 	concurrently := func(perReplica int) (results []*connector.TurnResult, requests int) {
@@ -271,7 +272,7 @@ func TestSharedBreakerProbesOncePerCooldown(t *testing.T) {
 		t.Fatalf("%d requests at the agent after the cool-down, want one probe", n)
 	}
 	for _, r := range rs {
-		waitState(t, r, a, invoke.BreakerOpen)
+		waitState(t, r, a, breaker.Open)
 	}
 	// The probe failed: the next wait is twice as long, for every replica.
 	c.set(base.Add(2 * cooldown))
@@ -306,7 +307,7 @@ func TestSharedBreakerProbesOncePerCooldown(t *testing.T) {
 		t.Fatalf("probe: %+v, want COMPLETED", res)
 	}
 	for _, r := range rs {
-		waitState(t, r, a, invoke.BreakerClosed)
+		waitState(t, r, a, breaker.Closed)
 		if res := r.turn(t, a); res.Outcome != connector.OutcomeCompleted {
 			t.Errorf("replica %s after recovery: %+v, want COMPLETED", r.name, res)
 		}
@@ -327,12 +328,12 @@ func TestSharedBreakerResyncCatchesWhatItMissed(t *testing.T) {
 	a, fx := deadAgent(t)
 	r := newReplica(t, "a", c, nil, true, nil)
 	deaf := newReplica(t, "deaf", c, nil, false, nil)
-	for range invoke.DefaultBreakerFailures {
+	for range breaker.DefaultFailures {
 		r.turn(t, a)
 	}
-	shared := health.NewSharedBreakers(testDB.Pool, "test/deaf", nil)
+	shared := store.NewCircuits(testDB.Pool, "test/deaf", nil)
 	deaf.listen(t, shared)
-	waitState(t, deaf, a, invoke.BreakerOpen)
+	waitState(t, deaf, a, breaker.Open)
 	deaf.stop()
 
 	fx.SetBehavior(fixtureagent.Send)
@@ -340,11 +341,11 @@ func TestSharedBreakerResyncCatchesWhatItMissed(t *testing.T) {
 	if res := r.turn(t, a); res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("probe: %+v, want COMPLETED", res)
 	}
-	if got := deaf.breaker.State(a.ID, a.EndpointURL); got != invoke.BreakerOpen {
+	if got := deaf.breaker.State(a.ID, a.EndpointURL); got != breaker.Open {
 		t.Fatalf("the deaf replica's breaker: %s, want still open (it heard nothing)", got)
 	}
 	deaf.listen(t, shared)
-	waitState(t, deaf, a, invoke.BreakerClosed)
+	waitState(t, deaf, a, breaker.Closed)
 }
 
 // TestSharedBreakerWithoutPostgresDecidesLocally: with a database that accepts connections and
@@ -386,15 +387,15 @@ func TestSharedBreakerWithoutPostgresDecidesLocally(t *testing.T) {
 	c := &clock{t: base}
 	a, fx := deadAgent(t)
 	const wait = 100 * time.Millisecond
-	r := newReplica(t, "alone", c, pool, true, func(o *invoke.BreakerOptions) { o.ShareWait = wait })
+	r := newReplica(t, "alone", c, pool, true, func(o *breaker.Options) { o.ShareWait = wait })
 	var slowest time.Duration
-	for i := range invoke.DefaultBreakerFailures + 3 {
+	for i := range breaker.DefaultFailures + 3 {
 		start := time.Now()
 		res := r.turn(t, a)
 		took := time.Since(start)
 		slowest = max(slowest, took)
 		want := connector.CodeAgentUnavailable
-		if i < invoke.DefaultBreakerFailures {
+		if i < breaker.DefaultFailures {
 			want = connector.CodeAgentHTTPStatus
 		}
 		if code(res) != want {
@@ -405,8 +406,8 @@ func TestSharedBreakerWithoutPostgresDecidesLocally(t *testing.T) {
 			t.Errorf("turn %d took %s: it waited for the database", i+1, took)
 		}
 	}
-	if n := len(fx.Requests()); n != invoke.DefaultBreakerFailures {
-		t.Errorf("the dead agent got %d requests, want %d", n, invoke.DefaultBreakerFailures)
+	if n := len(fx.Requests()); n != breaker.DefaultFailures {
+		t.Errorf("the dead agent got %d requests, want %d", n, breaker.DefaultFailures)
 	}
 	t.Logf("slowest turn with Postgres hanging: %s (ShareWait %s)", slowest, wait)
 }

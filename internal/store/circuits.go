@@ -1,4 +1,4 @@
-package health
+package store
 
 import (
 	"context"
@@ -15,8 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/a2a-connector/a2a-connector/internal/a2aclient"
-	"github.com/a2a-connector/a2a-connector/internal/invoke"
+	"github.com/a2a-connector/a2a-connector/internal/breaker"
 )
 
 // The deployment's circuit breakers (migrations/011_agent_circuits.sql).
@@ -33,32 +32,35 @@ const (
 	maxListenBackoff = 5 * time.Second
 )
 
-// SharedBreakers keeps the deployment's circuit breakers in Postgres, one row per agent endpoint
-// (agent_circuits): it is the invoke.BreakerShare of every process, and its Run keeps the
-// process's invoke.Breaker in step with the others through LISTEN/NOTIFY. A failure is one
+// Circuits keeps the deployment's circuit breakers in Postgres, one row per agent endpoint
+// (agent_circuits): it is the breaker.Deployment of every process. It is the breaker.Share, its
+// Listen keeps the process's breaker.Breaker in step with the others through LISTEN/NOTIFY, and
+// it writes the process's copies for the health view (agent_breakers). A failure is one
 // INSERT … ON CONFLICT DO UPDATE … RETURNING on the row, so concurrent failures of several
 // replicas are counted one after the other and exactly one of them opens the breaker; the probe
 // is claimed by a conditional UPDATE, so one replica probes per cool-down.
-type SharedBreakers struct {
+type Circuits struct {
 	pool *pgxpool.Pool
-	// prober names this process in the rows of the probes it claims.
-	prober string
-	log    *slog.Logger
-	// Resync is how often Run re-reads the breakers that are not closed (DefaultCircuitsResync).
+	// replica names this process in its copies (agent_breakers); prober names it in the rows of
+	// the probes it claims.
+	replica, prober string
+	log             *slog.Logger
+	// Resync is how often Listen re-reads the breakers that are not closed (DefaultCircuitsResync).
 	Resync time.Duration
 }
 
-var _ invoke.BreakerShare = (*SharedBreakers)(nil)
+var _ breaker.Deployment = (*Circuits)(nil)
 
-// NewSharedBreakers returns the deployment's breakers in pool's database; replica names this
-// process (a random suffix tells apart processes of one host).
-func NewSharedBreakers(pool *pgxpool.Pool, replica string, log *slog.Logger) *SharedBreakers {
+// NewCircuits returns the deployment's breakers in pool's database; replica names this
+// process (breaker.ReplicaName; a random suffix tells apart processes of one host in the probes
+// they claim).
+func NewCircuits(pool *pgxpool.Pool, replica string, log *slog.Logger) *Circuits {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return &SharedBreakers{pool: pool, prober: replica + "#" + hex.EncodeToString(b[:]), log: log, Resync: DefaultCircuitsResync}
+	return &Circuits{pool: pool, replica: replica, prober: replica + "#" + hex.EncodeToString(b[:]), log: log, Resync: DefaultCircuitsResync}
 }
 
 // circuitCols are the columns scanCircuit reads.
@@ -91,20 +93,20 @@ func scanCircuit(row pgx.CollectableRow) (circuitRow, error) {
 
 // circuitRow is a row of agent_circuits.
 type circuitRow struct {
-	invoke.Circuit
+	breaker.Circuit
 	changedBy string
 }
 
 // own is the row's Circuit, Own when this process made its last change.
-func (s *SharedBreakers) own(r circuitRow) invoke.Circuit {
+func (s *Circuits) own(r circuitRow) breaker.Circuit {
 	c := r.Circuit
 	c.Own = r.changedBy == s.prober
 	return c
 }
 
 // owns is own of every row.
-func (s *SharedBreakers) owns(rows []circuitRow) []invoke.Circuit {
-	out := make([]invoke.Circuit, len(rows))
+func (s *Circuits) owns(rows []circuitRow) []breaker.Circuit {
+	out := make([]breaker.Circuit, len(rows))
 	for i, r := range rows {
 		out[i] = s.own(r)
 	}
@@ -115,13 +117,13 @@ func (s *SharedBreakers) owns(rows []circuitRow) []invoke.Circuit {
 // was not to be changed; then changed is false and the row is read anew, so that the answer is
 // the newest row even when a concurrent change made the statement's condition false (its
 // snapshot may be older). No row at all is the closed breaker of k.
-func (s *SharedBreakers) change(ctx context.Context, op string, k invoke.CircuitKey, sql string, args ...any) (c invoke.Circuit, changed bool, err error) {
+func (s *Circuits) change(ctx context.Context, op string, k breaker.CircuitKey, sql string, args ...any) (c breaker.Circuit, changed bool, err error) {
 	if uuid.Validate(k.TenantID) != nil || uuid.Validate(k.AgentID) != nil {
-		return invoke.Circuit{}, false, invoke.ErrNotShared
+		return breaker.Circuit{}, false, breaker.ErrNotShared
 	}
 	rows, err := s.pool.Query(ctx, sql, append([]any{k.TenantID, k.AgentID, k.Endpoint}, args...)...)
 	if err != nil {
-		return invoke.Circuit{}, false, s.failed(op, k, err)
+		return breaker.Circuit{}, false, s.failed(op, k, err)
 	}
 	r, err := pgx.CollectExactlyOneRow(rows, scanCircuit)
 	switch {
@@ -131,16 +133,16 @@ func (s *SharedBreakers) change(ctx context.Context, op string, k invoke.Circuit
 		c, err = s.Get(ctx, k)
 		return c, false, err
 	default:
-		return invoke.Circuit{}, false, s.failed(op, k, err)
+		return breaker.Circuit{}, false, s.failed(op, k, err)
 	}
 }
 
 // failed wraps err; an agent not stored (a foreign key violation) is ErrNotShared. Other
 // failures are logged here, once per call: the breaker only falls back on its own memory.
-func (s *SharedBreakers) failed(op string, k invoke.CircuitKey, err error) error {
+func (s *Circuits) failed(op string, k breaker.CircuitKey, err error) error {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) && pe.Code == "23503" {
-		return fmt.Errorf("circuit breaker %s of agent %s: %w", op, k.AgentID, invoke.ErrNotShared)
+		return fmt.Errorf("circuit breaker %s of agent %s: %w", op, k.AgentID, breaker.ErrNotShared)
 	}
 	s.log.Warn("circuit breakers: the deployment's breaker could not be read or written; this process decides from its own turns for a while",
 		"op", op, "agent_id", k.AgentID, "error", err.Error())
@@ -166,8 +168,8 @@ const failSQL = `with up as (
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
-// Fail implements invoke.BreakerShare.
-func (s *SharedBreakers) Fail(ctx context.Context, k invoke.CircuitKey, now time.Time, cause string, p invoke.BreakerPolicy) (invoke.Circuit, error) {
+// Fail implements breaker.Share.
+func (s *Circuits) Fail(ctx context.Context, k breaker.CircuitKey, now time.Time, cause string, p breaker.Policy) (breaker.Circuit, error) {
 	c, _, err := s.change(ctx, "count a failure", k, failSQL, now, p.Failures, cause, p.Cooldown.Milliseconds(), s.prober)
 	return c, err
 }
@@ -178,8 +180,8 @@ const resetSQL = `with up as (
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
-// Reset implements invoke.BreakerShare.
-func (s *SharedBreakers) Reset(ctx context.Context, k invoke.CircuitKey) (invoke.Circuit, error) {
+// Reset implements breaker.Share.
+func (s *Circuits) Reset(ctx context.Context, k breaker.CircuitKey) (breaker.Circuit, error) {
 	c, _, err := s.change(ctx, "reset", k, resetSQL, s.prober)
 	return c, err
 }
@@ -192,8 +194,8 @@ const claimSQL = `with up as (
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
-// Claim implements invoke.BreakerShare.
-func (s *SharedBreakers) Claim(ctx context.Context, k invoke.CircuitKey, now time.Time, hold time.Duration) (invoke.Circuit, bool, error) {
+// Claim implements breaker.Share.
+func (s *Circuits) Claim(ctx context.Context, k breaker.CircuitKey, now time.Time, hold time.Duration) (breaker.Circuit, bool, error) {
 	return s.change(ctx, "claim the probe", k, claimSQL, s.prober, now, hold.Milliseconds())
 }
 
@@ -215,37 +217,37 @@ const settleSQL = `with up as (
 	returning ` + circuitCols + `)
 select ` + circuitCols + ` from up`
 
-// Settle implements invoke.BreakerShare.
-func (s *SharedBreakers) Settle(ctx context.Context, k invoke.CircuitKey, gen int64, now time.Time, state, cause string, p invoke.BreakerPolicy) (invoke.Circuit, error) {
+// Settle implements breaker.Share.
+func (s *Circuits) Settle(ctx context.Context, k breaker.CircuitKey, gen int64, now time.Time, state, cause string, p breaker.Policy) (breaker.Circuit, error) {
 	c, _, err := s.change(ctx, "settle the probe", k, settleSQL, gen, state, now, cause, p.Cooldown.Milliseconds(), p.MaxCooldown.Milliseconds(), s.prober)
 	return c, err
 }
 
-// Get implements invoke.BreakerShare.
-func (s *SharedBreakers) Get(ctx context.Context, k invoke.CircuitKey) (invoke.Circuit, error) {
+// Get implements breaker.Share.
+func (s *Circuits) Get(ctx context.Context, k breaker.CircuitKey) (breaker.Circuit, error) {
 	if uuid.Validate(k.TenantID) != nil || uuid.Validate(k.AgentID) != nil {
-		return invoke.Circuit{}, invoke.ErrNotShared
+		return breaker.Circuit{}, breaker.ErrNotShared
 	}
 	rows, err := s.pool.Query(ctx, `select `+circuitCols+` from agent_circuits where `+circuitKeyIs, k.TenantID, k.AgentID, k.Endpoint)
 	if err != nil {
-		return invoke.Circuit{}, s.failed("read", k, err)
+		return breaker.Circuit{}, s.failed("read", k, err)
 	}
 	r, err := pgx.CollectExactlyOneRow(rows, scanCircuit)
 	switch {
 	case err == nil:
 		return s.own(r), nil
 	case errors.Is(err, pgx.ErrNoRows):
-		return invoke.Circuit{Key: k, State: invoke.BreakerClosed}, nil
+		return breaker.Circuit{Key: k, State: breaker.Closed}, nil
 	default:
-		return invoke.Circuit{}, s.failed("read", k, err)
+		return breaker.Circuit{}, s.failed("read", k, err)
 	}
 }
 
-// Run keeps b in step with the deployment until ctx ends: it LISTENs on a connection of its own
+// Listen keeps b in step with the deployment until ctx ends: it LISTENs on a connection of its own
 // (not the pool's), hands every change to b.Learn, and re-reads every breaker that is not closed
 // when it starts listening and every Resync after (b.Resync), which also finds out a connection
 // that died silently. A lost connection is replaced, after a wait that grows to 5 s.
-func (s *SharedBreakers) Run(ctx context.Context, b *invoke.Breaker) {
+func (s *Circuits) Listen(ctx context.Context, b *breaker.Breaker) {
 	wait := 100 * time.Millisecond
 	for {
 		listened, err := s.listen(ctx, b)
@@ -270,7 +272,7 @@ func (s *SharedBreakers) Run(ctx context.Context, b *invoke.Breaker) {
 
 // listen runs one connection's LISTEN until it fails (or ctx ends); listened: it got as far as
 // the first resync.
-func (s *SharedBreakers) listen(ctx context.Context, b *invoke.Breaker) (listened bool, err error) {
+func (s *Circuits) listen(ctx context.Context, b *breaker.Breaker) (listened bool, err error) {
 	cfg := s.pool.Config().ConnConfig.Copy()
 	cfg.Tracer = nil // a resync every few seconds is no span anyone wants
 	cctx, cancel := context.WithTimeout(ctx, listenTimeout)
@@ -315,7 +317,7 @@ func (s *SharedBreakers) listen(ctx context.Context, b *invoke.Breaker) (listene
 }
 
 // resync reads every breaker that is not closed or counts failures into b.
-func (s *SharedBreakers) resync(ctx context.Context, conn *pgx.Conn, b *invoke.Breaker) error {
+func (s *Circuits) resync(ctx context.Context, conn *pgx.Conn, b *breaker.Breaker) error {
 	mark := b.Mark()
 	rctx, cancel := context.WithTimeout(ctx, listenTimeout)
 	defer cancel()
@@ -349,7 +351,7 @@ type notification struct {
 }
 
 // take hands one notification to b; a row too large to be announced whole is read.
-func (s *SharedBreakers) take(ctx context.Context, conn *pgx.Conn, b *invoke.Breaker, payload string) error {
+func (s *Circuits) take(ctx context.Context, conn *pgx.Conn, b *breaker.Breaker, payload string) error {
 	var n notification
 	if err := json.Unmarshal([]byte(payload), &n); err != nil {
 		s.log.Warn("circuit breakers: a notification that is not a breaker", "error", err.Error())
@@ -371,7 +373,7 @@ func (s *SharedBreakers) take(ctx context.Context, conn *pgx.Conn, b *invoke.Bre
 		}
 		return nil
 	}
-	c := invoke.Circuit{Key: invoke.CircuitKey{TenantID: n.TenantID, AgentID: n.AgentID, Endpoint: *n.Endpoint},
+	c := breaker.Circuit{Key: breaker.CircuitKey{TenantID: n.TenantID, AgentID: n.AgentID, Endpoint: *n.Endpoint},
 		State: n.State, Fails: n.Fails, Gen: n.Gen, Since: n.Since, Cause: n.Cause, Cooldown: time.Duration(n.CooldownMs) * time.Millisecond,
 		Own: n.ChangedBy == s.prober}
 	if n.RetryAt != nil {
@@ -385,44 +387,4 @@ func (s *SharedBreakers) take(ctx context.Context, conn *pgx.Conn, b *invoke.Bre
 	}
 	b.Learn(ctx, c)
 	return nil
-}
-
-// StartBreakers builds the circuit breaker and retry budget of a process named replica (see
-// ReplicaName) from its settings (invoke.Resilience: failures, and o without Share and
-// OnChange), shared by the deployment through pool: its changes are logged, published for the
-// health view (BreakerPublisher, whose loop ends with background), and learned from the other
-// processes (SharedBreakers.Run) until stop. stop waits for the breaker's calls to the
-// deployment and writes the last changes: call it after the turns drained, before the pool
-// closes. The breaker is nil when failures is 0 (breaking off).
-func StartBreakers(background context.Context, pool *pgxpool.Pool, replica string, failures int, o invoke.BreakerOptions,
-	retryPercent int, log *slog.Logger) (*invoke.Breaker, *a2aclient.RetryBudget, func()) {
-	publisher := NewBreakerPublisher(NewStore(pool), replica, log)
-	stopPublisher := publisher.Start(background, 5*time.Second)
-	shared := NewSharedBreakers(pool, replica, log)
-	o.Share = shared
-	o.OnChange = func(c invoke.BreakerChange) {
-		// Rare (an agent going down or coming back), and what an operator looks for first.
-		log.Info("agent circuit breaker changed", "tenant_id", c.TenantID, "agent_id", c.AgentID, "state", c.State,
-			"learned_from_deployment", c.Learned)
-		publisher.Publish(c)
-	}
-	breaker, budget := invoke.Resilience(failures, o, retryPercent)
-	if breaker == nil {
-		return nil, budget, stopPublisher
-	}
-	// Listening outlives the drain (background ends as shutdown begins): draining turns still
-	// learn what the other replicas find.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(background))
-	done := make(chan struct{})
-	go func() { defer close(done); shared.Run(ctx, breaker) }()
-	return breaker, budget, func() {
-		cancel()
-		<-done
-		cctx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancelClose()
-		if err := breaker.Close(cctx); err != nil {
-			log.Warn("circuit breakers: last calls to the deployment", "error", err.Error())
-		}
-		stopPublisher()
-	}
 }
