@@ -27,6 +27,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/admission"
 	"github.com/a2a-connector/a2a-connector/internal/agents"
 	"github.com/a2a-connector/a2a-connector/internal/cardfetch"
+	"github.com/a2a-connector/a2a-connector/internal/credential"
 	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
@@ -79,6 +80,7 @@ type Agents interface {
 	Update(ctx context.Context, tenantID, agentID string, p agents.Patch) (connector.Agent, error)
 	Delete(ctx context.Context, tenantID, agentID string) error
 	WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
+	PreviewContext(ctx context.Context, caPEM string, cred *credential.Credential) (context.Context, error)
 }
 
 // Tenants is the tenants' lifecycle the console runs (*tenants.Service): tenants, their tokens
