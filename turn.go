@@ -1,14 +1,125 @@
 package connector
 
 import (
-	"context"
+	"fmt"
 	"time"
 )
 
+// The dialog engine's side of a turn: what internal/grpcapi converts from and to protobuf, and
+// internal/session serves (grpcapi declares the service it needs; *session.Router is it).
+
+// Turn is one user turn as the dialog engine sends it.
+type Turn struct {
+	TenantID, SessionID, TurnID string
+	AgentID                     string // the engine's choice; "" for none
+	Text                        string
+	Metadata                    map[string]any
+	// ReceivedTextBytes is, on a retry of a turn whose earlier attempt streamed text, how many
+	// bytes of that text the engine received: they are withheld from this attempt's deltas.
+	ReceivedTextBytes int
+	// DTMF or NoInput, at most one, replaces Text as the turn's input (voice.go); both nil is a
+	// text turn.
+	DTMF    *DTMF
+	NoInput *NoInput
+	// Interruption, when set, says the caller cut off an earlier turn's reply.
+	Interruption *Interruption
+	// Channel, when set, says where the conversation happens.
+	Channel *Channel
+	// UserID is the platform's user behind the turn ("" for none). Personal data: it is never
+	// logged or traced, and agents see only a pairwise id derived from it (internal/identity).
+	UserID string
+}
+
+// TurnFinal is how a turn ended, as the engine sees it.
+type TurnFinal struct {
+	Outcome           Outcome
+	Text              string
+	TaskID, ContextID string
+	Err               *TurnError
+	Metadata          map[string]any
+	// HoldExpiresAt is set when the session is held after the turn.
+	HoldExpiresAt time.Time
+	// WithheldTextBytes is how many bytes of Text were kept out of the deltas
+	// (Turn.ReceivedTextBytes, rounded up to a character, at most len(Text) as streamed).
+	WithheldTextBytes int
+	// Finish is how a voice-extension agent ended its part (COMPLETED or HANDBACK); Expect is how
+	// it wants its question answered (INPUT_REQUIRED). Nil when it did not say.
+	Finish *Finish
+	Expect *Expect
+}
+
+// TurnSink receives a turn's events in order (an interface here, not with its caller, the
+// session, because it is in the signature of the service grpcapi declares and session serves): Started (with the agent's first event, or at the
+// latest a moment after the agent is called), then Events, then Final. NO_AGENT is a lone
+// Final. Errors from Started and Final end the turn (the caller is gone); Event errors are
+// ignored because the caller's cancellation reaches the agent call through ctx anyway.
+type TurnSink interface {
+	Started(agent *Agent, held bool, taskID string) error
+	Event(e TurnEvent) error
+	Final(f TurnFinal) error
+}
+
+// Outcome is how a turn ended, as the dialog engine sees it.
+type Outcome string
+
+const (
+	OutcomeCompleted     Outcome = "COMPLETED"
+	OutcomeInputRequired Outcome = "INPUT_REQUIRED"
+	OutcomeHandback      Outcome = "HANDBACK"
+	OutcomeFailed        Outcome = "FAILED"
+	OutcomeCanceled      Outcome = "CANCELED"
+	OutcomeNoAgent       Outcome = "NO_AGENT"
+)
+
+// TurnEventKind tells TurnEvent kinds apart.
+type TurnEventKind int
+
+// Turn event kinds.
+const (
+	// TextEvent carries new speakable text.
+	TextEvent TurnEventKind = iota + 1
+	// StatusEvent carries a task state and its status message text.
+	StatusEvent
+	// SpeechEvent says whether the reply may be interrupted (the voice extension's speech).
+	SpeechEvent
+)
+
+// String returns the kind's name.
+func (k TurnEventKind) String() string {
+	switch k {
+	case TextEvent:
+		return "text"
+	case StatusEvent:
+		return "status"
+	case SpeechEvent:
+		return "speech"
+	}
+	return fmt.Sprintf("TurnEventKind(%d)", int(k))
+}
+
+// TurnEvent is what a running turn streams to the dialog engine, whatever A2A version the agent
+// spoke: new speakable text, or a task state the agent reported.
+type TurnEvent struct {
+	Kind TurnEventKind
+	// Text is, for TextEvent, the new text (a delta: the events' texts concatenated are what
+	// was spoken); for StatusEvent, the status message's text ("" when none).
+	//
+	// Deltas never take text back. When an agent replaces artifact text already sent with text
+	// that does not extend it (a correction), no delta is emitted until the reply again starts
+	// with everything sent and grows past it; the turn's final text is then the agent's final
+	// version, which may differ from what was spoken.
+	Text string
+	// State is the task state of a StatusEvent, in the A2A 0.x spelling whatever version the
+	// agent spoke ("working", "input-required", …).
+	State string
+	// BargeIn is, for SpeechEvent, whether the caller may interrupt the reply.
+	BargeIn bool
+}
+
 // The records of the turn path. internal/session speaks them to its store (internal/store
 // implements it) and to its invoker (internal/invoke implements it); neither implementation
-// imports the other or the session. The session's store is SessionStore, below; its invoker is
-// an interface it declares itself (session.Invoker).
+// imports the other or the session. The session's store is SessionStore (session.go, with the
+// records only the store takes); its invoker is an interface it declares itself (session.Invoker).
 
 // TurnRequest is one turn to run against one agent.
 type TurnRequest struct {
@@ -74,64 +185,77 @@ type TurnResult struct {
 	NonTextParts int
 }
 
-// TurnLookup is everything a turn needs from the store before it calls the agent, read in one
-// round trip.
-type TurnLookup struct {
-	// Hold is the session's live (unexpired) hold, nil when the session is free.
-	Hold *Hold
-	// HoldAgentUpdatedAt is the holding agent's updated_at; zero when it no longer exists.
-	HoldAgentUpdatedAt time.Time
-	// AgentUpdatedAt is the requested agent's updated_at; zero when it is not in the tenant.
-	AgentUpdatedAt time.Time
-	// ContextID is the contextId the session last had with the requested agent.
-	ContextID string
+// TurnError is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API
+// key or the user's text; it may quote a short part of what the agent sent.
+type TurnError struct {
+	Code    string
+	Message string
 }
 
-// TurnRecord is the result of a turn to write: the context the session now has with the agent
-// and, unless both SetHold and ReleaseHold are empty, the session's new hold state.
-type TurnRecord struct {
-	TenantID, SessionID, AgentID, TurnID string
-	// StartedAt orders racing turns of one session: a record never overwrites the hold decided
-	// by a turn that started later.
-	StartedAt   time.Time
-	ContextID   string
-	SetHold     *Hold
-	ReleaseHold bool
+// Error implements error, so that callers can wrap and log it.
+func (e *TurnError) Error() string { return e.Code + ": " + e.Message }
+
+// Turn error codes: the TurnError.Code of a FAILED turn (or of one the caller canceled). They
+// are a contract with the dialog engine (api/proto/connector/v1/connector.proto documents each
+// under TurnError.code) and with operators (docs/faults.md says which fault gives which);
+// turn_test.go checks both against TurnErrorCodes, the one table.
+const (
+	CodeTimeout          = "timeout"
+	CodeAgentUnreachable = "agent_unreachable"
+	// CodeAgentUnauthorized: the agent answered 401 or 403 (API key missing, wrong or revoked).
+	CodeAgentUnauthorized = "agent_unauthorized"
+	CodeAgentHTTPStatus   = "agent_http_status"
+	CodeRedirect          = "redirect"
+	CodeBlockedAddress    = "blocked_address"
+	CodeAgentRPCError     = "agent_rpc_error"
+	CodeProtocolError     = "protocol_error"
+	CodeTooLarge          = "too_large"
+	CodeStreamEnded       = "stream_ended"
+	// CodeTaskFailed: the agent reported the task failed; Message is its status message.
+	CodeTaskFailed   = "task_failed"
+	CodeAuthRequired = "auth_required"
+	CodeUnknownState = "unknown_state"
+	CodeAPIKey       = "api_key"
+	// CodeAgentUnavailable: the deployment's circuit breaker for the agent is open (it failed in
+	// ways that say it is down, several times in a row); the turn ended without calling it.
+	CodeAgentUnavailable = "agent_unavailable"
+	// CodeInternal: the connector itself failed after the turn started (the hold could not be
+	// saved).
+	CodeInternal = "internal"
+	// CodeCanceled: the caller canceled the turn (barge-in). The engine never reads it (it
+	// canceled, and gets no Final); the turn's trace, metrics and health view do.
+	CodeCanceled = "canceled"
+)
+
+// TurnErrorCode is one code a turn's error may carry.
+type TurnErrorCode struct {
+	Code string
+	// Meaning is what happened, in a line (connector.proto says more).
+	Meaning string
+	// InFinal: the code can reach the dialog engine in a Final (connector.proto documents
+	// exactly these).
+	InFinal bool
 }
 
-// InflightTask is an agent task that a turn on some replica is running.
-type InflightTask struct {
-	TenantID, AgentID, TaskID, SessionID string
-}
-
-// SessionStore is what the session router keeps in Postgres: holds, contexts and the agents
-// they name. internal/store implements it, and so does the router tests' in-memory double. It
-// is declared here rather than by its consumer, internal/session, because more than one package
-// names it: the contract every implementation passes (internal/storetest) names it too.
-type SessionStore interface {
-	// LookupTurn reads, in one round trip, the session's live hold, its context with agentID
-	// and the versions of the holding and the requested agent.
-	LookupTurn(ctx context.Context, tenantID, sessionID, agentID string, now time.Time) (TurnLookup, error)
-	// SaveTurn writes a turn's context and hold change and returns once it is durable; a
-	// record never overwrites the hold of a turn that started later.
-	SaveTurn(ctx context.Context, r TurnRecord) error
-	// SaveAfterFinal saves a turn's record in the background (after its Final, when nobody
-	// waits for it), in order with the session's other such saves, and reports the error to
-	// done. How it goes to Postgres (with whom, when) is the store's business.
-	SaveAfterFinal(ctx context.Context, r TurnRecord, done func(error))
-	// SaveUntilWritten saves a record durably in the background, in order with the session's
-	// other background saves, trying again while the store cannot be reached, for at most
-	// within: for a hold change the engine was told of but whose SaveTurn failed.
-	SaveUntilWritten(ctx context.Context, r TurnRecord, within time.Duration, done func(error))
-	// WaitSaves returns once the session's background saves are written, or with ctx's cause,
-	// or with the error of a retried save that was asked to try at once and failed.
-	WaitSaves(ctx context.Context, tenantID, sessionID string) error
-	// Drain returns once every background save is over (retried ones try once more).
-	Drain()
-	// AgentForTurn reads an agent and its sealed key (nil when none).
-	AgentForTurn(ctx context.Context, tenantID, agentID string) (Agent, *Sealed, error)
-	ReleaseHold(ctx context.Context, tenantID, sessionID string, now time.Time) (Hold, error)
-	GetHold(ctx context.Context, tenantID, sessionID string, now time.Time) (Hold, Agent, error)
-	ListAgents(ctx context.Context, tenantID string) ([]Agent, error)
-	SweepSessions(ctx context.Context, before time.Time) (int64, error)
+// TurnErrorCodes returns every turn error code, in the order connector.proto documents them.
+func TurnErrorCodes() []TurnErrorCode {
+	return []TurnErrorCode{
+		{CodeTimeout, "the turn deadline, or the first-event or idle limit, passed first", true},
+		{CodeAgentUnreachable, "no HTTP response, after retries; or a broken stream nothing recovered", true},
+		{CodeAgentUnauthorized, "the agent answered 401 or 403", true},
+		{CodeAgentHTTPStatus, "the agent answered with another HTTP error status", true},
+		{CodeRedirect, "the agent answered with a redirect, never followed", true},
+		{CodeBlockedAddress, "the agent's host resolves to an address the connector may not call", true},
+		{CodeAgentRPCError, "the agent returned an A2A (JSON-RPC, HTTP+JSON or gRPC) error", true},
+		{CodeProtocolError, "the answer was not valid A2A", true},
+		{CodeTooLarge, "an event over 1 MiB or a reply over 256 KiB", true},
+		{CodeStreamEnded, "the stream ended without a final state and nothing recovered one", true},
+		{CodeTaskFailed, "the agent reported the task failed", true},
+		{CodeAuthRequired, "the agent reported auth-required", true},
+		{CodeUnknownState, "the agent reported unknown or an undefined state", true},
+		{CodeAPIKey, "the stored credentials could not be decrypted", true},
+		{CodeAgentUnavailable, "the circuit breaker for the agent is open", true},
+		{CodeInternal, "the connector failed after the turn started", true},
+		{CodeCanceled, "the caller canceled the turn", false},
+	}
 }
