@@ -237,8 +237,7 @@ func (m *Main) openInvoker(tp *telemetry.Providers, st *store.Store, box *secret
 			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, cfg.RetryBudgetPercent, m.log)
 	m.stopBreakers = stopBreakers
 	// The same identity keys as the connector's: console-api publishes them (JWKS), rotates
-	// them, and signs the tokens of its own test turns. Extended cards and JWKS are fetched
-	// through the same guard and roots as the agents.
+	// them, and signs the tokens of its own test turns.
 	invOpts := invoke.DeploymentOptions(cfg, tp, st, box, breaker, budget, m.log)
 	m.inv = invoke.New(invOpts)
 	return invOpts
