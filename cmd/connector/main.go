@@ -31,9 +31,7 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/grpcapi"
 	agenthealth "github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
-	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
@@ -197,22 +195,67 @@ func (m *Main) MetricsAddr() string { return m.metricsAddr }
 func (m *Main) DebugAddr() string   { return m.debugAddr }
 
 // Open starts the server: when it returns nil, the gRPC server accepts turns and health says
-// SERVING. ctx bounds the opening only. On an error, Close stops what was started.
+// SERVING. ctx bounds the opening only. On an error, Close stops what was started. Each step
+// builds one part on top of those before it and sets the fields of Main that Close stops.
 func (m *Main) Open(ctx context.Context) error {
-	cfg, log := m.cfg, m.log
 	m.background, m.stopBackground = context.WithCancel(context.WithoutCancel(ctx))
-	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
-	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
-	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
-	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
-	tel := m.tel
-	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, log
-	tp, stopTelemetry, err := telemetry.Start(ctx, tel)
+	limitMemory(m.log)
+	tp, err := m.openTelemetry(ctx)
 	if err != nil {
 		return err
 	}
+	if err := m.openPool(ctx, tp); err != nil {
+		return err
+	}
+	st := store.New(m.pool.Pool)
+	if err := m.openInvoker(tp, st); err != nil {
+		return err
+	}
+	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
+	m.rec = agenthealth.NewRecorder(st, agenthealth.RecorderOptions{Logger: m.log})
+	id := replicaID()
+	limiter := m.openAdmission(ctx, tp, st, id)
+	hs := grpcapi.NewHealth()
+	m.openSessions(tp, st, limiter, hs, id)
+	srv := m.newGRPCServer(tp, limiter, hs)
+	ln, err := net.Listen("tcp", m.cfg.GRPCAddr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", m.cfg.GRPCAddr, err)
+	}
+	if err := m.openDebug(); err != nil {
+		ln.Close()
+		return err
+	}
+	m.serveGRPC(srv, hs, ln)
+	m.startLoops(ctx)
+	// Tests and loadgen read the address from this line (with A2AC_GRPC_ADDR=127.0.0.1:0).
+	m.log.Info("connector listening", "addr", m.grpcAddr)
+	return nil
+}
+
+// limitMemory makes the container's memory limit (its cgroup), if it has one, the Go runtime's
+// soft limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
+// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
+func limitMemory(log *slog.Logger) {
+	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
+}
+
+// openTelemetry starts tracing, metrics and the Prometheus endpoint, with the seams of m.tel.
+func (m *Main) openTelemetry(ctx context.Context) (*telemetry.Providers, error) {
+	tel := m.tel
+	tel.ServiceName, tel.Version, tel.Logger = serviceName, version, m.log
+	tp, stopTelemetry, err := telemetry.Start(ctx, tel)
+	if err != nil {
+		return nil, err
+	}
 	m.stopTelemetry, m.metricsAddr = stopTelemetry, tp.MetricsAddr()
-	m.pool, err = pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
+	return tp, nil
+}
+
+// openPool opens the Postgres pool, sized and tuned for the turn path.
+func (m *Main) openPool(ctx context.Context, tp *telemetry.Providers) error {
+	var err error
+	m.pool, err = pgpool.Open(ctx, m.cfg.DatabaseURL, pgpool.Options{
 		// The connector writes only session state (contexts, the racing-turn order), which is
 		// ephemeral: losing the last few hundred milliseconds of it in a Postgres crash costs a
 		// user one re-asked question. Not waiting for the WAL flush takes a disk sync off most
@@ -224,79 +267,73 @@ func (m *Main) Open(ctx context.Context) error {
 		MaxConns:       int32(max(16, 4*runtime.GOMAXPROCS(0))),
 		TracerProvider: tp.TracerProvider,
 		MeterProvider:  tp.MeterProvider,
-		Logger:         log,
+		Logger:         m.log,
 	})
-	if err != nil {
-		return err
-	}
-	pool := m.pool
+	return err
+}
+
+// openInvoker starts the circuit breakers and builds the invoker that runs the turns over them.
+func (m *Main) openInvoker(tp *telemetry.Providers, st *store.Store) error {
+	cfg := m.cfg
 	box, err := cfg.SecretBox()
 	if err != nil {
 		return err
 	}
 	// Circuit breakers are the deployment's, kept in Postgres and learned by LISTEN/NOTIFY; each
 	// turn is decided from this replica's copy. Their changes reach the tenants' health view.
-	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(pool.Pool, breaker.ReplicaName("connector"), log),
+	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(m.pool.Pool, breaker.ReplicaName("connector"), m.log),
 		cfg.BreakerFailures, breaker.Options{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
-			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, log)
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, m.log)
 	budget := a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: cfg.RetryBudgetPercent})
 	m.stopBreakers = stopBreakers
-	agentPolicy := cfg.Policy()
-	st := store.New(pool.Pool)
-	m.inv = invoke.New(invoke.Options{
-		// Agents, and their token URLs, are verified against the system roots plus
-		// A2AC_AGENT_CA_FILE, on every binding.
-		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots, Logger: log}),
-		GRPCPolicy: &agentPolicy,
-		RootCAs:    cfg.AgentRoots,
-		// And their gRPC calls alike: a client span per call, traceparent naming it.
-		GRPCStatsHandler: tp.AgentGRPCStatsHandler(),
-		Secrets:          box,
-		Identity:         identity.New(identity.Options{Keys: st, Secrets: box, Issuer: cfg.IdentityIssuer}),
-		TurnTimeout:      cfg.TurnTimeout,
-		Logger:           log,
-		TracerProvider:   tp.TracerProvider,
-		MeterProvider:    tp.MeterProvider,
-		Breaker:          brk,
-		RetryBudget:      budget,
-		OnFallback:       st.MarkOnFallback,
-	})
-	// Per-agent health for tenants: counted in memory on the turn path, flushed once a minute.
-	m.rec = agenthealth.NewRecorder(st, agenthealth.RecorderOptions{Logger: log})
-	// Concurrent-turn caps: the tenants' and agents' for the deployment, shared out among the
-	// replicas by leases renewed every A2AC_CAP_SYNC in Postgres; the replica's own. The
-	// operator's per-tenant overrides are read every A2AC_LIMITS_REFRESH. Neither is on a turn.
-	id := replicaID()
+	m.inv = invoke.New(invoke.DeploymentOptions(cfg, tp, st, box, brk, budget, m.log))
+	return nil
+}
+
+// openAdmission builds the concurrent-turn caps: the tenants' and agents' for the deployment,
+// shared out among the replicas by leases renewed every A2AC_CAP_SYNC in Postgres; the
+// replica's own. The operator's per-tenant overrides are read every A2AC_LIMITS_REFRESH.
+// Neither is on a turn.
+func (m *Main) openAdmission(ctx context.Context, tp *telemetry.Providers, st *store.Store, id string) *admission.Limiter {
+	cfg := m.cfg
 	var shares admission.ShareStore // A2AC_CAP_SYNC=0: every cap is this process's own
 	if cfg.CapSync > 0 {
-		shares = admission.NewStore(pool.Pool)
+		shares = admission.NewStore(m.pool.Pool)
 	}
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
-		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log,
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: m.log,
 		Shares: shares, ReplicaID: id, Sync: cfg.CapSync})
 	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
 	// Joined before listening: a new replica takes its share of the caps before its first turn.
 	m.stopShares = limiter.Start(ctx)
-	// This replica's in-flight agent tasks, synced every A2AC_INFLIGHT_SYNC so that another
-	// replica cancels them if this process dies mid-turn; its Run sweeps the others' too. A
-	// replica whose heartbeat fails for half of A2AC_INFLIGHT_STALE takes no turns, so that none
-	// runs when the others take it for dead: the Connector service (readiness, and clients
-	// that health-check it) says NOT_SERVING until a heartbeat succeeds again. "" (liveness)
-	// stays SERVING: the process is fine, and a restart would not bring the database closer.
-	hs := grpcapi.NewHealth()
+	return limiter
+}
+
+// openSessions builds the session router and the record of this replica's in-flight agent
+// tasks, synced every A2AC_INFLIGHT_SYNC so that another replica cancels them if this process
+// dies mid-turn; its Run sweeps the others' too. A replica whose heartbeat fails for half of
+// A2AC_INFLIGHT_STALE takes no turns, so that none runs when the others take it for dead: the
+// Connector service in hs (readiness, and clients that health-check it) says NOT_SERVING until
+// a heartbeat succeeds again. "" (liveness) stays SERVING: the process is fine, and a restart
+// would not bring the database closer.
+func (m *Main) openSessions(tp *telemetry.Providers, st *store.Store, limiter *admission.Limiter, hs *grpcapi.Health, id string) {
+	cfg := m.cfg
 	m.inflight = session.NewInflight(session.InflightConfig{ReplicaID: id, Store: st, Canceler: m.inv,
-		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: log,
+		Sync: cfg.InflightSync, Stale: cfg.InflightStale, Logger: m.log,
 		OnDatabase: func(reachable bool) {
 			hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, servingStatus(reachable))
 		}})
 	m.router = session.New(session.Config{
-		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: m.log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Health: m.rec,
 		Admission: limiter, Inflight: m.inflight, VoiceExtension: cfg.VoiceExtension,
 	})
+}
 
-	api := grpcapi.New(m.router, log, grpcapi.Options{VoiceExtension: cfg.VoiceExtension,
+// newGRPCServer builds the gRPC server of the Connector service over the router, with health
+// (hs) and reflection.
+func (m *Main) newGRPCServer(tp *telemetry.Providers, limiter *admission.Limiter, hs *grpcapi.Health) *grpc.Server {
+	api := grpcapi.New(m.router, m.log, grpcapi.Options{VoiceExtension: m.cfg.VoiceExtension,
 		Admission: limiter, Handoff: grpcapi.NewHandoff(ownGoroutineAbove)})
 	srv := grpc.NewServer(append(tp.GRPCServerOptions(),
 		// A turn that names its tenant in its metadata is refused over a cap before grpc-go
@@ -316,31 +353,41 @@ func (m *Main) Open(ctx context.Context) error {
 			Time: time.Minute, Timeout: 20 * time.Second,
 			// Clients reconnect every few minutes, so new replicas after a scale-out get their
 			// share of the long-lived dialog-engine connections; the grace lets a turn finish.
-			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: cfg.TurnTimeout + 5*time.Second,
+			MaxConnectionAge: 5 * time.Minute, MaxConnectionAgeGrace: m.cfg.TurnTimeout + 5*time.Second,
 		}),
 	)...)
 	pb.RegisterConnectorServer(srv, api)
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
+	return srv
+}
 
-	ln, err := net.Listen("tcp", cfg.GRPCAddr)
+// openDebug starts the pprof server when A2AC_DEBUG_ADDR names one; it stops with the
+// background loops.
+func (m *Main) openDebug() error {
+	if m.cfg.DebugAddr == "" {
+		return nil
+	}
+	wait, addr, err := serveDebug(m.background, m.cfg.DebugAddr, m.log)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.GRPCAddr, err)
+		return err
 	}
-	if cfg.DebugAddr != "" {
-		wait, addr, err := serveDebug(m.background, cfg.DebugAddr, log)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		m.debugAddr = addr
-		m.goLoop(func(context.Context) { wait() })
-	}
+	m.debugAddr = addr
+	m.goLoop(func(context.Context) { wait() })
+	return nil
+}
 
+// serveGRPC serves srv on ln and says SERVING.
+func (m *Main) serveGRPC(srv *grpc.Server, hs *grpcapi.Health, ln net.Listener) {
 	m.srv, m.hs, m.grpcAddr, m.served = srv, hs, ln.Addr().String(), make(chan struct{})
 	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	hs.SetServingStatus(pb.Connector_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+}
+
+// startLoops starts the loops of a serving replica: the in-flight sync, the session sweep and
+// the periodic health flush.
+func (m *Main) startLoops(ctx context.Context) {
 	// Stopped in Close after the drain and before the invoker closes. Started after SERVING
 	// is set, so that its NOT_SERVING, should Postgres be cut already, is the last word.
 	inflightCtx, stopInflight := context.WithCancel(context.WithoutCancel(ctx))
@@ -348,9 +395,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.goLoopCtx(inflightCtx, m.inflight.Run)
 	m.goLoop(func(ctx context.Context) { m.router.Sweep(ctx, sweepInterval, sweepIdle) })
 	m.goLoop(m.rec.Run)
-	// Tests and loadgen read the address from this line (with A2AC_GRPC_ADDR=127.0.0.1:0).
-	log.Info("connector listening", "addr", m.grpcAddr)
-	return nil
 }
 
 // servingStatus is the health status of a server that serves, or not. (After the health

@@ -28,11 +28,11 @@ import (
 	"github.com/a2a-connector/a2a-connector/internal/config"
 	"github.com/a2a-connector/a2a-connector/internal/console"
 	"github.com/a2a-connector/a2a-connector/internal/health"
-	"github.com/a2a-connector/a2a-connector/internal/identity"
 	"github.com/a2a-connector/a2a-connector/internal/invoke"
 	"github.com/a2a-connector/a2a-connector/internal/netguard"
 	"github.com/a2a-connector/a2a-connector/internal/pgpool"
 	"github.com/a2a-connector/a2a-connector/internal/probe"
+	"github.com/a2a-connector/a2a-connector/internal/secret"
 	"github.com/a2a-connector/a2a-connector/internal/session"
 	"github.com/a2a-connector/a2a-connector/internal/store"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
@@ -172,62 +172,84 @@ func newMain(cfg config.Config, getenv func(string) string, stderr io.Writer) *M
 func (m *Main) Addr() string { return m.addr }
 
 // Open starts the server: when it returns nil, the HTTP server accepts requests. ctx bounds the
-// opening only. On an error, Close stops what was started.
+// opening only. On an error, Close stops what was started. Each step builds one part on top of
+// those before it and sets the fields of Main that Close stops.
 func (m *Main) Open(ctx context.Context) error {
-	cfg, log := m.cfg, m.log
 	m.background, m.stopBackground = context.WithCancel(context.WithoutCancel(ctx))
-	// The container's memory limit (its cgroup), if it has one, becomes the Go runtime's soft
-	// limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
-	// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
-	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
-	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
-		MetricsAddr: cfg.MetricsAddr, Logger: log})
+	limitMemory(m.log)
+	tp, err := m.openTelemetry(ctx)
 	if err != nil {
 		return err
+	}
+	if err := m.openPool(ctx, tp); err != nil {
+		return err
+	}
+	box, err := m.cfg.SecretBox()
+	if err != nil {
+		return err
+	}
+	st := store.New(m.pool.Pool)
+	invOpts := m.openInvoker(tp, st, box)
+	cards := m.newCards(tp)
+	limiter := m.openAdmission(tp, st)
+	m.openSessions(tp, st, limiter)
+	api := m.newConsole(st, box, cards, invOpts, limiter)
+	if err := m.serveHTTP(tp, api); err != nil {
+		return err
+	}
+	// Tests and loadgen read the address from this line (with A2AC_CONSOLE_ADDR=127.0.0.1:0).
+	m.log.Info("console api listening", "addr", m.addr)
+	return nil
+}
+
+// limitMemory makes the container's memory limit (its cgroup), if it has one, the Go runtime's
+// soft limit at 90 %: near it the GC runs more often instead of the kernel killing the process.
+// GOMEMLIMIT set by the operator wins; AUTOMEMLIMIT=off turns this off, =0.8 changes the ratio.
+func limitMemory(log *slog.Logger) {
+	_, _ = memlimit.Set(memlimit.WithLogger(log)) // a failure is logged, and changes nothing
+}
+
+// openTelemetry starts tracing, metrics and the Prometheus endpoint.
+func (m *Main) openTelemetry(ctx context.Context) (*telemetry.Providers, error) {
+	tp, stopTelemetry, err := telemetry.Start(ctx, telemetry.Options{ServiceName: serviceName, Version: version,
+		MetricsAddr: m.cfg.MetricsAddr, Logger: m.log})
+	if err != nil {
+		return nil, err
 	}
 	m.stopTelemetry = stopTelemetry
-	m.pool, err = pgpool.Open(ctx, cfg.DatabaseURL, pgpool.Options{
-		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Logger: log})
-	if err != nil {
-		return err
-	}
-	pool := m.pool
-	box, err := cfg.SecretBox()
-	if err != nil {
-		return err
-	}
+	return tp, nil
+}
+
+// openPool opens the Postgres pool.
+func (m *Main) openPool(ctx context.Context, tp *telemetry.Providers) error {
+	var err error
+	m.pool, err = pgpool.Open(ctx, m.cfg.DatabaseURL, pgpool.Options{
+		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Logger: m.log})
+	return err
+}
+
+// openInvoker starts the circuit breakers and builds the invoker of test turns and extended
+// cards over them; it returns the invoker's options, which "check my agent" runs its turns with.
+func (m *Main) openInvoker(tp *telemetry.Providers, st *store.Store, box *secret.Box) invoke.Options {
+	cfg := m.cfg
 	// Try-it and "check my agent" turns share the deployment's breakers (with the connector
 	// replicas) and this process's retry budget.
-	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(pool.Pool, breaker.ReplicaName("console-api"), log),
+	brk, stopBreakers := breaker.Start(m.background, store.NewCircuits(m.pool.Pool, breaker.ReplicaName("console-api"), m.log),
 		cfg.BreakerFailures, breaker.Options{Cooldown: cfg.BreakerCooldown, MaxCooldown: cfg.BreakerMaxCooldown,
-			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, log)
+			MeterProvider: tp.MeterProvider, ProbeHold: cfg.TurnTimeout + 10*time.Second}, m.log)
 	budget := a2aclient.NewRetryBudget(a2aclient.RetryBudgetOptions{Percent: cfg.RetryBudgetPercent})
 	m.stopBreakers = stopBreakers
-	agentPolicy := cfg.Policy()
-	invOpts := invoke.Options{
-		// Agents, their token URLs, cards and JWKS are verified against the system roots plus
-		// A2AC_AGENT_CA_FILE, on every binding.
-		Client: netguard.NewClient(agentPolicy, netguard.ClientOptions{MaxRedirects: 0, InlineHTTP1: true,
-			WrapTransport: tp.AgentTransport, RootCAs: cfg.AgentRoots, Logger: log}),
-		GRPCPolicy: &agentPolicy,
-		RootCAs:    cfg.AgentRoots,
-		// And their gRPC calls alike: a client span per call, traceparent naming it.
-		GRPCStatsHandler: tp.AgentGRPCStatsHandler(),
-		Secrets:          box,
-		TurnTimeout:      cfg.TurnTimeout,
-		Logger:           log,
-		TracerProvider:   tp.TracerProvider,
-		MeterProvider:    tp.MeterProvider,
-		Breaker:          brk,
-		RetryBudget:      budget,
-	}
-	st := store.New(pool.Pool)
-	invOpts.OnFallback = st.MarkOnFallback
-	// The same keys as the connector's: console-api publishes them (JWKS), rotates them, and
-	// signs the tokens of its own test turns.
-	invOpts.Identity = identity.New(identity.Options{Keys: st, Secrets: box, Issuer: cfg.IdentityIssuer})
+	// The same identity keys as the connector's: console-api publishes them (JWKS), rotates
+	// them, and signs the tokens of its own test turns.
+	invOpts := invoke.DeploymentOptions(cfg, tp, st, box, brk, budget, m.log)
 	m.inv = invoke.New(invOpts)
-	cards := cardfetch.New(cardfetch.Options{
+	return invOpts
+}
+
+// newCards builds the card fetcher of registrations, refreshes and checks.
+func (m *Main) newCards(tp *telemetry.Providers) *cardfetch.Fetcher {
+	cfg := m.cfg
+	return cardfetch.New(cardfetch.Options{
 		// Card fetches are not wrapped in otelhttp: its span would carry the full card URL,
 		// which may hold a token. cardfetch records the host only.
 		Client:            netguard.NewClient(cfg.Policy(), netguard.ClientOptions{MaxRedirects: 3, RootCAs: cfg.AgentRoots}),
@@ -240,27 +262,42 @@ func (m *Main) Open(ctx context.Context) error {
 		// own binding.
 		Agents: m.inv,
 	})
-	// Test conversations ("try it") run through the connector's own session router: holds,
-	// continuation and release work as for the dialog engine, in sessions of their own.
-	// They are not recorded for the agent's health view (no Health), which shows production
-	// turns only (docs/api.md).
-	// The console's test turns and checks count against the tenant's and agent's caps like the
-	// connector's turns, in this process's own counts: they are few, and a share of every cap
-	// held for them would come out of the connectors' (docs/operations.md, "Admission caps").
+}
+
+// openAdmission builds the caps of the console's test turns and checks: they count against the
+// tenant's and agent's caps like the connector's turns, in this process's own counts: they are
+// few, and a share of every cap held for them would come out of the connectors'
+// (docs/operations.md, "Admission caps").
+func (m *Main) openAdmission(tp *telemetry.Providers, st *store.Store) *admission.Limiter {
+	cfg := m.cfg
 	limiter := admission.New(admission.Config{Replica: cfg.Admission.Replica, Tenant: cfg.Admission.Tenant,
-		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: log})
+		Agent: cfg.Admission.Agent, MeterProvider: tp.MeterProvider, Logger: m.log})
 	m.stopLimits = limiter.RefreshInBackground(m.background, cfg.LimitsRefresh, st.AllTenantLimits)
+	return limiter
+}
+
+// openSessions builds the session router of test conversations ("try it"): the connector's own,
+// so that holds, continuation and release work as for the dialog engine, in sessions of their
+// own. They are not recorded for the agent's health view (no Health), which shows production
+// turns only (docs/api.md).
+func (m *Main) openSessions(tp *telemetry.Providers, st *store.Store, limiter *admission.Limiter) {
 	m.router = session.New(session.Config{
-		Store: st, Invoker: m.inv, HoldTTL: cfg.HoldTTL, Logger: log,
+		Store: st, Invoker: m.inv, HoldTTL: m.cfg.HoldTTL, Logger: m.log,
 		TracerProvider: tp.TracerProvider, MeterProvider: tp.MeterProvider, Admission: limiter,
-		VoiceExtension: cfg.VoiceExtension,
+		VoiceExtension: m.cfg.VoiceExtension,
 	})
-	api := console.New(console.Config{
+}
+
+// newConsole builds the console API over the parts opened before it.
+func (m *Main) newConsole(st *store.Store, box *secret.Box, cards *cardfetch.Fetcher, invOpts invoke.Options,
+	limiter *admission.Limiter) *console.Server {
+	cfg := m.cfg
+	return console.New(console.Config{
 		Store:      st,
 		Cards:      cards,
 		Secrets:    box,
 		AdminToken: cfg.AdminToken,
-		Logger:     log,
+		Logger:     m.log,
 		Invoker:    m.inv,
 		Health:     health.NewSummaries(st),
 		Router:     m.router,
@@ -270,22 +307,24 @@ func (m *Main) Open(ctx context.Context) error {
 		VoiceExtension: cfg.VoiceExtension,
 		Identity:       invOpts.Identity,
 	})
+}
+
+// serveHTTP serves api's handler on A2AC_CONSOLE_ADDR.
+func (m *Main) serveHTTP(tp *telemetry.Providers, api *console.Server) error {
 	srv := &http.Server{
-		Addr:              cfg.ConsoleAddr,
+		Addr:              m.cfg.ConsoleAddr,
 		Handler:           tp.HTTPHandler(api.Handler(), "console-api"),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      90 * time.Second, // a test turn may take the whole turn timeout
 		IdleTimeout:       120 * time.Second,
 	}
-	ln, err := net.Listen("tcp", cfg.ConsoleAddr)
+	ln, err := net.Listen("tcp", m.cfg.ConsoleAddr)
 	if err != nil {
-		return fmt.Errorf("listen %s: %w", cfg.ConsoleAddr, err)
+		return fmt.Errorf("listen %s: %w", m.cfg.ConsoleAddr, err)
 	}
 	m.srv, m.addr, m.served = srv, ln.Addr().String(), make(chan struct{})
 	go func() { defer close(m.served); m.serveErr = srv.Serve(ln) }()
-	// Tests and loadgen read the address from this line (with A2AC_CONSOLE_ADDR=127.0.0.1:0).
-	log.Info("console api listening", "addr", m.addr)
 	return nil
 }
 
