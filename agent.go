@@ -14,9 +14,9 @@ type Agent struct {
 	TenantID string
 	CardURL  string
 	CardProfile
-	// APIKeySet: a sealed credential is stored (for historical reasons the column and the
-	// name are the API key's); CredentialSetKind says which kind it is.
-	APIKeySet         bool
+	// CredentialsSet: a sealed credential is stored (of any kind; its columns keep the API
+	// key's name, api_key_*); CredentialSetKind says which kind it is.
+	CredentialsSet    bool
 	CredentialSetKind string
 	// TLSCAPem is the agent's own CA bundle (PEM): its calls, card fetches and token URLs trust
 	// it in addition to the process-wide roots. "" for none.
@@ -49,18 +49,18 @@ func (a Agent) Invocable() error {
 	if !a.Enabled {
 		return ErrAgentDisabled
 	}
-	if a.APIKeyRequired && !a.APIKeySet {
-		return ErrAPIKeyMissing
+	if a.APIKeyRequired && !a.CredentialsSet {
+		return ErrCredentialsMissing
 	}
 	if a.CredentialRequired && !a.CredentialsUsable() {
-		return fmt.Errorf("agent needs credentials of kind %s: %w", a.Credential(), ErrAPIKeyMissing)
+		return fmt.Errorf("agent needs credentials of kind %s: %w", a.Credential(), ErrCredentialsMissing)
 	}
 	return nil
 }
 
 // CredentialsUsable reports whether the stored credential is of a kind the card takes.
 func (a Agent) CredentialsUsable() bool {
-	if !a.APIKeySet {
+	if !a.CredentialsSet {
 		return false
 	}
 	set := a.CredentialSetKind
@@ -75,8 +75,9 @@ func (a Agent) CredentialsUsable() bool {
 var (
 	// ErrAgentDisabled: the agent exists but the tenant switched it off.
 	ErrAgentDisabled = errors.New("agent disabled")
-	// ErrAPIKeyMissing: the card requires credentials (an API key or another kind) and none are set.
-	ErrAPIKeyMissing = errors.New("agent requires credentials and none are set")
+	// ErrCredentialsMissing: the card requires credentials (an API key or another kind) and
+	// none are set.
+	ErrCredentialsMissing = errors.New("agent requires credentials and none are set")
 )
 
 // CardProfile is what the platform derives from a valid agent card: everything the connector
@@ -226,7 +227,7 @@ type Sealed struct {
 
 // NewAgent is an agent to register, with its first card revision.
 type NewAgent struct {
-	// ID is the agent's UUID. Empty: the store picks one — not allowed with an APIKey, whose
+	// ID is the agent's UUID. Empty: the store picks one — not allowed with a Credential, whose
 	// ciphertext is bound to the id and so must be sealed after the id is chosen.
 	ID       string
 	TenantID string
@@ -235,11 +236,11 @@ type NewAgent struct {
 	// ResolvedCardURL is where the card was actually found (after discovery and redirects).
 	ResolvedCardURL string
 	// Card is the card JSON as fetched.
-	Card     json.RawMessage
-	Profile  CardProfile
-	Warnings []Problem
-	APIKey   *Sealed
-	// CredentialKind is the kind of credential APIKey seals (CredentialKind*); "" means an API
+	Card       json.RawMessage
+	Profile    CardProfile
+	Warnings   []Problem
+	Credential *Sealed
+	// CredentialKind is the kind of credential Credential seals (CredentialKind*); "" means an API
 	// key.
 	CredentialKind string
 	// TLSCAPem is the agent's CA bundle (Agent.TLSCAPem); "" for none.
@@ -259,12 +260,13 @@ type Revision struct {
 
 // AgentPatch changes an agent's settings; nil fields stay as they are.
 type AgentPatch struct {
-	// APIKey replaces the agent's key.
-	APIKey *Sealed
-	// CredentialKind is the kind APIKey seals ("" means an API key); it is stored with it.
+	// Credential replaces the agent's credential.
+	Credential *Sealed
+	// CredentialKind is the kind Credential seals ("" means an API key); it is stored with it.
 	CredentialKind string
-	// ClearAPIKey removes the agent's key. Setting it together with APIKey is ErrInvalid.
-	ClearAPIKey bool
+	// ClearCredential removes the agent's credential. Setting it together with Credential is
+	// ErrInvalid.
+	ClearCredential bool
 	// TLSCAPem replaces the agent's CA bundle; a pointer to "" removes it.
 	TLSCAPem *string
 	Enabled  *bool

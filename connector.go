@@ -6,7 +6,7 @@
 // import its implementation: the turn path's (Turn, TurnSink, TurnFinal and SessionInfo between the
 // gRPC edge and the session; TurnRequest and TurnResult between the session and the invoker;
 // TurnLookup, TurnRecord and InflightTask between the session and the store), the registry's
-// (NewAgent, Revision, AgentPatch, a Sealed key, DuplicateError), a turn refused over a cap
+// (NewAgent, Revision, AgentPatch, a Sealed credential, DuplicateError), a turn refused over a cap
 // (RefusedError), a turn as the health view counts it (TurnStat), and the turn error codes
 // (TurnErrorCodes, the one table). An interface stays with the package that consumes it
 // (session.Invoker, agents.Store, grpcapi.Router) unless more than one package must name it:

@@ -9,7 +9,7 @@ import (
 type TurnStat struct {
 	TenantID, AgentID string
 	// Outcome is how the turn ended for the engine, or OutcomeError for a turn that ended
-	// before the agent answered (agent disabled, API key missing, caller gone).
+	// before the agent answered (agent disabled, credentials missing, caller gone).
 	Outcome Outcome
 	// ErrorCode and ErrorMessage say why a FAILED or ERROR turn failed. The message is the
 	// connector's own sentence (TurnError.Message), which may quote a short part of what the

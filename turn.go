@@ -126,8 +126,9 @@ type TurnRequest struct {
 	// Agent is the agent to call, never nil: EndpointURL, Streaming, APIKeyHeaders, Extensions
 	// and ID are used. It is only read, so callers may share one (the router's agent cache does).
 	Agent *Agent
-	// APIKey is the agent's sealed key, opened only by the invoker; nil means no key.
-	APIKey *Sealed
+	// Credential is the agent's sealed credential, of any kind, opened only by the invoker; nil
+	// means none.
+	Credential *Sealed
 	// MessageID is the A2A messageId, derived from the turn id by the caller so that a retried
 	// turn is idempotent at the agent.
 	MessageID string
@@ -185,8 +186,8 @@ type TurnResult struct {
 	NonTextParts int
 }
 
-// TurnError is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the API
-// key or the user's text; it may quote a short part of what the agent sent.
+// TurnError is the reason of a FAILED (or caller-CANCELED) turn. Message never contains the
+// credentials or the user's text; it may quote a short part of what the agent sent.
 type TurnError struct {
 	Code    string
 	Message string
@@ -202,7 +203,7 @@ func (e *TurnError) Error() string { return e.Code + ": " + e.Message }
 const (
 	CodeTimeout          = "timeout"
 	CodeAgentUnreachable = "agent_unreachable"
-	// CodeAgentUnauthorized: the agent answered 401 or 403 (API key missing, wrong or revoked).
+	// CodeAgentUnauthorized: the agent answered 401 or 403 (credentials missing, wrong or revoked).
 	CodeAgentUnauthorized = "agent_unauthorized"
 	CodeAgentHTTPStatus   = "agent_http_status"
 	CodeRedirect          = "redirect"
@@ -215,7 +216,7 @@ const (
 	CodeTaskFailed   = "task_failed"
 	CodeAuthRequired = "auth_required"
 	CodeUnknownState = "unknown_state"
-	CodeAPIKey       = "api_key"
+	CodeCredentials  = "api_key"
 	// CodeAgentUnavailable: the deployment's circuit breaker for the agent is open (it failed in
 	// ways that say it is down, several times in a row); the turn ended without calling it.
 	CodeAgentUnavailable = "agent_unavailable"
@@ -253,7 +254,7 @@ func TurnErrorCodes() []TurnErrorCode {
 		{CodeTaskFailed, "the agent reported the task failed", true},
 		{CodeAuthRequired, "the agent reported auth-required", true},
 		{CodeUnknownState, "the agent reported unknown or an undefined state", true},
-		{CodeAPIKey, "the stored credentials could not be decrypted", true},
+		{CodeCredentials, "the stored credentials could not be decrypted", true},
 		{CodeAgentUnavailable, "the circuit breaker for the agent is open", true},
 		{CodeInternal, "the connector failed after the turn started", true},
 		{CodeCanceled, "the caller canceled the turn", false},

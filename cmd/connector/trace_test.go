@@ -220,7 +220,7 @@ func TestTraceOfAFailedTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := s.store.UpdateAgent(t.Context(), s.tenant, s.agent, connector.AgentPatch{
-		APIKey: &connector.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
+		Credential: &connector.Sealed{Ciphertext: sealed.Ciphertext, KeyID: sealed.KeyID}}); err != nil {
 		t.Fatal(err)
 	}
 	r := s.turn(t, "s-fail", s.agent, "重复我说的话：你好")

@@ -176,16 +176,16 @@ func (s *Service) RegisterAgent(ctx context.Context, tenantID, cardURL string, r
 		CallerIdentity: r.CallerIdentity}
 	if cred != nil {
 		// Sealed before the fetch: a card behind authentication is fetched with it.
-		if na.APIKey, err = s.seal(na.ID, *cred); err != nil {
+		if na.Credential, err = s.seal(na.ID, *cred); err != nil {
 			return connector.Agent{}, nil, err
 		}
 		na.CredentialKind = cred.Kind
 	}
 	// The agent is not stored yet: its card is fetched with the TLS the POST carries.
-	if ctx, err = s.tlsContext(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.APIKey); err != nil {
+	if ctx, err = s.tlsContext(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.Credential); err != nil {
 		return connector.Agent{}, nil, err
 	}
-	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, cardURL, s.cardAuth(connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.APIKey))
+	fetched, report, err := s.cards.FetchAndValidateAuth(ctx, cardURL, s.cardAuth(connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind}, na.Credential))
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("register agent: %w", err)
 	}
@@ -197,7 +197,7 @@ func (s *Service) RegisterAgent(ctx context.Context, tenantID, cardURL string, r
 			return connector.Agent{}, nil, err
 		}
 	}
-	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.APIKey, report)
+	report = s.extended(ctx, connector.Agent{ID: na.ID, CredentialSetKind: na.CredentialKind, TLSCAPem: na.TLSCAPem}, na.Credential, report)
 	na.ResolvedCardURL, na.Card, na.Profile, na.Warnings = fetched.ResolvedURL, report.Card, report.Profile, warningsOf(report.Problems)
 	a, err = s.store.CreateAgent(ctx, na)
 	if err != nil {
@@ -287,7 +287,7 @@ func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch)
 		return connector.Agent{}, fmt.Errorf("update agent: both apiKey and credentials: %w", connector.ErrInvalid)
 	case p.APIKey == nil:
 	case *p.APIKey == "":
-		patch.ClearAPIKey = true
+		patch.ClearCredential = true
 	default:
 		cred = &credential.Credential{Kind: connector.CredentialKindAPIKey, Secret: *p.APIKey}
 	}
@@ -307,7 +307,7 @@ func (s *Service) Update(ctx context.Context, tenantID, agentID string, p Patch)
 		if err != nil {
 			return connector.Agent{}, err
 		}
-		patch.APIKey, patch.CredentialKind = sealed, cred.Kind
+		patch.Credential, patch.CredentialKind = sealed, cred.Kind
 	}
 	a, err := s.store.UpdateAgent(ctx, tenantID, agentID, patch)
 	if err != nil {
@@ -350,9 +350,9 @@ func (s *Service) List(ctx context.Context, tenantID string) ([]connector.Agent,
 	return s.store.ListAgents(ctx, tenantID)
 }
 
-// WithKey returns the tenant's agent at its live revision and its sealed API key (nil when none),
+// WithCredential returns the tenant's agent at its live revision and its sealed API key (nil when none),
 // read together. An agent that is not the tenant's is connector.ErrNotFound.
-func (s *Service) WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error) {
+func (s *Service) WithCredential(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error) {
 	a, key, err := s.store.AgentForTurn(ctx, tenantID, agentID)
 	if err != nil {
 		return connector.Agent{}, nil, fmt.Errorf("agent with key: %w", err)

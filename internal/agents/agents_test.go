@@ -78,19 +78,19 @@ func TestRegisterTheDemoAgentWithItsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.CardURL != demo.URL || !a.Enabled || !a.APIKeySet || a.Revision != 1 || a.EndpointURL == "" || len(warnings) != 0 {
+	if a.CardURL != demo.URL || !a.Enabled || !a.CredentialsSet || a.Revision != 1 || a.EndpointURL == "" || len(warnings) != 0 {
 		t.Errorf("registered %+v, warnings %v; want the canonical URL, enabled, with a key, revision 1, no warnings", a, warnings)
 	}
 
-	got, key, err := svc.WithKey(t.Context(), tenant, a.ID)
+	got, key, err := svc.WithCredential(t.Context(), tenant, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.ID != a.ID || got.Revision != a.Revision || got.CardURL != a.CardURL {
-		t.Errorf("WithKey agent = %+v; want %+v", got, a)
+		t.Errorf("WithCredential agent = %+v; want %+v", got, a)
 	}
 	if key == nil {
-		t.Fatal("WithKey: no key")
+		t.Fatal("WithCredential: no key")
 	}
 	plain, err := box.Open(a.ID, *key)
 	if err != nil || string(plain) != "demo-key" {
@@ -104,15 +104,15 @@ func TestRegisterTheDemoAgentWithItsKey(t *testing.T) {
 		t.Errorf("second registration: %v; want a DuplicateError naming %s", err, a.ID)
 	}
 	// Another tenant neither sees it nor its key, and registers the agent as its own.
-	if _, _, err := svc.WithKey(t.Context(), other, a.ID); !errors.Is(err, connector.ErrNotFound) {
-		t.Errorf("WithKey of another tenant's agent: %v; want ErrNotFound", err)
+	if _, _, err := svc.WithCredential(t.Context(), other, a.ID); !errors.Is(err, connector.ErrNotFound) {
+		t.Errorf("WithCredential of another tenant's agent: %v; want ErrNotFound", err)
 	}
 	b, _, err := svc.Register(t.Context(), other, demo.URL, "")
-	if err != nil || b.APIKeySet {
+	if err != nil || b.CredentialsSet {
 		t.Errorf("other tenant's registration: %+v, %v; want an agent without key", b, err)
 	}
-	if _, key, err := svc.WithKey(t.Context(), other, b.ID); err != nil || key != nil {
-		t.Errorf("WithKey of an agent without key = %v, %v; want nil, nil", key, err)
+	if _, key, err := svc.WithCredential(t.Context(), other, b.ID); err != nil || key != nil {
+		t.Errorf("WithCredential of an agent without key = %v, %v; want nil, nil", key, err)
 	}
 }
 
@@ -195,7 +195,7 @@ func TestRefreshStoresOnlyANewValidCard(t *testing.T) {
 	if _, _, _, err := svc.Refresh(t.Context(), tenant, a.ID); !errors.As(err, &ce) {
 		t.Errorf("refresh of a broken card: %v; want a CardError", err)
 	}
-	if live, _, err := svc.WithKey(t.Context(), tenant, a.ID); err != nil || live.Revision != 2 || live.Name != "Weather 2" {
+	if live, _, err := svc.WithCredential(t.Context(), tenant, a.ID); err != nil || live.Revision != 2 || live.Name != "Weather 2" {
 		t.Errorf("after a broken card the agent is %q at revision %d, %v; want Weather 2 at revision 2", live.Name, live.Revision, err)
 	}
 	if _, _, _, err := svc.Refresh(t.Context(), testDB.NewTenant(t), a.ID); !errors.Is(err, connector.ErrNotFound) {
@@ -217,18 +217,18 @@ func TestUpdateSealsReplacesAndClearsTheKey(t *testing.T) {
 	off := false
 
 	got, err := svc.Update(t.Context(), tenant, a.ID, agents.Patch{APIKey: ptr("new-key"), Enabled: &off})
-	if err != nil || !got.APIKeySet || got.Enabled {
+	if err != nil || !got.CredentialsSet || got.Enabled {
 		t.Fatalf("set key and disable: %+v, %v", got, err)
 	}
-	_, key, err := svc.WithKey(t.Context(), tenant, a.ID)
+	_, key, err := svc.WithCredential(t.Context(), tenant, a.ID)
 	if err != nil || key == nil {
-		t.Fatalf("WithKey = %v, %v; want the key", key, err)
+		t.Fatalf("WithCredential = %v, %v; want the key", key, err)
 	}
 	if plain, err := box.Open(a.ID, *key); err != nil || string(plain) != "new-key" {
 		t.Errorf("the key opens to %q, %v; want new-key", plain, err)
 	}
 	got, err = svc.Update(t.Context(), tenant, a.ID, agents.Patch{APIKey: ptr("")})
-	if err != nil || got.APIKeySet || got.Enabled {
+	if err != nil || got.CredentialsSet || got.Enabled {
 		t.Errorf("clear key: %+v, %v; want no key, still disabled", got, err)
 	}
 	if _, err := svc.Update(t.Context(), testDB.NewTenant(t), a.ID, agents.Patch{APIKey: ptr("x")}); !errors.Is(err, connector.ErrNotFound) {
@@ -272,8 +272,8 @@ func TestDeleteCancelsLiveHeldTasks(t *testing.T) {
 	if diff := cmp.Diff([]string{"task-live"}, fx.Cancels()); diff != "" {
 		t.Errorf("tasks/cancel sent (-want +got):\n%s", diff)
 	}
-	if _, _, err := svc.WithKey(t.Context(), tenant, a.ID); !errors.Is(err, connector.ErrNotFound) {
-		t.Errorf("WithKey after delete: %v; want ErrNotFound", err)
+	if _, _, err := svc.WithCredential(t.Context(), tenant, a.ID); !errors.Is(err, connector.ErrNotFound) {
+		t.Errorf("WithCredential after delete: %v; want ErrNotFound", err)
 	}
 	if l, err := st.LookupTurn(t.Context(), tenant, "live", "", time.Now()); err != nil || l.Hold != nil {
 		t.Errorf("session still held after delete: %+v, %v", l.Hold, err)

@@ -82,18 +82,18 @@ func TestRegisterWithBearerTokenBehindAuthenticatedCard(t *testing.T) {
 	if err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	if a.Credential() != connector.CredentialKindBearerToken || !a.APIKeySet || a.Invocable() != nil {
-		t.Errorf("agent: kind %s, set %v, invocable %v", a.Credential(), a.APIKeySet, a.Invocable())
+	if a.Credential() != connector.CredentialKindBearerToken || !a.CredentialsSet || a.Invocable() != nil {
+		t.Errorf("agent: kind %s, set %v, invocable %v", a.Credential(), a.CredentialsSet, a.Invocable())
 	}
 	if len(a.Skills) != 2 || a.Skills[1].ID != "private" {
 		t.Errorf("skills = %+v, want the extended card's; warnings %+v", a.Skills, warnings)
 	}
 
-	a, key, err := svc.WithKey(t.Context(), tenant, a.ID)
+	a, key, err := svc.WithCredential(t.Context(), tenant, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"}, nil)
+	res := inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m1", Text: "hi"}, nil)
 	if res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("turn: %s %+v", res.Outcome, res.Err)
 	}

@@ -462,7 +462,7 @@ func (k *Checker) urlProblem(raw string) (code, why string) {
 	case "https":
 	case "http":
 		if !k.allowInsecure {
-			return CodeInsecureURL, "uses plain http; the platform sends user messages and API keys only over https. Serve the agent over https and put the https URL in the card."
+			return CodeInsecureURL, "uses plain http; the platform sends user messages and credentials only over https. Serve the agent over https and put the https URL in the card."
 		}
 	default:
 		return CodeInvalidURL, fmt.Sprintf("uses the scheme %q; the platform calls agents over https only.", u.Scheme)

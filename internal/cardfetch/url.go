@@ -24,7 +24,7 @@ const (
 	urlControl     urlProblem = "it contains control characters or bytes that are not UTF-8"
 	urlNotAbsolute urlProblem = "it is not an absolute URL; paste the full https:// address of the agent card"
 	urlScheme      urlProblem = "only https:// URLs are fetched"
-	urlUserinfo    urlProblem = "it carries a user name or password (user:password@host); credentials do not belong in a card URL: register the agent's API key instead"
+	urlUserinfo    urlProblem = "it carries a user name or password (user:password@host); credentials do not belong in a card URL: register them with the agent instead"
 	urlEscape      urlProblem = "it holds an invalid %-escape"
 	urlHost        urlProblem = "its host name is not valid"
 	urlPort        urlProblem = "its port is not a number from 1 to 65535"

@@ -129,7 +129,7 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	tenantID := tenantFrom(r.Context()).ID
-	a, key, err := s.agents.WithKey(r.Context(), tenantID, id)
+	a, key, err := s.agents.WithCredential(r.Context(), tenantID, id)
 	if err != nil {
 		return fmt.Errorf("check agent: %w", err)
 	}
@@ -161,7 +161,7 @@ func (s *Server) checkAgent(w http.ResponseWriter, r *http.Request) error {
 			stored = rv.Card
 		}
 	}
-	rep := s.prober.Run(r.Context(), probe.Target{Agent: a, APIKey: key, StoredCard: stored})
+	rep := s.prober.Run(r.Context(), probe.Target{Agent: a, Credential: key, StoredCard: stored})
 	out := checkResponse{AgentID: a.ID, Revision: a.Revision, Text: rep.Text, ProtocolVersion: rep.ProtocolVersion,
 		AnsweredURL: rep.AnsweredURL, Checks: rep.Checks, CheckedAt: time.Now().UTC()}
 	for _, c := range rep.Checks {

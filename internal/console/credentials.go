@@ -218,7 +218,7 @@ var ruleAWSField = fieldRule{maxBytes: 8 << 10}
 // credentialKindShown is the credentialKind an agent answers: what its card asks for, or
 // awsSigV4 once that is the credential set, since no card can ask for it.
 func credentialKindShown(a connector.Agent) string {
-	if a.APIKeySet && a.CredentialSetKind == connector.CredentialKindAWSSigV4 {
+	if a.CredentialsSet && a.CredentialSetKind == connector.CredentialKindAWSSigV4 {
 		return connector.CredentialKindAWSSigV4
 	}
 	return a.Credential()

@@ -79,7 +79,7 @@ type Agents interface {
 	Refresh(ctx context.Context, tenantID, agentID string) (a connector.Agent, unchanged bool, warnings []connector.Problem, err error)
 	Update(ctx context.Context, tenantID, agentID string, p agents.Patch) (connector.Agent, error)
 	Delete(ctx context.Context, tenantID, agentID string) error
-	WithKey(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
+	WithCredential(ctx context.Context, tenantID, agentID string) (connector.Agent, *connector.Sealed, error)
 	PreviewContext(ctx context.Context, caPEM string, cred *credential.Credential) (context.Context, error)
 }
 

@@ -154,7 +154,7 @@ func (s *Server) testAgent(w http.ResponseWriter, r *http.Request) error {
 	turn.TenantID, turn.SessionID, turn.AgentID = a.TenantID, testSessionID(a.ID, sessionID), a.ID
 	err = s.router.HandleTurn(r.Context(), turn, sink)
 	switch {
-	case errors.Is(err, connector.ErrAgentDisabled), errors.Is(err, connector.ErrAPIKeyMissing):
+	case errors.Is(err, connector.ErrAgentDisabled), errors.Is(err, connector.ErrCredentialsMissing):
 		return notInvocable(err) // changed since the check above
 	case errors.Is(err, connector.ErrNoInputUnsupported):
 		return errNoInputUnsupported(s.voice)

@@ -193,7 +193,7 @@ func (s *Server) status(ctx context.Context, op string, err error) error {
 		return status.Error(codes.NotFound, "agent not found in this tenant")
 	case errors.Is(err, connector.ErrAgentDisabled):
 		return status.Error(codes.FailedPrecondition, "agent is disabled")
-	case errors.Is(err, connector.ErrAPIKeyMissing):
+	case errors.Is(err, connector.ErrCredentialsMissing):
 		return status.Error(codes.FailedPrecondition, "agent requires credentials and none are set")
 	case errors.Is(err, connector.ErrCutOff):
 		return status.Error(codes.Unavailable, "connector cannot reach its database; retry on another replica")

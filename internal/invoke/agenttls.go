@@ -42,7 +42,7 @@ func (inv *Invoker) tlsIdentity(agent *connector.Agent, sealed *connector.Sealed
 			return src, herr
 		}
 		if cred.MTLS == nil {
-			return src, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's client certificate is missing from its credentials"}
+			return src, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's client certificate is missing from its credentials"}
 		}
 		src.Cert, src.Key = cred.MTLS.CertificatePEM, cred.MTLS.PrivateKeyPEM
 		return src, nil
@@ -55,25 +55,25 @@ func (inv *Invoker) tlsIdentity(agent *connector.Agent, sealed *connector.Sealed
 	}
 	if ce, ok := errors.AsType[*agenttls.CertError](err); ok {
 		// CertError never quotes the key.
-		return nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's client certificate cannot be used: credentials.mtls." + ce.Error()}
+		return nil, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's client certificate cannot be used: credentials.mtls." + ce.Error()}
 	}
-	return nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's TLS settings cannot be used: " + err.Error()}
+	return nil, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's TLS settings cannot be used: " + err.Error()}
 }
 
 // open reads the agent's sealed credential. Its errors never hold the plaintext.
 func (inv *Invoker) open(agent *connector.Agent, sealed *connector.Sealed) (credential.Credential, *connector.TurnError) {
 	if inv.secrets == nil {
-		return credential.Credential{}, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent has credentials but no secret key is configured to open them"}
+		return credential.Credential{}, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent has credentials but no secret key is configured to open them"}
 	}
 	plain, err := inv.secrets.Open(agent.ID, *sealed)
 	if err != nil {
 		// secret's errors never contain plaintext.
-		return credential.Credential{}, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be opened: " + err.Error()}
+		return credential.Credential{}, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's credentials cannot be opened: " + err.Error()}
 	}
 	cred, err := credential.Parse(agent.CredentialSetKind, plain)
 	clear(plain)
 	if err != nil {
-		return credential.Credential{}, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's credentials cannot be read: " + err.Error()}
+		return credential.Credential{}, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's credentials cannot be read: " + err.Error()}
 	}
 	return cred, nil
 }

@@ -43,7 +43,7 @@ func BenchmarkTurnCredential(b *testing.B) {
 				key = sealCredential(b, h.box, a.ID, credential.Credential{Kind: kind,
 					OAuth2: &credential.OAuth2Client{ClientID: "c", ClientSecret: "s"}})
 			}
-			req := connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "bench", Text: "hi"}
+			req := connector.TurnRequest{Agent: &a, Credential: key, MessageID: "bench", Text: "hi"}
 			b.ReportAllocs()
 			for b.Loop() {
 				if res := h.inv.Turn(b.Context(), req, nil); res.Outcome != connector.OutcomeCompleted {

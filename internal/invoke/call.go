@@ -19,7 +19,7 @@ import (
 // run calls the agent (stream or send) and returns how the call ended; finish makes the Result.
 func (t *turn) run() error {
 	var herr *connector.TurnError
-	if t.ctx, herr = t.inv.withTLS(t.ctx, t.req.Agent, t.req.APIKey); herr != nil {
+	if t.ctx, herr = t.inv.withTLS(t.ctx, t.req.Agent, t.req.Credential); herr != nil {
 		return herr
 	}
 	hdr, accessToken, herr := t.inv.turnHeader(t.ctx, &t.req)

@@ -33,7 +33,7 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 	switch cred.Kind {
 	case connector.CredentialKindAPIKey:
 		if !validHeaderValue(cred.Secret) {
-			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's API key contains characters not allowed in an HTTP header"}
+			return "", nil, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's API key contains characters not allowed in an HTTP header"}
 		}
 		names := agent.APIKeyHeaders
 		if len(names) == 0 {
@@ -48,13 +48,13 @@ func (inv *Invoker) authorize(ctx context.Context, h http.Header, agent *connect
 		return "", nil, nil
 	case connector.CredentialKindBearerToken:
 		if !validHeaderValue(cred.Secret) {
-			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
+			return "", nil, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's bearer token contains characters not allowed in an HTTP header"}
 		}
 		h.Set("Authorization", "Bearer "+cred.Secret)
 		return "", nil, nil
 	case connector.CredentialKindAWSSigV4:
 		if cred.AWS == nil {
-			return "", nil, &connector.TurnError{Code: connector.CodeAPIKey, Message: "the agent's AWS key cannot be read"}
+			return "", nil, &connector.TurnError{Code: connector.CodeCredentials, Message: "the agent's AWS key cannot be read"}
 		}
 		sign := sigv4.New(cred.AWS, nil).Sign
 		inv.signers.put(agent.ID, sealed, sign)

@@ -135,13 +135,13 @@ func TestBearerTokenOnEveryBinding(t *testing.T) {
 			a := boundAgent(b.start(t, g), b.binding)
 			a.CredentialSetKind, a.CredentialKind, a.CredentialRequired = connector.CredentialKindBearerToken, connector.CredentialKindBearerToken, true
 			key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindBearerToken, Secret: bearerTestSecret})
-			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m1", Text: "hi"})
 			if res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn: %s %+v (agent saw %q)", res.Outcome, res.Err, g.seen)
 			}
 			// A refused bearer token has nothing to refetch: agent_unauthorized at once.
 			g.refuseAll.Store(true)
-			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m2", Text: "hi"})
+			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m2", Text: "hi"})
 			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 				t.Errorf("refused turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 			}
@@ -170,7 +170,7 @@ func TestOAuth2OnEveryBinding(t *testing.T) {
 			key := sealCredential(t, h.box, o.ID, credential.Credential{Kind: connector.CredentialKindOAuth2,
 				OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
 			turn := func(id string) connector.TurnResult {
-				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &o, APIKey: key, MessageID: id, Text: "hi"})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &o, Credential: key, MessageID: id, Text: "hi"})
 				return res
 			}
 			wantIssued := func(n int) {
@@ -235,12 +235,12 @@ func TestAPIKeyOnEveryBindingNeverLogged(t *testing.T) {
 			g := &guard{name: name, want: testAPIKey}
 			h := newHarness(t, nil)
 			a := boundAgent(b.start(t, g), b.binding)
-			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m1", Text: "hi"})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "m1", Text: "hi"})
 			if res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn: %s %+v (agent saw %d values)", res.Outcome, res.Err, len(g.seen))
 			}
 			g.refuseAll.Store(true)
-			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "m2", Text: "hi"})
+			res, _ = h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "m2", Text: "hi"})
 			if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeAgentUnauthorized {
 				t.Errorf("refused turn: %s %+v, want FAILED agent_unauthorized", res.Outcome, res.Err)
 			}

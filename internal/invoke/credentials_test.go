@@ -224,7 +224,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 		OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
 	turn := func(t *testing.T) connector.TurnResult {
 		t.Helper()
-		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m-" + time.Now().Format(time.RFC3339Nano), Text: "hi"})
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m-" + time.Now().Format(time.RFC3339Nano), Text: "hi"})
 		return res
 	}
 	wantIssued := func(t *testing.T, n int) {
@@ -239,7 +239,7 @@ func TestOAuth2ClientCredentials(t *testing.T) {
 		results := make([]*connector.TurnResult, 6)
 		for i := range results {
 			wg.Go(func() {
-				results[i] = h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "c" + string(rune('a'+i)), Text: "hi"}, nil)
+				results[i] = h.inv.Turn(t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "c" + string(rune('a'+i)), Text: "hi"}, nil)
 			})
 		}
 		wg.Wait()
@@ -333,7 +333,7 @@ func TestOAuth2TokenURLOnBlockedAddressIsNeverContacted(t *testing.T) {
 	a := oauthAgent(fx.URL, "http://"+ln.Addr().String()+"/token")
 	key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindOAuth2,
 		OAuth2: &credential.OAuth2Client{ClientID: oauthClientID, ClientSecret: oauthSecret}})
-	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m1", Text: "hi"})
 	if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeBlockedAddress {
 		t.Fatalf("turn: %s %+v, want FAILED blocked_address", res.Outcome, res.Err)
 	}
@@ -360,7 +360,7 @@ func TestBearerToken(t *testing.T) {
 	a := agentAt(srv.URL+"/a2a", false)
 	a.CredentialSetKind, a.CredentialKind, a.CredentialRequired = connector.CredentialKindBearerToken, connector.CredentialKindBearerToken, true
 	key := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindBearerToken, Secret: bearerTestSecret})
-	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "m1", Text: "hi"})
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "m1", Text: "hi"})
 	if res.Outcome != connector.OutcomeCompleted {
 		t.Fatalf("turn: %s %+v", res.Outcome, res.Err)
 	}

@@ -30,7 +30,7 @@ func TestClassify_one_record_per_error(t *testing.T) {
 		retry                    retrySafe
 	}{
 		{"none", nil, noFailure, "", up, up, retrySafe{}},
-		{"own", &connector.TurnError{Code: connector.CodeAPIKey}, ownError, connector.CodeAPIKey, neutral, up, retrySafe{}},
+		{"own", &connector.TurnError{Code: connector.CodeCredentials}, ownError, connector.CodeCredentials, neutral, up, retrySafe{}},
 		{"own protocol", &connector.TurnError{Code: connector.CodeProtocolError}, ownError, connector.CodeProtocolError, down, down, retrySafe{}},
 		{"first event", fmt.Errorf("no event within 1s: %w", a2aclient.ErrFirstEventTimeout), firstEventLimit, connector.CodeTimeout, down, neutral, retrySafe{}},
 		{"idle", fmt.Errorf("nothing for 1s: %w", a2aclient.ErrIdleTimeout), idleLimit, connector.CodeTimeout, down, neutral, retrySafe{}},

@@ -129,7 +129,7 @@ func TestFixtureBehavioursOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, tt.streaming)
-				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords, ContextID: "ctx-session"})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)
@@ -232,7 +232,7 @@ func TestFixtureDroppedConnectionsOnBothWires(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, nil)
 				a := fixtureAgentFor(srv, true)
-				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords})
 				if err := h.inv.Close(t.Context()); err != nil {
 					t.Fatal(err)
@@ -301,7 +301,7 @@ func TestFixtureFramingOnEveryWire(t *testing.T) {
 				srv := w.start(t)
 				h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
 				a := fixtureAgentFor(srv, tt.streaming)
-				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-1",
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "turn-1",
 					Text: "behave:" + string(tt.behavior) + " " + userWords})
 				want, ok := tt.wantCode[w.name]
 				if !ok {
@@ -326,7 +326,7 @@ func TestFixtureRetryOnEveryWire(t *testing.T) {
 			srv := w.start(t)
 			h := newHarness(t, nil)
 			a := fixtureAgentFor(srv, true)
-			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: "turn-retried",
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: "turn-retried",
 				Text: "behave:" + string(fixtureagent.TooManyOnce) + " " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != fixtureagent.StreamText(3) {
 				t.Fatalf("result = %+v (err %+v), want COMPLETED", res, res.Err)

@@ -430,13 +430,13 @@ func errCode(e *connector.TurnError) string {
 // CancelTask sends tasks/cancel for taskID in the background, bounded by CancelTimeout. The call
 // keeps ctx's values (trace) but not its cancellation, so it may run after the caller is gone.
 // Failures are logged, never returned: the cancel is best effort. After Close it does nothing.
-func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, apiKey *connector.Sealed, taskID string) {
+func (inv *Invoker) CancelTask(ctx context.Context, agent connector.Agent, sealed *connector.Sealed, taskID string) {
 	if taskID == "" {
 		return
 	}
 	var key *connector.Sealed
-	if apiKey != nil {
-		k := *apiKey
+	if sealed != nil {
+		k := *sealed
 		key = &k
 	}
 	inv.background(ctx, "tasks/cancel of task "+taskID+" dropped", agent.ID, func(ctx context.Context) {

@@ -119,7 +119,7 @@ func (h *harness) seal(t testing.TB, agentID string) *connector.Sealed {
 }
 
 func agentAt(url string, streaming bool) connector.Agent {
-	return connector.Agent{ID: "agent-1", Enabled: true, APIKeySet: true,
+	return connector.Agent{ID: "agent-1", Enabled: true, CredentialsSet: true,
 		CardProfile: connector.CardProfile{Name: "fixture", EndpointURL: url, Streaming: streaming}}
 }
 
@@ -421,12 +421,12 @@ func TestTurnBehaviours(t *testing.T) {
 			h := newHarness(t, tt.limits)
 			agent := agentAt(srv.URL, tt.streaming)
 			res, rec := h.turn(t, t.Context(), connector.TurnRequest{
-				Agent:     &agent,
-				APIKey:    h.seal(t, agent.ID),
-				MessageID: "turn-1",
-				Text:      "behave:" + string(tt.behavior) + " " + userWords,
-				Metadata:  map[string]any{"device": "speaker-1"},
-				ContextID: "ctx-session",
+				Agent:      &agent,
+				Credential: h.seal(t, agent.ID),
+				MessageID:  "turn-1",
+				Text:       "behave:" + string(tt.behavior) + " " + userWords,
+				Metadata:   map[string]any{"device": "speaker-1"},
+				ContextID:  "ctx-session",
 			})
 			// Close waits for background cancels, so the agent has seen them (or never will).
 			if err := h.inv.Close(t.Context()); err != nil {
@@ -600,7 +600,7 @@ func TestTurnHeaders(t *testing.T) {
 			agent.Extensions = tt.extensions
 			req := connector.TurnRequest{Agent: &agent, MessageID: "turn-1", Text: userWords}
 			if tt.withKey {
-				req.APIKey = h.seal(t, agent.ID)
+				req.Credential = h.seal(t, agent.ID)
 			}
 			if res, _ := h.turn(t, t.Context(), req); res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn = %+v", res)
@@ -634,7 +634,7 @@ func TestTurnCallerCancelsMidStream(t *testing.T) {
 	defer cancel()
 	var texts int
 	start := time.Now()
-	res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
+	res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &agent, Credential: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:slow-stream " + userWords},
 		func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				texts++
@@ -723,7 +723,7 @@ func TestTurnRedirectIsNotFollowed(t *testing.T) {
 	for _, streaming := range []bool{true, false} {
 		h := newHarness(t, func(o *invoke.Options) { o.Client = following })
 		agent := agentAt(srv.URL, streaming)
-		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, Credential: h.seal(t, agent.ID), MessageID: "turn-1", Text: "behave:redirect " + userWords})
 		if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeRedirect {
 			t.Errorf("streaming=%v: result = %+v, want FAILED redirect", streaming, res)
 		}
@@ -767,8 +767,8 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	srv := fixtureagent.New(t)
 	h := newHarness(t, nil)
 	agent := agentAt(srv.URL, true)
-	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
-	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeAPIKey {
+	res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, Credential: h.seal(t, "another-agent"), MessageID: "turn-1", Text: userWords})
+	if res.Outcome != connector.OutcomeFailed || res.Err.Code != connector.CodeCredentials {
 		t.Errorf("result = %+v, want FAILED api_key", res)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -776,8 +776,8 @@ func TestTurnAPIKeyCannotBeOpened(t *testing.T) {
 	}
 	noBox := invoke.New(invoke.Options{Client: loopbackClient(t)})
 	defer noBox.Close(t.Context())
-	res = *noBox.Turn(t.Context(), connector.TurnRequest{Agent: &agent, APIKey: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
-	if res.Err == nil || res.Err.Code != connector.CodeAPIKey {
+	res = *noBox.Turn(t.Context(), connector.TurnRequest{Agent: &agent, Credential: h.seal(t, agent.ID), MessageID: "turn-1", Text: userWords}, nil)
+	if res.Err == nil || res.Err.Code != connector.CodeCredentials {
 		t.Errorf("without a secret box: %+v, want api_key", res)
 	}
 }

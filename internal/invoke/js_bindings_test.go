@@ -238,7 +238,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 			a := connector.Agent{ID: "js-card-" + p.Name, Enabled: true, CardProfile: profile}
 			a.Streaming = stream
 			mid := id(t) + "-" + streamName(stream)
-			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: mid, Text: "stream " + userWords})
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: mid, Text: "stream " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != strings.Join(peerChunks, "") {
 				t.Fatalf("%s: result = %+v", streamName(stream), res)
 			}
@@ -280,7 +280,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 				t.Parallel()
 				h := jsHarness(t)
 				a := p.agent(stream)
-				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: tt.text, TaskID: tt.taskID})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t), Text: tt.text, TaskID: tt.taskID})
 				if res.Outcome != tt.outcome {
 					t.Fatalf("result = %+v, want %s", res, tt.outcome)
 				}
@@ -314,7 +314,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var texts int
-		res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "slow " + userWords}, func(e connector.TurnEvent) {
+		res := h.inv.Turn(ctx, connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t), Text: "slow " + userWords}, func(e connector.TurnEvent) {
 			if e.Kind == connector.TextEvent {
 				if texts++; texts == 2 {
 					cancel()
@@ -356,7 +356,7 @@ func testV0Binding(t *testing.T, agents *jsBindings, p peer, origin, cancelMetho
 		t.Parallel()
 		h := newHarness(t, func(o *invoke.Options) { o.IdleTimeout = 2 * time.Second })
 		a := p.agent(true)
-		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "hangup " + userWords})
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t), Text: "hangup " + userWords})
 		if res.Outcome != connector.OutcomeFailed || res.Err == nil || res.Err.Code != connector.CodeStreamEnded || res.TaskID == "" {
 			t.Fatalf("result = %+v, want FAILED stream_ended with a task", res)
 		}

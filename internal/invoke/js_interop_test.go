@@ -365,7 +365,7 @@ func TestJSInterop(t *testing.T) {
 		h := jsHarness(t)
 		a := jsAgentFor(agent.URL, true)
 		key := h.seal(t, a.ID)
-		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "js-stream-1",
+		res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "js-stream-1",
 			Text: "stream " + userWords, ContextID: "ctx-js-session"})
 		if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -389,7 +389,7 @@ func TestJSInterop(t *testing.T) {
 			}
 		}
 
-		res2, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: "js-stream-2", Text: "stream again"})
+		res2, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: "js-stream-2", Text: "stream again"})
 		if res2.Outcome != connector.OutcomeCompleted || res2.Text != whole {
 			t.Fatalf("second result = %+v", res2)
 		}

@@ -199,7 +199,7 @@ func TestJSV1Interop(t *testing.T) {
 			}
 			h := jsHarness(t)
 			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &connector.Agent{ID: "js-v1-card", Enabled: true, CardProfile: p},
-				APIKey: h.seal(t, "js-v1-card"), MessageID: "js-v1-card-" + strings.TrimPrefix(origin, "http://"), Text: "stream " + userWords})
+				Credential: h.seal(t, "js-v1-card"), MessageID: "js-v1-card-" + strings.TrimPrefix(origin, "http://"), Text: "stream " + userWords})
 			if res.Outcome != connector.OutcomeCompleted || res.Text != strings.Join(peerChunks, "") {
 				t.Errorf("turn with the registered profile of %s = %+v", origin, res)
 			}

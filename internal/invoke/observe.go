@@ -87,7 +87,7 @@ func newObserver(tp trace.TracerProvider, mp metric.MeterProvider, log *slog.Log
 	for _, c := range []string{
 		connector.CodeTimeout, connector.CodeAgentUnreachable, connector.CodeAgentHTTPStatus, connector.CodeAgentUnauthorized, connector.CodeRedirect, connector.CodeAgentRPCError,
 		connector.CodeProtocolError, connector.CodeBlockedAddress, connector.CodeTooLarge, connector.CodeAuthRequired, connector.CodeUnknownState,
-		connector.CodeStreamEnded, connector.CodeAPIKey, connector.CodeTaskFailed, connector.CodeAgentUnavailable,
+		connector.CodeStreamEnded, connector.CodeCredentials, connector.CodeTaskFailed, connector.CodeAgentUnavailable,
 	} {
 		o.byCode[c] = codeOption(c)
 	}

@@ -181,7 +181,7 @@ func (p peer) method(stream bool) string {
 // agent is the registered agent the connector holds for the peer, as card registration derives
 // it.
 func (p peer) agent(streaming bool) connector.Agent {
-	return connector.Agent{ID: "peer-" + p.Name, Enabled: true, APIKeySet: true, CardProfile: connector.CardProfile{
+	return connector.Agent{ID: "peer-" + p.Name, Enabled: true, CredentialsSet: true, CardProfile: connector.CardProfile{
 		Name: p.Name, EndpointURL: p.URL, EndpointBinding: p.Binding, ProtocolVersion: p.Protocol, Streaming: streaming,
 		APIKeyRequired: true, APIKeyHeaders: []string{"X-API-KEY"},
 	}}
@@ -254,7 +254,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t),
+			res, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t),
 				Text: "stream " + userWords, ContextID: "ctx-" + id(t)})
 			if res.Outcome != connector.OutcomeCompleted || res.Err != nil || res.Text != whole || res.State != "completed" {
 				t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
@@ -282,7 +282,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			h := newH(t)
 			a := p.agent(stream)
 			key := h.seal(t, a.ID)
-			first, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
+			first, rec := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: id(t) + "-1", Text: "ask " + userWords})
 			if first.Outcome != connector.OutcomeInputRequired || first.Text != peerQuestion || first.TaskID == "" || first.ContextID == "" ||
 				first.State != "input-required" {
 				t.Fatalf("first = %+v, want INPUT_REQUIRED %q with task and context", first, peerQuestion)
@@ -292,7 +292,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			}
 			checkCalls(t, p, id(t)+"-1", stream)
 
-			second, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t) + "-2", Text: "Berlin",
+			second, rec2 := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: id(t) + "-2", Text: "Berlin",
 				TaskID: first.TaskID, ContextID: first.ContextID})
 			if second.Outcome != connector.OutcomeCompleted || second.Text != peerAnswer("Berlin") || second.TaskID != first.TaskID ||
 				second.ContextID != first.ContextID || second.State != "completed" {
@@ -314,7 +314,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 			t.Parallel()
 			h := newH(t)
 			a := p.agent(stream)
-			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t), Text: "reject " + userWords})
 			if res.Outcome != connector.OutcomeHandback || res.State != "rejected" || res.Err != nil || res.TaskID == "" {
 				t.Fatalf("result = %+v, want HANDBACK rejected with a task", res)
 			}
@@ -334,7 +334,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 		h := newH(t)
 		a := p.agent(p.Streaming)
 		key := h.seal(t, a.ID)
-		held, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id(t), Text: "ask " + userWords})
+		held, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: id(t), Text: "ask " + userWords})
 		if held.Outcome != connector.OutcomeInputRequired || held.TaskID == "" {
 			t.Fatalf("held = %+v, want INPUT_REQUIRED with a task", held)
 		}
@@ -370,7 +370,7 @@ func testPeer(t *testing.T, p peer, newH func(t *testing.T) *harness) {
 		a := p.agent(p.Streaming)
 		a.EndpointTenant = peerTenant
 		a.Extensions = []string{peerExtension}
-		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
+		res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: h.seal(t, a.ID), MessageID: id(t), Text: "stream " + userWords})
 		if res.Outcome != connector.OutcomeCompleted || res.Text != whole {
 			t.Fatalf("result = %+v, want COMPLETED %q", res, whole)
 		}

@@ -40,7 +40,7 @@ func (t *turn) finish(f *failure) *connector.TurnResult {
 		res.Err.Message = a2aclient.Clip(res.Err.Message, 512, "…")
 	}
 	if cancelAfter(t.turnEnd(res)) {
-		t.inv.CancelTask(t.parent, *t.req.Agent, t.req.APIKey, t.taskID)
+		t.inv.CancelTask(t.parent, *t.req.Agent, t.req.Credential, t.taskID)
 	}
 	return res
 }

@@ -58,7 +58,7 @@ func TestSDKV2RESTV03Interop(t *testing.T) {
 		key := h.seal(t, a.ID)
 		var paths [2][]string
 		for i, id := range []string{"remember-1", "remember-2"} {
-			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: key, MessageID: id, Text: "stream " + userWords})
+			res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: key, MessageID: id, Text: "stream " + userWords})
 			if res.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("turn %d = %+v", i+1, res)
 			}

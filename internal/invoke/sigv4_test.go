@@ -66,7 +66,7 @@ func TestAWSSigV4OnEveryBinding(t *testing.T) {
 			a.CredentialSetKind = connector.CredentialKindAWSSigV4
 			turn := func(k credential.AWSKey, id string) connector.TurnResult {
 				sealed := sealCredential(t, h.box, a.ID, credential.Credential{Kind: connector.CredentialKindAWSSigV4, AWS: &k})
-				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, APIKey: sealed, MessageID: id, Text: "hi"})
+				res, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &a, Credential: sealed, MessageID: id, Text: "hi"})
 				return res
 			}
 			for _, streaming := range []bool{a.Streaming, !a.Streaming} {

@@ -13,10 +13,10 @@ import (
 // it (TaskNotFound, or HTTP 404 on HTTP+JSON). The session router asks it of a held task the
 // agent refused to continue: a hold on a task that is over is stale, and the turn is routed as
 // on a free session. Bounded by CancelTimeout within ctx; an error says nothing either way.
-func (inv *Invoker) TaskEnded(ctx context.Context, agent connector.Agent, apiKey *connector.Sealed, taskID string) (bool, error) {
+func (inv *Invoker) TaskEnded(ctx context.Context, agent connector.Agent, sealed *connector.Sealed, taskID string) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, inv.opts.CancelTimeout)
 	defer cancel()
-	hdr, _, herr := inv.header(ctx, &agent, apiKey)
+	hdr, _, herr := inv.header(ctx, &agent, sealed)
 	if herr != nil {
 		return false, fmt.Errorf("get task %s: %w", taskID, herr)
 	}

@@ -30,8 +30,8 @@ func TestTaskEnded(t *testing.T) {
 				gen.mod(&agent)
 			}
 			key := h.seal(t, agent.ID)
-			waiting, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: key, MessageID: "m-1", Text: "behave:input-required"})
-			done, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, APIKey: key, MessageID: "m-2", Text: "behave:stream"})
+			waiting, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, Credential: key, MessageID: "m-1", Text: "behave:input-required"})
+			done, _ := h.turn(t, t.Context(), connector.TurnRequest{Agent: &agent, Credential: key, MessageID: "m-2", Text: "behave:stream"})
 			if waiting.Outcome != connector.OutcomeInputRequired || done.Outcome != connector.OutcomeCompleted {
 				t.Fatalf("setup: outcomes %s, %s", waiting.Outcome, done.Outcome)
 			}

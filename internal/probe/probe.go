@@ -91,8 +91,8 @@ type Report struct {
 type Target struct {
 	// Agent is the agent at its live revision: the turns use its profile, as real turns do.
 	Agent connector.Agent
-	// APIKey is the agent's sealed key, nil when none is set.
-	APIKey *connector.Sealed
+	// Credential is the agent's sealed credential, nil when none is set.
+	Credential *connector.Sealed
 	// StoredCard is the raw card of the live revision, compared with the card served now.
 	StoredCard []byte
 }
@@ -174,13 +174,13 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	// The card comes over the agent's own TLS (its CA bundle, its client certificate), as at
 	// registration; a TLS setting that cannot be used shows in the endpoint check.
 	cardCtx := ctx
-	if tctx, err := invoke.New(p.opts).TLSContext(ctx, &t.Agent, t.APIKey); err == nil {
+	if tctx, err := invoke.New(p.opts).TLSContext(ctx, &t.Agent, t.Credential); err == nil {
 		cardCtx = tctx
 	}
 	_, report, ferr := p.cards.FetchAndValidate(cardCtx, t.Agent.CardURL)
 	rep.Checks = append(rep.Checks, cardCheck(t.Agent, ferr, report), revisionCheck(t.Agent, t.StoredCard, ferr, report))
 
-	withKey := p.turn(ctx, t.Agent, t.APIKey, message{text: text}, false)
+	withKey := p.turn(ctx, t.Agent, t.Credential, message{text: text}, false)
 	ans, answered := withKey.answer()
 	if answered {
 		rep.AnsweredURL = ans.url
@@ -188,7 +188,7 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 	}
 	refused := withKey.res.Err != nil && withKey.res.Err.Code == connector.CodeAgentUnauthorized
 	var noKey *turn
-	if t.Agent.APIKeyRequired && t.APIKey != nil && (answered || refused) {
+	if t.Agent.APIKeyRequired && t.Credential != nil && (answered || refused) {
 		// A refusal is immediate; an agent that answers is known at its first event. Either
 		// comes within the first-event limit, also for message/send.
 		nkCtx, cancel := context.WithTimeout(ctx, p.opts.FirstEventTimeout)
@@ -197,12 +197,12 @@ func (p *Prober) Run(ctx context.Context, t Target) Report {
 		noKey = &nk
 	}
 	rep.Checks = append(rep.Checks,
-		endpointCheck(t.Agent, t.APIKey != nil, withKey),
+		endpointCheck(t.Agent, t.Credential != nil, withKey),
 		versionCheck(t.Agent, withKey),
 		streamingCheck(t.Agent, withKey),
 		firstEventCheck(t.Agent, withKey, p.limit(t.Agent)),
 		taskIDsCheck(withKey),
-		apiKeyCheck(t.Agent, t.APIKey != nil, withKey, noKey))
+		apiKeyCheck(t.Agent, t.Credential != nil, withKey, noKey))
 	if p.voice.Active(&t.Agent) {
 		rep.Checks = append(rep.Checks, p.voiceCheck(ctx, t, text, withKey))
 	}
@@ -221,7 +221,7 @@ func (p *Prober) voiceCheck(ctx context.Context, t Target, text string, plain tu
 	// A text turn always becomes a message (only a no-input turn to an inactive agent does not).
 	msg, _ := p.voice.Outgoing(&connector.Turn{Text: text, Channel: &connector.Channel{Kind: connector.ChannelVoice}}, true,
 		func(string) string { return "" })
-	return voiceResult(p.voice, t.Agent, p.turn(ctx, t.Agent, t.APIKey, message{text: msg.Text, metadata: msg.Metadata, voice: true}, false))
+	return voiceResult(p.voice, t.Agent, p.turn(ctx, t.Agent, t.Credential, message{text: msg.Text, metadata: msg.Metadata, voice: true}, false))
 }
 
 // limit is how long the first answer may take: the first-event limit of a stream, the whole
@@ -257,7 +257,7 @@ func (p *Prober) turn(ctx context.Context, a connector.Agent, key *connector.Sea
 		got    bool
 		speech bool
 	)
-	req := connector.TurnRequest{Agent: &a, APIKey: key, MessageID: uuid.NewString(), Text: m.text, Metadata: m.metadata}
+	req := connector.TurnRequest{Agent: &a, Credential: key, MessageID: uuid.NewString(), Text: m.text, Metadata: m.metadata}
 	if key != nil || !a.APIKeyRequired {
 		// The check names a user of its own, so that an agent asking for the caller's
 		// identity receives a token as on a real call (not on the call without the key).

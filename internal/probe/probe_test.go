@@ -64,14 +64,14 @@ func (h *harness) target(t *testing.T, cardURL, key string) probe.Target {
 		t.Fatalf("card %s is invalid: %+v", cardURL, rep.Problems)
 	}
 	a := connector.Agent{ID: uuid.NewString(), TenantID: "tenant", CardURL: cardURL, CardProfile: rep.Profile,
-		Enabled: true, Revision: 1, APIKeySet: key != ""}
+		Enabled: true, Revision: 1, CredentialsSet: key != ""}
 	tg := probe.Target{Agent: a, StoredCard: rep.Card}
 	if key != "" {
 		sealed, err := h.box.Seal(a.ID, []byte(key))
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg.APIKey = &sealed
+		tg.Credential = &sealed
 	}
 	return tg
 }

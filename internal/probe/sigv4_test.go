@@ -27,7 +27,7 @@ func TestSigV4Checked(t *testing.T) {
 	cardURL := serveCard(t, v0Card(srv.URL+"/a2a", true, false))
 	run := func(k credential.AWSKey) probe.Report {
 		tg := h.target(t, cardURL, "")
-		tg.Agent.APIKeySet, tg.Agent.CredentialSetKind = true, connector.CredentialKindAWSSigV4
+		tg.Agent.CredentialsSet, tg.Agent.CredentialSetKind = true, connector.CredentialKindAWSSigV4
 		plain, err := credential.Credential{Kind: connector.CredentialKindAWSSigV4, AWS: &k}.Plaintext()
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +36,7 @@ func TestSigV4Checked(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tg.APIKey = &sealed
+		tg.Credential = &sealed
 		return probe.New(probe.Config{Cards: h.cards, Invoke: h.opts}).Run(t.Context(), tg)
 	}
 	if r := find(t, run(key), probe.CheckEndpoint); r.Status != probe.Pass {

@@ -28,7 +28,7 @@ func (r *Router) recordHealth(o *turnObs, err error) {
 	switch {
 	case errors.Is(err, connector.ErrAgentDisabled):
 		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent is disabled"
-	case errors.Is(err, connector.ErrAPIKeyMissing):
+	case errors.Is(err, connector.ErrCredentialsMissing):
 		ht.Outcome, ht.ErrorCode, ht.ErrorMessage = connector.OutcomeError, errorType(err), "the agent needs credentials and none are set"
 	case !o.routed, errors.Is(err, connector.ErrNoInputUnsupported):
 		// A no-input turn for an agent without the voice extension was never sent: nothing

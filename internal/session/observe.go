@@ -234,7 +234,7 @@ func errorType(err error) string {
 		return "not_found"
 	case errors.Is(err, connector.ErrAgentDisabled):
 		return "agent_disabled"
-	case errors.Is(err, connector.ErrAPIKeyMissing):
+	case errors.Is(err, connector.ErrCredentialsMissing):
 		return "api_key_missing"
 	case errors.Is(err, connector.ErrUnavailable):
 		return "unavailable"

@@ -109,7 +109,7 @@ func MessageID(tenantID, sessionID, turnID string) string {
 
 // HandleTurn routes and runs one turn. Request problems are returned as errors before anything
 // reaches the sink: connector.ErrNotFound (agent not in tenant), ErrAgentDisabled,
-// ErrAPIKeyMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap),
+// ErrCredentialsMissing, ErrUnavailable (store down), *connector.RefusedError (over a cap),
 // ErrCutOff (this replica cannot reach Postgres; also how a running turn ends when it is cut
 // off). Agent misbehaviour is a connector.TurnFinal{FAILED}.
 func (r *Router) HandleTurn(ctx context.Context, t connector.Turn, sink connector.TurnSink) error {
@@ -180,14 +180,14 @@ func (r *Router) handleTurn(ctx context.Context, t *connector.Turn, sink connect
 	started := newStartedOnce(sink, rt, r.startedWithin, a.startedSent)
 	defer started.stop()
 	req := connector.TurnRequest{
-		Agent:     rt.agent,
-		APIKey:    rt.key,
-		MessageID: MessageID(t.TenantID, t.SessionID, t.TurnID),
-		Text:      msg.Text,
-		Metadata:  msg.Metadata,
-		TaskID:    rt.taskID,
-		ContextID: rt.contextID,
-		UserID:    t.UserID,
+		Agent:      rt.agent,
+		Credential: rt.key,
+		MessageID:  MessageID(t.TenantID, t.SessionID, t.TurnID),
+		Text:       msg.Text,
+		Metadata:   msg.Metadata,
+		TaskID:     rt.taskID,
+		ContextID:  rt.contextID,
+		UserID:     t.UserID,
 	}
 	if r.inflight != nil {
 		it := r.inflight.begin(t.TenantID, rt.agent.ID, t.SessionID)

@@ -57,7 +57,7 @@ func scanAgentWith(row pgx.Row, extra ...any) (connector.Agent, error) {
 		a                 connector.Agent
 		profile, warnings []byte
 	)
-	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.APIKeySet,
+	dest := append([]any{&a.ID, &a.TenantID, &a.CardURL, &a.Enabled, &a.CredentialsSet,
 		&a.Revision, &a.CreatedAt, &a.UpdatedAt, &profile, &warnings, &a.CredentialSetKind, &a.OnFallback, &a.CallerIdentity, &a.TLSCAPem}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return connector.Agent{}, err
@@ -154,8 +154,8 @@ func (s *Store) CreateAgent(ctx context.Context, a connector.NewAgent) (connecto
 	}
 	var id string
 	switch {
-	case a.ID == "" && a.APIKey != nil:
-		return connector.Agent{}, fmt.Errorf("%s: an API key needs the agent id it was sealed with: %w", op, connector.ErrInvalid)
+	case a.ID == "" && a.Credential != nil:
+		return connector.Agent{}, fmt.Errorf("%s: a credential needs the agent id it was sealed with: %w", op, connector.ErrInvalid)
 	case a.ID == "":
 		id = uuid.NewString()
 	default:
@@ -165,11 +165,11 @@ func (s *Store) CreateAgent(ctx context.Context, a connector.NewAgent) (connecto
 	}
 	var ciphertext []byte
 	var keyID *string
-	if a.APIKey != nil {
-		if !validSealed(a.APIKey) {
-			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
+	if a.Credential != nil {
+		if !validSealed(a.Credential) {
+			return connector.Agent{}, fmt.Errorf("%s %s: credential without ciphertext or key id: %w", op, id, connector.ErrInvalid)
 		}
-		ciphertext, keyID = a.APIKey.Ciphertext, &a.APIKey.KeyID
+		ciphertext, keyID = a.Credential.Ciphertext, &a.Credential.KeyID
 	}
 	if a.ResolvedCardURL == "" {
 		return connector.Agent{}, fmt.Errorf("%s %s: no resolved card URL: %w", op, id, connector.ErrInvalid)
@@ -285,15 +285,15 @@ func (s *Store) UpdateAgent(ctx context.Context, tenantID, agentID string, p con
 		return "$" + strconv.Itoa(len(args))
 	}
 	switch {
-	case p.APIKey != nil && p.ClearAPIKey:
-		return connector.Agent{}, fmt.Errorf("%s %s: both a new API key and clearing it: %w", op, id, connector.ErrInvalid)
-	case p.APIKey != nil:
-		if !validSealed(p.APIKey) {
-			return connector.Agent{}, fmt.Errorf("%s %s: API key without ciphertext or key id: %w", op, id, connector.ErrInvalid)
+	case p.Credential != nil && p.ClearCredential:
+		return connector.Agent{}, fmt.Errorf("%s %s: both a new credential and clearing it: %w", op, id, connector.ErrInvalid)
+	case p.Credential != nil:
+		if !validSealed(p.Credential) {
+			return connector.Agent{}, fmt.Errorf("%s %s: credential without ciphertext or key id: %w", op, id, connector.ErrInvalid)
 		}
-		set = append(set, "api_key_ciphertext = "+arg(p.APIKey.Ciphertext), "api_key_key_id = "+arg(p.APIKey.KeyID),
+		set = append(set, "api_key_ciphertext = "+arg(p.Credential.Ciphertext), "api_key_key_id = "+arg(p.Credential.KeyID),
 			"credential_kind = "+arg(credentialKind(p.CredentialKind)))
-	case p.ClearAPIKey:
+	case p.ClearCredential:
 		set = append(set, "api_key_ciphertext = null", "api_key_key_id = null")
 	}
 	if p.Enabled != nil {
@@ -499,9 +499,9 @@ func (s *Store) Revisions(ctx context.Context, tenantID, agentID string) ([]Revi
 	return revs, nil
 }
 
-// AgentSecret returns the agent's stored API key, or nil and no error when none is set.
-func (s *Store) AgentSecret(ctx context.Context, tenantID, agentID string) (*connector.Sealed, error) {
-	const op = "read API key of agent"
+// AgentCredential returns the agent's sealed credential, or nil and no error when none is set.
+func (s *Store) AgentCredential(ctx context.Context, tenantID, agentID string) (*connector.Sealed, error) {
+	const op = "read credential of agent"
 	tid, ok1 := parseID(tenantID)
 	id, ok2 := parseID(agentID)
 	if !ok1 || !ok2 {

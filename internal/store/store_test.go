@@ -64,7 +64,7 @@ func newAgent(tenantID, cardURL string) connector.NewAgent {
 		Card:            json.RawMessage(`{"name": "Weather", "url": "https://agent.example.com/a2a", "skills": []}`),
 		Profile:         sampleProfile("Weather"),
 		Warnings:        sampleWarnings,
-		APIKey:          &connector.Sealed{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
+		Credential:      &connector.Sealed{Ciphertext: []byte("sealed-key"), KeyID: "k1"},
 		Enabled:         true,
 	}
 }
@@ -72,7 +72,7 @@ func newAgent(tenantID, cardURL string) connector.NewAgent {
 // wantAgent is what the store should return for a freshly created n.
 func wantAgent(n connector.NewAgent) connector.Agent {
 	kind := ""
-	if n.APIKey != nil {
+	if n.Credential != nil {
 		kind = n.CredentialKind
 		if kind == "" {
 			kind = connector.CredentialKindAPIKey
@@ -84,7 +84,7 @@ func wantAgent(n connector.NewAgent) connector.Agent {
 		TenantID:          n.TenantID,
 		CardURL:           n.CardURL,
 		CardProfile:       n.Profile,
-		APIKeySet:         n.APIKey != nil,
+		CredentialsSet:    n.Credential != nil,
 		Enabled:           n.Enabled,
 		Revision:          1,
 		Warnings:          n.Warnings,
@@ -154,12 +154,12 @@ func TestCreateAgent_then_get_and_list_return_it(t *testing.T) {
 		t.Errorf("ListAgents (-want +got):\n%s", diff)
 	}
 
-	secret, err := s.AgentSecret(t.Context(), tenant, n.ID)
+	secret, err := s.AgentCredential(t.Context(), tenant, n.ID)
 	if err != nil {
-		t.Fatalf("AgentSecret: %v", err)
+		t.Fatalf("AgentCredential: %v", err)
 	}
-	if diff := cmp.Diff(n.APIKey, secret); diff != "" {
-		t.Errorf("AgentSecret (-want +got):\n%s", diff)
+	if diff := cmp.Diff(n.Credential, secret); diff != "" {
+		t.Errorf("AgentCredential (-want +got):\n%s", diff)
 	}
 
 	revs, err := s.Revisions(t.Context(), tenant, n.ID)
@@ -181,7 +181,7 @@ func TestCreateAgent_variants(t *testing.T) {
 	}{
 		{
 			name:   "without_api_key_is_not_set",
-			change: func(n *connector.NewAgent) { n.APIKey = nil },
+			change: func(n *connector.NewAgent) { n.Credential = nil },
 		},
 		{
 			name:   "disabled_stays_disabled",
@@ -202,7 +202,7 @@ func TestCreateAgent_variants(t *testing.T) {
 		},
 		{
 			name:   "empty_id_without_key_gets_a_fresh_uuid",
-			change: func(n *connector.NewAgent) { n.ID = ""; n.APIKey = nil },
+			change: func(n *connector.NewAgent) { n.ID = ""; n.Credential = nil },
 			want: func(n connector.NewAgent, got connector.Agent) connector.Agent {
 				if _, err := uuid.Parse(got.ID); err != nil {
 					return connector.Agent{ID: "a UUID, not " + got.ID}
@@ -251,8 +251,8 @@ func TestCreateAgent_errors_leave_nothing_behind(t *testing.T) {
 		{name: "malformed_tenant_is_not_found", change: func(n *connector.NewAgent) { n.TenantID = "tenant-1" }, wantErr: connector.ErrNotFound},
 		{name: "malformed_id_is_invalid", change: func(n *connector.NewAgent) { n.ID = "agent-1" }, wantErr: connector.ErrInvalid},
 		{name: "empty_id_with_api_key_is_invalid", change: func(n *connector.NewAgent) { n.ID = "" }, wantErr: connector.ErrInvalid},
-		{name: "api_key_without_key_id_is_invalid", change: func(n *connector.NewAgent) { n.APIKey.KeyID = "" }, wantErr: connector.ErrInvalid},
-		{name: "api_key_without_ciphertext_is_invalid", change: func(n *connector.NewAgent) { n.APIKey.Ciphertext = nil }, wantErr: connector.ErrInvalid},
+		{name: "api_key_without_key_id_is_invalid", change: func(n *connector.NewAgent) { n.Credential.KeyID = "" }, wantErr: connector.ErrInvalid},
+		{name: "api_key_without_ciphertext_is_invalid", change: func(n *connector.NewAgent) { n.Credential.Ciphertext = nil }, wantErr: connector.ErrInvalid},
 		{name: "empty_card_url_is_invalid", change: func(n *connector.NewAgent) { n.CardURL = "" }, wantErr: connector.ErrInvalid},
 		{name: "input_schema_not_json_is_invalid", change: func(n *connector.NewAgent) { n.Profile.Skills[0].InputSchema = json.RawMessage(`{`) }, wantErr: connector.ErrInvalid},
 		// The agent row is inserted before the revision; Postgres refuses the card only at the
@@ -360,14 +360,14 @@ func TestUpdateAgent(t *testing.T) {
 		wantErr     error
 		wantTouched bool
 	}{
-		{name: "disable", patch: connector.AgentPatch{Enabled: &no}, wantEnabled: false, wantSecret: newAgent("", "").APIKey, wantTouched: true},
-		{name: "rotate_key", patch: connector.AgentPatch{APIKey: newKey}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
-		{name: "clear_key", patch: connector.AgentPatch{ClearAPIKey: true}, wantEnabled: true, wantSecret: nil, wantTouched: true},
-		{name: "rotate_key_and_disable", patch: connector.AgentPatch{APIKey: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
-		{name: "empty_patch_changes_nothing", patch: connector.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").APIKey},
-		{name: "set_and_clear_key_is_invalid", patch: connector.AgentPatch{APIKey: newKey, ClearAPIKey: true}, wantErr: connector.ErrInvalid},
-		{name: "bearer_token_records_its_kind", patch: connector.AgentPatch{APIKey: newKey, CredentialKind: connector.CredentialKindBearerToken}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
-		{name: "key_without_key_id_is_invalid", patch: connector.AgentPatch{APIKey: &connector.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
+		{name: "disable", patch: connector.AgentPatch{Enabled: &no}, wantEnabled: false, wantSecret: newAgent("", "").Credential, wantTouched: true},
+		{name: "rotate_key", patch: connector.AgentPatch{Credential: newKey}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
+		{name: "clear_key", patch: connector.AgentPatch{ClearCredential: true}, wantEnabled: true, wantSecret: nil, wantTouched: true},
+		{name: "rotate_key_and_disable", patch: connector.AgentPatch{Credential: newKey, Enabled: &no}, wantEnabled: false, wantSecret: newKey, wantTouched: true},
+		{name: "empty_patch_changes_nothing", patch: connector.AgentPatch{}, wantEnabled: true, wantSecret: newAgent("", "").Credential},
+		{name: "set_and_clear_key_is_invalid", patch: connector.AgentPatch{Credential: newKey, ClearCredential: true}, wantErr: connector.ErrInvalid},
+		{name: "bearer_token_records_its_kind", patch: connector.AgentPatch{Credential: newKey, CredentialKind: connector.CredentialKindBearerToken}, wantEnabled: true, wantSecret: newKey, wantTouched: true},
+		{name: "key_without_key_id_is_invalid", patch: connector.AgentPatch{Credential: &connector.Sealed{Ciphertext: []byte("x")}}, wantErr: connector.ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -393,11 +393,11 @@ func TestUpdateAgent(t *testing.T) {
 
 			want := before
 			want.Enabled = tt.wantEnabled
-			want.APIKeySet = tt.wantSecret != nil
+			want.CredentialsSet = tt.wantSecret != nil
 			if tt.patch.CredentialKind != "" {
 				want.CredentialSetKind = tt.patch.CredentialKind
 			}
-			if !want.APIKeySet {
+			if !want.CredentialsSet {
 				want.CredentialSetKind = ""
 			}
 			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(connector.Agent{}, "UpdatedAt")); diff != "" {
@@ -413,12 +413,12 @@ func TestUpdateAgent(t *testing.T) {
 			if diff := cmp.Diff(got, fetched); diff != "" {
 				t.Errorf("GetAgent after update (-updated +got):\n%s", diff)
 			}
-			secret, err := s.AgentSecret(t.Context(), tenant, before.ID)
+			secret, err := s.AgentCredential(t.Context(), tenant, before.ID)
 			if err != nil {
-				t.Fatalf("AgentSecret: %v", err)
+				t.Fatalf("AgentCredential: %v", err)
 			}
 			if diff := cmp.Diff(tt.wantSecret, secret); diff != "" {
-				t.Errorf("AgentSecret (-want +got):\n%s", diff)
+				t.Errorf("AgentCredential (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -617,7 +617,7 @@ func agentCalls(ctx context.Context, s *store.Store, tenant, agent string) map[s
 	_, errs["UpdateAgent_empty"] = s.UpdateAgent(ctx, tenant, agent, connector.AgentPatch{})
 	_, _, errs["AddRevision"] = s.AddRevision(ctx, tenant, agent, connector.Revision{Card: json.RawMessage(`{}`)})
 	_, errs["Revisions"] = s.Revisions(ctx, tenant, agent)
-	_, errs["AgentSecret"] = s.AgentSecret(ctx, tenant, agent)
+	_, errs["AgentCredential"] = s.AgentCredential(ctx, tenant, agent)
 	_, errs["DeleteAgent"] = s.DeleteAgent(ctx, tenant, agent)
 	return errs
 }
@@ -648,9 +648,9 @@ func TestTenantIsolation_another_tenants_agent_is_not_found_everywhere(t *testin
 	if diff := cmp.Diff(agentA, after); diff != "" {
 		t.Errorf("tenant A's agent after tenant B's calls (-before +after):\n%s", diff)
 	}
-	secret, err := s.AgentSecret(t.Context(), tenantA, agentA.ID)
-	if err != nil || secret == nil || secret.KeyID != n.APIKey.KeyID {
-		t.Errorf("AgentSecret as tenant A = %+v, %v; want the original key", secret, err)
+	secret, err := s.AgentCredential(t.Context(), tenantA, agentA.ID)
+	if err != nil || secret == nil || secret.KeyID != n.Credential.KeyID {
+		t.Errorf("AgentCredential as tenant A = %+v, %v; want the original key", secret, err)
 	}
 	if got := countRows(t, `select count(*) from agent_revisions where agent_id = $1`, agentA.ID); got != 1 {
 		t.Errorf("revisions of tenant A's agent = %d; want 1", got)

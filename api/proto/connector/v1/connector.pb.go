@@ -1450,12 +1450,12 @@ type TurnError struct {
 	//     ended the turn.
 	//   - "agent_unreachable": no HTTP response: DNS, connect, TLS or reset, after retries; or the
 	//     connection broke mid-stream and neither resubscribing nor fetching the task recovered.
-	//   - "agent_unauthorized": the agent answered 401 or 403: the API key set in the console is
+	//   - "agent_unauthorized": the agent answered 401 or 403: the credentials set in the console are
 	//     missing, wrong or revoked at the agent.
 	//   - "agent_http_status": the agent answered with another HTTP error status (e.g. 500, or 404
 	//     on both {url}/stream and the card's url); message has the status.
 	//   - "redirect": the agent answered with an HTTP redirect; agent calls never follow redirects
-	//     (the API key would go to another host).
+	//     (the credentials would go to another host).
 	//   - "blocked_address": the agent's host resolves to an address the connector may not call
 	//     (loopback, private, link-local, metadata service, ...).
 	//   - "agent_rpc_error": the agent returned a JSON-RPC error object; message has its code and

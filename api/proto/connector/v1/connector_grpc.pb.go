@@ -93,7 +93,7 @@ type ConnectorClient interface {
 	// Routing: a live hold on (tenant_id, session_id) wins; the turn goes to the holding agent and
 	// agent_id is ignored (not even checked). Otherwise the turn goes to agent_id; with no agent_id
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
-	// disabled, API key removed) is dropped and the turn is routed as if there were none.
+	// disabled, credentials removed) is dropped and the turn is routed as if there were none.
 	//
 	// Admission: the turns running at once are capped per tenant and per agent for the whole
 	// deployment, and per replica (defaults, and the operator's per-tenant overrides). A turn over
@@ -142,7 +142,7 @@ type ConnectorClient interface {
 	// down).
 	GetSession(ctx context.Context, in *GetSessionRequest, opts ...grpc.CallOption) (*GetSessionResponse, error)
 	// ListAgents returns the tenant's agents that can be called right now (enabled and, when their
-	// card requires an API key, with one set) with their skills, so the engine can route intents to
+	// card requires credentials, with them set) with their skills, so the engine can route intents to
 	// them and fill skill parameters. An unknown tenant has no agents: the list is empty.
 	//
 	// Errors: INVALID_ARGUMENT (tenant_id empty or malformed), UNAVAILABLE (database down).
@@ -268,7 +268,7 @@ type ConnectorServer interface {
 	// Routing: a live hold on (tenant_id, session_id) wins; the turn goes to the holding agent and
 	// agent_id is ignored (not even checked). Otherwise the turn goes to agent_id; with no agent_id
 	// the result is OUTCOME_NO_AGENT at once. A hold whose agent can no longer be called (deleted,
-	// disabled, API key removed) is dropped and the turn is routed as if there were none.
+	// disabled, credentials removed) is dropped and the turn is routed as if there were none.
 	//
 	// Admission: the turns running at once are capped per tenant and per agent for the whole
 	// deployment, and per replica (defaults, and the operator's per-tenant overrides). A turn over
@@ -317,7 +317,7 @@ type ConnectorServer interface {
 	// down).
 	GetSession(context.Context, *GetSessionRequest) (*GetSessionResponse, error)
 	// ListAgents returns the tenant's agents that can be called right now (enabled and, when their
-	// card requires an API key, with one set) with their skills, so the engine can route intents to
+	// card requires credentials, with them set) with their skills, so the engine can route intents to
 	// them and fill skill parameters. An unknown tenant has no agents: the list is empty.
 	//
 	// Errors: INVALID_ARGUMENT (tenant_id empty or malformed), UNAVAILABLE (database down).
