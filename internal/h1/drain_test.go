@@ -2,6 +2,7 @@ package h1_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -32,7 +33,8 @@ func readEvent(t *testing.T, br *bufio.Reader) string {
 
 // An SSE stream closed at its final event, as internal/invoke closes it, keeps its connection:
 // Close finishes the body (the closing chunk, which over TLS comes in a record of its own) off
-// the caller's path and pools the connection. Each request waits for the previous connection to
+// the caller's path and pools the connection, also when the request's context ends just before
+// Close, as a2aclient's Stream ends it (every other request here). Each request waits for the previous connection to
 // reach the pool, so the count does not depend on how fast the drain runs.
 func TestBody_closed_at_the_final_event_keeps_the_connection(t *testing.T) {
 	t.Parallel()
@@ -67,7 +69,8 @@ func TestBody_closed_at_the_final_event_keeps_the_connection(t *testing.T) {
 			t.Cleanup(s.Close)
 			rt := newTransport(t, o)
 			for i := range 200 {
-				resp, err := rt.RoundTrip(post(t, t.Context(), s.URL, "{}"))
+				ctx, cancel := context.WithCancel(t.Context())
+				resp, err := rt.RoundTrip(post(t, ctx, s.URL, "{}"))
 				if err != nil {
 					t.Fatalf("request %d: %v", i, err)
 				}
@@ -77,7 +80,11 @@ func TestBody_closed_at_the_final_event_keeps_the_connection(t *testing.T) {
 						t.Fatalf("request %d: event %q, want %q", i, got, want)
 					}
 				}
+				if i%2 == 1 {
+					cancel()
+				}
 				resp.Body.Close()
+				cancel()
 				eventually(t, "the closed stream's connection is pooled", func() bool { return rt.IdleConns() == 1 })
 			}
 			if n := s.opened.Load(); n > 10 {

@@ -24,8 +24,9 @@
 //
 // A chunked body closed before its end (an SSE stream closed at its final event, whose closing
 // chunk over TLS comes in a record of its own) is finished off the caller's path: one goroutine
-// reads at most drainMax more bytes for at most drainTimeout, and pools the connection only if
-// the body ended within them with nothing past it; anything else closes it.
+// reads at most drainMax more bytes for at most drainTimeout (even when the request's context has
+// just ended: the drain sets deadlines of its own), and pools the connection only if the body
+// ended within them with nothing past it; anything else closes it.
 //
 // It refuses what the agent calls do not need: HTTP/2 (TLS offers only http/1.1 in ALPN),
 // proxies, protocol upgrades (101), compression (nothing asks for gzip, so nothing is undone),
@@ -270,6 +271,9 @@ type conn struct {
 
 	// received counts response bytes read since the current request was written.
 	received int64
+	// interrupting is 1 while the current request's context may still run ctxInterrupt: until
+	// a stop of it succeeds, or ctxInterrupt has returned. A drain waits for it.
+	interrupting sync.WaitGroup
 
 	// Kept by the pool, under its lock.
 	pooled bool
@@ -342,15 +346,32 @@ func (c *conn) leftover() int {
 // interrupt makes a blocked read or write on c return at once.
 func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
 
+// ctxInterrupt is interrupt run by the request's context ending.
+func (c *conn) ctxInterrupt() {
+	c.interrupt()
+	c.interrupting.Done()
+}
+
+// stopped stops the request's context from interrupting c; false when it did already (or does
+// now).
+func (c *conn) stopped(stop func() bool) bool {
+	if stop() {
+		c.interrupting.Done()
+		return true
+	}
+	return false
+}
+
 var aLongTimeAgo = time.Unix(1, 0)
 
 // roundTrip writes req and reads the response headers; the body is read by the caller.
 func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response, error) {
 	c.received = 0
 	c.counter.n = &c.received
-	stop := context.AfterFunc(ctx, c.interrupt)
+	c.interrupting.Add(1)
+	stop := context.AfterFunc(ctx, c.ctxInterrupt)
 	fail := func(err error) (*http.Response, error) {
-		stop()
+		c.stopped(stop)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -474,7 +495,7 @@ func (b *body) finish(err error) {
 	b.mu.Unlock()
 	// stop reports false when the context's interrupt already ran (or runs now): the
 	// connection's deadline is spoiled, so it is not reused.
-	if b.stop() && err == io.EOF && b.reusable {
+	if b.c.stopped(b.stop) && err == io.EOF && b.reusable {
 		b.release()
 		return
 	}
@@ -501,7 +522,7 @@ func (b *body) release() {
 // Close releases the connection and returns at once. A body read to its end was released
 // already; a chunked one that may still end cleanly is drained on a goroutine of its own
 // (drain); any other is closed: a Content-Length remainder, a body Close interrupts a Read of
-// (another goroutine's Read must end now), one whose context ended.
+// (another goroutine's Read must end now).
 func (b *body) Close() error {
 	b.mu.Lock()
 	if b.done {
@@ -512,8 +533,11 @@ func (b *body) Close() error {
 	b.err = errBodyClosed
 	reading := b.reading
 	b.mu.Unlock()
-	// stop reports false when the context's interrupt ran: the deadline is spoiled.
-	if b.stop() && b.reusable && b.chunked && !reading {
+	// A context that ended has set a past deadline, or is setting it (callers such as
+	// a2aclient's Stream cancel it as they close): no Read was on the connection, so nothing
+	// failed, and the drain waits for the interrupt to return and sets deadlines of its own.
+	b.c.stopped(b.stop)
+	if b.reusable && b.chunked && !reading {
 		go b.drain()
 		return nil
 	}
@@ -538,6 +562,8 @@ const (
 // closes it.
 func (b *body) drain() {
 	c := b.c
+	c.interrupting.Wait()
+	c.nc.SetDeadline(time.Time{})
 	c.nc.SetReadDeadline(time.Now().Add(drainTimeout))
 	c.counter.limit = c.received + drainMax
 	n, err := io.CopyN(io.Discard, b.rc, drainMax+1)
