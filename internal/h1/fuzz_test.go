@@ -22,7 +22,8 @@ import (
 // each exchange within its context, and must answer the second request with exactly its own
 // answer: nothing of the first exchange may reach it. Framing itself (chunked, trailers,
 // Content-Length) is net/http's reader, exercised here through the same bytes; what is fuzzed
-// is what h1 adds around it: the header cap, 1xx skipping, releasing and pooling connections.
+// is what h1 adds around it: the header cap, 1xx skipping, releasing and pooling connections,
+// and, when closeEarly, finishing a body closed after its first read (drain) before pooling it.
 func FuzzH1Response(f *testing.F) {
 	needsSocketCheck(f)
 	for _, seed := range []string{
@@ -35,6 +36,8 @@ func FuzzH1Response(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n0\r\nX-Trailer: t\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nfirst\r\nffffffffffffffff\r\n",
 		"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n10\r\ndata: {\"id\":1}\n\n\r\n0\r\n\r\nevent: error\ndata: {}\n\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n6\r\nsecond\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n6\r\nsecond\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray",
 		"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n",
 		"HTTP/1.0 200 OK\r\n\r\nuntil close",
@@ -43,14 +46,15 @@ func FuzzH1Response(f *testing.F) {
 		"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nfirst",
 		"",
 	} {
-		f.Add([]byte(seed), false, false)
-		f.Add([]byte(seed), true, true)
+		f.Add([]byte(seed), false, false, false)
+		f.Add([]byte(seed), true, true, false)
+		f.Add([]byte(seed), false, false, true)
 	}
 	// A response of exactly netguard's read buffer, then a reply too many: the response ends
 	// with the buffer, and the stray reply waits in the socket.
 	head := "HTTP/1.1 200 OK\r\nContent-Length: 984\r\n\r\n"
-	f.Add([]byte(head+strings.Repeat("x", 1024-len(head))+"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray"), false, true)
-	f.Fuzz(func(t *testing.T, first []byte, fin, smallBuffer bool) {
+	f.Add([]byte(head+strings.Repeat("x", 1024-len(head))+"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstray"), false, true, false)
+	f.Fuzz(func(t *testing.T, first []byte, fin, smallBuffer, closeEarly bool) {
 		if len(first) > 4<<10 {
 			// One write of a few KiB reaches the client whole on loopback: what follows a
 			// response is there when the response ends, as with a server that writes both at
@@ -69,8 +73,8 @@ func FuzzH1Response(f *testing.F) {
 
 		// The first exchange may fail in any way, or hang until its context ends; bytes that
 		// never complete a response end it only at its deadline.
-		exchange(t, tr, url, "1", 50*time.Millisecond)
-		resp, got, err := exchange(t, tr, url, "2", bound)
+		exchange(t, tr, url, "1", 50*time.Millisecond, closeEarly)
+		resp, got, err := exchange(t, tr, url, "2", bound, false)
 		if err != nil || resp.StatusCode != http.StatusOK || got != want {
 			t.Fatalf("second request: %v, %q, %v; want 200 %q (first bytes %q, fin %v)", status(resp), got, err, want, first, fin)
 		}
@@ -100,8 +104,9 @@ func serveFuzz(c net.Conn, first []byte, fin bool, want string) {
 }
 
 // exchange sends one request (marked idempotent, as the agent calls are) and reads its answer
-// with a context of timeout. It fails the test if the transport outlives the context by bound.
-func exchange(t *testing.T, tr http.RoundTripper, url, body string, timeout time.Duration) (*http.Response, string, error) {
+// with a context of timeout, or only its first read's worth when closeEarly. It fails the test
+// if the transport outlives the context by bound.
+func exchange(t *testing.T, tr http.RoundTripper, url, body string, timeout time.Duration, closeEarly bool) (*http.Response, string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
@@ -123,7 +128,14 @@ func exchange(t *testing.T, tr http.RoundTripper, url, body string, timeout time
 			done <- result{err: err}
 			return
 		}
-		b, err := io.ReadAll(resp.Body)
+		var b []byte
+		if closeEarly {
+			p := make([]byte, 16)
+			n, rerr := resp.Body.Read(p)
+			b, err = p[:n], rerr
+		} else {
+			b, err = io.ReadAll(resp.Body)
+		}
 		resp.Body.Close()
 		done <- result{resp, string(b), err}
 	}()

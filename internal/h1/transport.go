@@ -22,6 +22,12 @@
 // same check, run over the whole pool once a second while it holds anything, releases the
 // connections servers closed while idle.
 //
+// A chunked body closed before its end (an SSE stream closed at its final event, whose closing
+// chunk over TLS comes in a record of its own) is finished off the caller's path: one goroutine
+// reads at most drainMax more bytes for at most drainTimeout (even when the request's context has
+// just ended: the drain sets deadlines of its own), and pools the connection only if the body
+// ended within them with nothing past it; anything else closes it.
+//
 // It refuses what the agent calls do not need: HTTP/2 (TLS offers only http/1.1 in ALPN),
 // proxies, protocol upgrades (101), compression (nothing asks for gzip, so nothing is undone),
 // and Expect: 100-continue. Dialing is the caller's (netguard passes its SSRF-checked dialer).
@@ -76,7 +82,8 @@ type Options struct {
 
 // Transport is an http.RoundTripper for http and https URLs over HTTP/1.1 with keep-alive. It
 // is safe for concurrent use. The response body must be read to its end or closed: a body read
-// to its end returns the connection to the pool, a body closed early closes the connection.
+// to its end returns the connection to the pool; a body closed early closes the connection,
+// unless it is chunked and its end follows within drainMax bytes and drainTimeout (body.Close).
 type Transport struct {
 	o    Options
 	log  *slog.Logger
@@ -264,6 +271,9 @@ type conn struct {
 
 	// received counts response bytes read since the current request was written.
 	received int64
+	// interrupting is 1 while the current request's context may still run ctxInterrupt: until
+	// a stop of it succeeds, or ctxInterrupt has returned. A drain waits for it.
+	interrupting sync.WaitGroup
 
 	// Kept by the pool, under its lock.
 	pooled bool
@@ -336,15 +346,32 @@ func (c *conn) leftover() int {
 // interrupt makes a blocked read or write on c return at once.
 func (c *conn) interrupt() { c.nc.SetDeadline(aLongTimeAgo) }
 
+// ctxInterrupt is interrupt run by the request's context ending.
+func (c *conn) ctxInterrupt() {
+	c.interrupt()
+	c.interrupting.Done()
+}
+
+// stopped stops the request's context from interrupting c; false when it did already (or does
+// now).
+func (c *conn) stopped(stop func() bool) bool {
+	if stop() {
+		c.interrupting.Done()
+		return true
+	}
+	return false
+}
+
 var aLongTimeAgo = time.Unix(1, 0)
 
 // roundTrip writes req and reads the response headers; the body is read by the caller.
 func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response, error) {
 	c.received = 0
 	c.counter.n = &c.received
-	stop := context.AfterFunc(ctx, c.interrupt)
+	c.interrupting.Add(1)
+	stop := context.AfterFunc(ctx, c.ctxInterrupt)
 	fail := func(err error) (*http.Response, error) {
-		stop()
+		c.stopped(stop)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -377,7 +404,8 @@ func (c *conn) roundTrip(ctx context.Context, req *http.Request) (*http.Response
 	b := &body{c: c, rc: resp.Body, stop: stop, ctx: ctx,
 		// A server that answers 408 has given up on the connection (RFC 9110 asks it to
 		// close it); RoundTrip may send the request again and must not meet it in the pool.
-		reusable: !resp.Close && !req.Close && resp.StatusCode != http.StatusRequestTimeout}
+		reusable: !resp.Close && !req.Close && resp.StatusCode != http.StatusRequestTimeout,
+		chunked:  len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked"}
 	if resp.Body == http.NoBody {
 		// Nothing follows the headers (HEAD, 204, 304, Content-Length: 0): the connection is
 		// free now.
@@ -416,10 +444,12 @@ type body struct {
 	ctx      context.Context
 	stop     func() bool
 	reusable bool
+	chunked  bool // its end is a closing chunk, which Close may wait for (drain)
 
-	mu   sync.Mutex
-	done bool  // the connection was released or closed
-	err  error // what Read returns once done
+	mu      sync.Mutex
+	done    bool  // the connection was released or closed
+	reading bool  // a Read is on rc: Close must not drain it too
+	err     error // what Read returns once done
 }
 
 func (b *body) Read(p []byte) (int, error) {
@@ -429,8 +459,12 @@ func (b *body) Read(p []byte) (int, error) {
 		b.mu.Unlock()
 		return 0, err
 	}
+	b.reading = true
 	b.mu.Unlock()
 	n, err := b.rc.Read(p)
+	b.mu.Lock()
+	b.reading = false
+	b.mu.Unlock()
 	if err == nil {
 		return n, nil
 	}
@@ -461,24 +495,34 @@ func (b *body) finish(err error) {
 	b.mu.Unlock()
 	// stop reports false when the context's interrupt already ran (or runs now): the
 	// connection's deadline is spoiled, so it is not reused.
-	if b.stop() && err == io.EOF && b.reusable {
-		n := b.c.leftover()
-		if n == 0 {
-			b.c.t.idle.put(b.c)
-			return
-		}
-		if n > 0 {
-			// The next request's answer would start with these bytes: a reply too many, or the
-			// tail of this one beyond a Content-Length too small.
-			b.c.t.log.Warn("h1: bytes past the end of a response (the agent or a proxy frames responses wrongly); connection dropped",
-				"addr", b.c.key, "bytes_seen", n)
-		}
+	if b.c.stopped(b.stop) && err == io.EOF && b.reusable {
+		b.release()
+		return
 	}
 	b.c.close()
 }
 
-// Close releases the connection: pooled when the body was read to its end, closed otherwise
-// (the rest of a stream is not drained).
+// release pools the connection of a body read to its end when nothing follows the response,
+// else closes it.
+func (b *body) release() {
+	n := b.c.leftover()
+	if n == 0 {
+		b.c.t.idle.put(b.c)
+		return
+	}
+	if n > 0 {
+		// The next request's answer would start with these bytes: a reply too many, or the
+		// tail of this one beyond a Content-Length too small.
+		b.c.t.log.Warn("h1: bytes past the end of a response (the agent or a proxy frames responses wrongly); connection dropped",
+			"addr", b.c.key, "bytes_seen", n)
+	}
+	b.c.close()
+}
+
+// Close releases the connection and returns at once. A body read to its end was released
+// already; a chunked one that may still end cleanly is drained on a goroutine of its own
+// (drain); any other is closed: a Content-Length remainder, a body Close interrupts a Read of
+// (another goroutine's Read must end now).
 func (b *body) Close() error {
 	b.mu.Lock()
 	if b.done {
@@ -487,10 +531,48 @@ func (b *body) Close() error {
 	}
 	b.done = true
 	b.err = errBodyClosed
+	reading := b.reading
 	b.mu.Unlock()
-	b.stop()
+	// A context that ended has set a past deadline, or is setting it (callers such as
+	// a2aclient's Stream cancel it as they close): no Read was on the connection, so nothing
+	// failed, and the drain waits for the interrupt to return and sets deadlines of its own.
+	b.c.stopped(b.stop)
+	if b.reusable && b.chunked && !reading {
+		go b.drain()
+		return nil
+	}
 	b.c.close()
 	return nil
+}
+
+// The bounds of a drain. The closing chunk of a stream whose last event has come is written by
+// the agent's server as its handler returns, so it follows that event within a round trip or
+// less; 100 ms is ample for that on a loaded host yet short enough that a stream which goes on
+// (or never ends) holds its socket and a goroutine's ~4 KiB only briefly. 4 KiB covers a
+// closing chunk with trailers, or a short last event, and no more: a longer remainder is a
+// stream the caller abandoned, cheaper to close than to read.
+const (
+	drainTimeout = 100 * time.Millisecond
+	drainMax     = 4 << 10
+)
+
+// drain reads what is left of a closed chunked body, on its own goroutine (nothing else reads
+// the connection: the body is done and no Read was on it), and releases the connection if the
+// body ends within drainMax bytes (decoded, and taken from the socket) and drainTimeout, else
+// closes it.
+func (b *body) drain() {
+	c := b.c
+	c.interrupting.Wait()
+	c.nc.SetDeadline(time.Time{})
+	c.nc.SetReadDeadline(time.Now().Add(drainTimeout))
+	c.counter.limit = c.received + drainMax
+	n, err := io.CopyN(io.Discard, b.rc, drainMax+1)
+	c.counter.limit = 0
+	if err == io.EOF && n <= drainMax && c.nc.SetReadDeadline(time.Time{}) == nil {
+		b.release()
+		return
+	}
+	c.close()
 }
 
 var errBodyClosed = errors.New("h1: read on closed response body")
