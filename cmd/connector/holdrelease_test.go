@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	pb "github.com/a2a-connector/a2a-connector/api/proto/connector/v1"
 	"github.com/a2a-connector/a2a-connector/internal/pgtest"
 	"github.com/a2a-connector/a2a-connector/internal/telemetry"
+	"github.com/jackc/pgx/v5"
 )
 
 // A hold release the engine was told of (the held task finished: the Final says the session is
@@ -123,8 +125,14 @@ func TestHoldRelease_a_stale_hold_does_not_fail_the_next_turn_on_another_replica
 // holdTask is the task of the session's stored hold, expired or not ("" when none).
 func holdTask(t *testing.T, db *pgtest.DB, tenant, session string) string {
 	t.Helper()
+	// A connection of its own: the pool's idle ones died with the Postgres restart.
+	conn, err := pgx.Connect(t.Context(), db.URL)
+	if err != nil {
+		t.Fatalf("connect to read the stored hold: %v", err)
+	}
+	defer conn.Close(context.Background())
 	var task *string
-	err := db.Pool.QueryRow(t.Context(), `select hold_task_id from sessions where tenant_id = $1 and session_id = $2`,
+	err = conn.QueryRow(t.Context(), `select hold_task_id from sessions where tenant_id = $1 and session_id = $2`,
 		tenant, session).Scan(&task)
 	if err != nil {
 		t.Fatalf("read the stored hold: %v", err)
